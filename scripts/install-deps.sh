@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every build, test and test-bed dependency from Debian's packages.
+# Idempotent: a second run only checks. Needs root on Debian 12.
+set -euo pipefail
+
+build_deps=(
+  build-essential cmake ninja-build pkg-config git
+  libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libboost-test-dev
+  musl-tools
+)
+# The bus tier starts its own dbus-daemon.
+bus_deps=(dbus)
+# The system tier boots a Debian guest under qemu.
+testbed_deps=(qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio zstd xz-utils)
+
+all=("${build_deps[@]}" "${bus_deps[@]}" "${testbed_deps[@]}")
+missing=()
+for p in "${all[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-deps: all ${#all[@]} packages present"

@@ -1,0 +1,259 @@
+// taskscopectl: the people's front end to org.taskscope.Manager1.
+
+#include <poll.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+#include <vector>
+
+#include "common/files.hpp"
+#include "dbus/manager1_proxy.h"
+
+namespace {
+
+constexpr const char* kService = "org.taskscope.Manager1";
+constexpr const char* kPath = "/org/taskscope/Manager1";
+
+struct Exited {
+    int exitCode;
+    int signal;
+    bool oom;
+};
+
+class ManagerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
+public:
+    explicit ManagerProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kService, kPath) { registerProxy(); }
+    ~ManagerProxy() { unregisterProxy(); }
+
+    std::string watchAlloc, watchTask;
+    std::optional<Exited> exited;
+
+private:
+    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
+    void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
+    void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
+                      const bool& oom) override {
+        if (alloc == watchAlloc && task == watchTask) exited = Exited{code, sig, oom};
+    }
+};
+
+[[noreturn]] void die(const std::string& message, int code = 1) {
+    std::fprintf(stderr, "taskscopectl: %s\n", message.c_str());
+    std::exit(code);
+}
+
+void usage(FILE* out) {
+    std::fprintf(out,
+                 "Usage: taskscopectl [--json] COMMAND ...\n"
+                 "  run [--spec JSON|@FILE] [--wait] ALLOC TASK [-- COMMAND [ARGS...]]\n"
+                 "                      start a task; COMMAND fills the spec's command and args\n"
+                 "  stop [--signal SIG] [--grace MS] [--no-wait] ALLOC TASK\n"
+                 "                      stop a task (waits for its exit unless --no-wait)\n"
+                 "  signal ALLOC TASK SIGNAL\n"
+                 "  wait ALLOC TASK     wait until the task exits; exit with its code\n"
+                 "  status ALLOC TASK   show one task\n"
+                 "  list                list tasks\n"
+                 "  forget ALLOC TASK   drop an exited task\n"
+                 "  fingerprint         the node's facts as the manager sees them\n"
+                 "Environment: TASKSCOPE_BUS_ADDRESS talks to a bus other than the system bus.\n");
+}
+
+std::unique_ptr<sdbus::IConnection> connect() {
+    if (const char* a = std::getenv("TASKSCOPE_BUS_ADDRESS"); a && *a)
+        return sdbus::createSessionBusConnectionWithAddress(a);
+    return sdbus::createSystemBusConnection();
+}
+
+// Pumps the connection until the task's TaskExited arrives. The caller
+// registered interest before asking anything, so the signal cannot slip by.
+Exited waitExit(sdbus::IConnection& conn, ManagerProxy& m) {
+    while (!m.exited) {
+        if (conn.processPendingRequest()) continue;
+        const auto pd = conn.getEventLoopPollData();
+        pollfd p{pd.fd, pd.events, 0};
+        ::poll(&p, 1, -1);
+    }
+    return *m.exited;
+}
+
+std::optional<Exited> exitedNow(ManagerProxy& m, const std::string& alloc, const std::string& task) {
+    auto j = nlohmann::json::parse(m.GetTask(alloc, task));
+    const auto state = j.at("state").get<std::string>();
+    if (state == "exited" || state == "lost") {
+        const int code = j.at("exit_code").is_null() ? -1 : j.at("exit_code").get<int>();
+        return Exited{code, j.at("signal").get<int>(), j.at("oom_killed").get<bool>()};
+    }
+    return std::nullopt;
+}
+
+int reportExit(const Exited& e, bool json) {
+    if (json)
+        std::cout << nlohmann::json{{"exit_code", e.exitCode}, {"signal", e.signal}, {"oom_killed", e.oom}} << "\n";
+    else
+        std::cout << "exited: code " << e.exitCode << (e.signal ? ", signal " + std::to_string(e.signal) : "")
+                  << (e.oom ? ", OOM killed" : "") << "\n";
+    return e.exitCode < 0 ? 1 : e.exitCode;
+}
+
+int awaitTask(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc, const std::string& task,
+              bool json) {
+    if (auto e = exitedNow(m, alloc, task)) return reportExit(*e, json);
+    return reportExit(waitExit(conn, m), json);
+}
+
+std::string readSpec(const std::string& arg) {
+    if (!arg.empty() && arg[0] == '@') {
+        auto text = taskscope::common::readFile(arg.substr(1));
+        if (!text) die(text.error().message);
+        return *text;
+    }
+    return arg;
+}
+
+int run(std::vector<std::string> args, bool json) {
+    if (args.empty()) {
+        usage(stderr);
+        return 2;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    auto conn = connect();
+    ManagerProxy m(*conn);
+    auto need = [&](size_t n) {
+        if (args.size() != n) die("'" + cmd + "' takes " + std::to_string(n) + " arguments; see --help", 2);
+    };
+
+    if (cmd == "run") {
+        std::string spec = "{}";
+        bool wait = false;
+        std::vector<std::string> positional, command;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "--") {
+                command.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+                break;
+            } else if (args[i] == "--spec" && i + 1 < args.size()) {
+                spec = readSpec(args[++i]);
+            } else if (args[i] == "--wait") {
+                wait = true;
+            } else {
+                positional.push_back(args[i]);
+            }
+        }
+        if (positional.size() != 2) die("run takes ALLOC TASK; see --help", 2);
+        auto j = nlohmann::json::parse(spec, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) die("--spec is not a JSON object", 2);
+        if (!command.empty()) {
+            j["command"] = command[0];
+            j["args"] = std::vector<std::string>(command.begin() + 1, command.end());
+        }
+        m.watchAlloc = positional[0];
+        m.watchTask = positional[1];
+        const auto path = m.StartTask(positional[0], positional[1], j.dump());
+        if (!wait) {
+            std::cout << (json ? nlohmann::json{{"object_path", std::string(path)}}.dump() : std::string(path)) << "\n";
+            return 0;
+        }
+        return awaitTask(*conn, m, positional[0], positional[1], json);
+    }
+    if (cmd == "stop") {
+        std::string sig;
+        int64_t grace = -1;
+        bool wait = true;
+        std::vector<std::string> positional;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "--signal" && i + 1 < args.size())
+                sig = args[++i];
+            else if (args[i] == "--grace" && i + 1 < args.size())
+                grace = std::stoll(args[++i]);
+            else if (args[i] == "--no-wait")
+                wait = false;
+            else
+                positional.push_back(args[i]);
+        }
+        if (positional.size() != 2) die("stop takes ALLOC TASK; see --help", 2);
+        m.watchAlloc = positional[0];
+        m.watchTask = positional[1];
+        m.StopTask(positional[0], positional[1], sig, grace);
+        return wait ? awaitTask(*conn, m, positional[0], positional[1], json) : 0;
+    }
+    if (cmd == "wait") {
+        need(2);
+        m.watchAlloc = args[0];
+        m.watchTask = args[1];
+        return awaitTask(*conn, m, args[0], args[1], json);
+    }
+    if (cmd == "signal") {
+        need(3);
+        m.SignalTask(args[0], args[1], args[2]);
+        return 0;
+    }
+    if (cmd == "status") {
+        need(2);
+        auto j = nlohmann::json::parse(m.GetTask(args[0], args[1]));
+        if (json) {
+            std::cout << j.dump() << "\n";
+        } else {
+            for (const auto* k : {"alloc_id", "task", "state", "unit", "cgroup", "pid", "exit_code", "signal",
+                                  "oom_killed", "started_at", "finished_at"})
+                std::cout << k << ": " << (j[k].is_string() ? j[k].get<std::string>() : j[k].dump()) << "\n";
+        }
+        return 0;
+    }
+    if (cmd == "list") {
+        need(0);
+        const auto tasks = m.ListTasks();
+        if (json) {
+            auto arr = nlohmann::json::array();
+            for (const auto& t : tasks)
+                arr.push_back({{"alloc_id", t.get<0>()}, {"task", t.get<1>()}, {"state", t.get<2>()},
+                               {"object_path", std::string(t.get<3>())}});
+            std::cout << arr.dump() << "\n";
+        } else {
+            std::printf("%-38s %-20s %-9s\n", "ALLOC", "TASK", "STATE");
+            for (const auto& t : tasks)
+                std::printf("%-38s %-20s %-9s\n", t.get<0>().c_str(), t.get<1>().c_str(), t.get<2>().c_str());
+        }
+        return 0;
+    }
+    if (cmd == "forget") {
+        need(2);
+        m.ForgetTask(args[0], args[1]);
+        return 0;
+    }
+    if (cmd == "fingerprint") {
+        need(0);
+        auto j = nlohmann::json::parse(m.Fingerprint(), nullptr, false);
+        std::cout << (j.is_discarded() ? m.Fingerprint() : j.dump(json ? -1 : 2)) << "\n";
+        return 0;
+    }
+    die("unknown command '" + cmd + "'; see --help", 2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    bool json = false;
+    if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!args.empty() && args[0] == "--json") {
+        json = true;
+        args.erase(args.begin());
+    }
+    try {
+        return run(args, json);
+    } catch (const sdbus::Error& e) {
+        // One line a person can act on; the error name is for scripts.
+        die(e.getMessage() + " (" + e.getName() + ")");
+    } catch (const std::exception& e) {
+        die(e.what());
+    }
+}

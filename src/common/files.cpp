@@ -1,0 +1,85 @@
+#include "common/files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/unique_fd.hpp"
+
+namespace taskscope::common {
+
+namespace {
+
+Result<std::string> readAll(int fd, const std::string& what) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errnoError("read " + what, errno);
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+}
+
+Result<void> writeAll(int fd, const std::string& data, const std::string& what) {
+    size_t off = 0;
+    while (off < data.size()) {
+        ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errnoError("write " + what, errno);
+        }
+        off += static_cast<size_t>(n);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<std::string> readFile(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? "NotFound" : "Internal");
+    return readAll(fd.get(), path);
+}
+
+Result<std::string> readFileAt(int dirFd, const std::string& name) {
+    UniqueFd fd(::openat(dirFd, name.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return errnoError("open " + name, errno, errno == ENOENT ? "NotFound" : "Internal");
+    return readAll(fd.get(), name);
+}
+
+Result<void> writeFileAtomic(const std::string& path, const std::string& content) {
+    const std::string tmp = path + ".tmp";
+    {
+        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (!fd) return errnoError("create " + tmp, errno);
+        if (auto r = writeAll(fd.get(), content, tmp); !r) return r;
+        if (::fsync(fd.get()) < 0) return errnoError("fsync " + tmp, errno);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) < 0) return errnoError("rename " + tmp, errno);
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dfd) ::fsync(dfd.get());
+    return {};
+}
+
+Result<void> makeDirs(const std::string& path, unsigned mode) {
+    std::string cur;
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+        pos = path.find('/', pos + 1);
+        cur = path.substr(0, pos);
+        if (cur.empty()) continue;
+        if (::mkdir(cur.c_str(), mode) < 0 && errno != EEXIST) return errnoError("mkdir " + cur, errno);
+    }
+    return {};
+}
+
+}  // namespace taskscope::common

@@ -1,0 +1,120 @@
+#include "manager/bus_adaptor.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace taskscope::manager {
+
+namespace {
+
+constexpr const char* kErrorPrefix = "org.taskscope.Error.";
+
+// The one place library errors become D-Bus errors.
+template <class T>
+T unwrap(common::Result<T>&& r) {
+    if (!r) throw sdbus::Error(kErrorPrefix + r.error().name, r.error().message);
+    if constexpr (!std::is_void_v<T>) return std::move(r).value();
+}
+
+void check(common::Result<void>&& r) {
+    if (!r) throw sdbus::Error(kErrorPrefix + r.error().name, r.error().message);
+}
+
+}  // namespace
+
+std::string taskJson(const TaskRecord& r) {
+    nlohmann::json spec = nlohmann::json::parse(r.specJson, nullptr, false);
+    nlohmann::json j = {
+        {"alloc_id", r.allocId},
+        {"task", r.name},
+        {"unit", r.unit},
+        {"object_path", r.objectPath},
+        {"state", toString(r.state)},
+        {"pid", r.pid},
+        {"cgroup", r.cgroup},
+        {"exit_code", r.finished() ? nlohmann::json(r.exit.exitCode) : nlohmann::json(nullptr)},
+        {"signal", r.exit.signal},
+        {"oom_killed", r.exit.oomKilled},
+        {"started_at", formatTime(r.startedAtUs)},
+        {"finished_at", formatTime(r.exit.finishedAtUs)},
+        {"spec", spec.is_discarded() ? nlohmann::json(r.specJson) : spec},
+    };
+    if (r.exit.execError) j["exec_error"] = r.exit.execErrorStep + ": errno " + std::to_string(r.exit.execError);
+    return j.dump();
+}
+
+TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
+    : AdaptorInterfaces(connection, record.objectPath), record_(record) {
+    registerAdaptor();
+}
+
+TaskObject::~TaskObject() { unregisterAdaptor(); }
+
+void TaskObject::changed() {
+    emitPropertiesChangedSignal(org::taskscope::Task1_adaptor::INTERFACE_NAME,
+                                {"State", "MainPID", "ControlGroup", "ExitCode", "Signal", "OOMKilled", "FinishedAt"});
+}
+
+ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, NodeFacts facts)
+    : AdaptorInterfaces(connection, kManagerPath), connection_(connection), tasks_(tasks), facts_(std::move(facts)) {
+    // Objects of tasks that existed before this instance started are
+    // published with the manager, before the bus name is taken.
+    for (const auto* r : tasks_.list()) objects_[r->unit] = std::make_unique<TaskObject>(connection_, *r);
+    registerAdaptor();
+}
+
+ManagerObject::~ManagerObject() { unregisterAdaptor(); }
+
+void ManagerObject::taskAdded(const TaskRecord& task) {
+    auto obj = std::make_unique<TaskObject>(connection_, task);
+    obj->emitInterfacesAddedSignal();
+    objects_[task.unit] = std::move(obj);
+    emitTaskStarted(task.allocId, task.name, task.objectPath, static_cast<uint32_t>(task.pid));
+    emitTaskStateChanged(task.allocId, task.name, toString(task.state));
+}
+
+void ManagerObject::taskChanged(const TaskRecord& task) {
+    if (auto it = objects_.find(task.unit); it != objects_.end()) it->second->changed();
+    emitTaskStateChanged(task.allocId, task.name, toString(task.state));
+}
+
+void ManagerObject::taskExited(const TaskRecord& task) {
+    emitTaskExited(task.allocId, task.name, task.exit.exitCode, task.exit.signal, task.exit.oomKilled);
+}
+
+void ManagerObject::taskRemoved(const TaskRecord& task) {
+    if (auto it = objects_.find(task.unit); it != objects_.end()) {
+        it->second->emitInterfacesRemovedSignal();
+        objects_.erase(it);
+    }
+}
+
+sdbus::ObjectPath ManagerObject::StartTask(const std::string& allocId, const std::string& task,
+                                           const std::string& specJson) {
+    const auto* r = unwrap(tasks_.start(allocId, task, specJson));
+    return r->objectPath;
+}
+
+void ManagerObject::StopTask(const std::string& allocId, const std::string& task, const std::string& signal,
+                             const int64_t& graceMs) {
+    check(tasks_.stop(allocId, task, signal, graceMs));
+}
+
+void ManagerObject::SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) {
+    check(tasks_.signal(allocId, task, signal));
+}
+
+std::string ManagerObject::GetTask(const std::string& allocId, const std::string& task) {
+    return taskJson(*unwrap(tasks_.get(allocId, task)));
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ManagerObject::ListTasks() {
+    std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> out;
+    for (const auto* r : tasks_.list()) out.emplace_back(r->allocId, r->name, toString(r->state), r->objectPath);
+    return out;
+}
+
+void ManagerObject::ForgetTask(const std::string& allocId, const std::string& task) {
+    check(tasks_.forget(allocId, task));
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,95 @@
+#pragma once
+// The manager's D-Bus face: converts types and errors, nothing more. The
+// generated adaptors come from dbus/org.taskscope.{Manager1,Task1}.xml.
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "dbus/manager1_adaptor.h"
+#include "dbus/task1_adaptor.h"
+#include "manager/task_manager.hpp"
+
+namespace taskscope::manager {
+
+inline constexpr const char* kManagerPath = "/org/taskscope/Manager1";
+inline constexpr const char* kTaskPathPrefix = "/org/taskscope/Manager1/task";
+
+/// Node facts the manager publishes as properties.
+struct NodeFacts {
+    std::string version;
+    std::string fingerprintJson;
+    std::string cgroupVersion;
+};
+
+class TaskObject final
+    : public sdbus::AdaptorInterfaces<org::taskscope::Task1_adaptor, sdbus::ManagedObject_adaptor,
+                                      sdbus::Properties_adaptor> {
+public:
+    TaskObject(sdbus::IConnection& connection, const TaskRecord& record);
+    ~TaskObject();
+    TaskObject(const TaskObject&) = delete;
+    TaskObject& operator=(const TaskObject&) = delete;
+
+    void changed();
+
+private:
+    std::string AllocId() override { return record_.allocId; }
+    std::string Name() override { return record_.name; }
+    std::string Unit() override { return record_.unit; }
+    std::string State() override { return toString(record_.state); }
+    uint32_t MainPID() override { return static_cast<uint32_t>(record_.pid); }
+    std::string ControlGroup() override { return record_.cgroup; }
+    int32_t ExitCode() override { return record_.finished() ? record_.exit.exitCode : -1; }
+    int32_t Signal() override { return record_.exit.signal; }
+    bool OOMKilled() override { return record_.exit.oomKilled; }
+    uint64_t StartedAt() override { return record_.startedAtUs; }
+    uint64_t FinishedAt() override { return record_.exit.finishedAtUs; }
+    std::string Spec() override { return record_.specJson; }
+
+    const TaskRecord& record_;
+};
+
+class ManagerObject final
+    : public sdbus::AdaptorInterfaces<org::taskscope::Manager1_adaptor, sdbus::ObjectManager_adaptor,
+                                      sdbus::Properties_adaptor>,
+      public TaskEvents {
+public:
+    ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, NodeFacts facts);
+    ~ManagerObject();
+    ManagerObject(const ManagerObject&) = delete;
+    ManagerObject& operator=(const ManagerObject&) = delete;
+
+    // TaskEvents
+    void taskAdded(const TaskRecord& task) override;
+    void taskChanged(const TaskRecord& task) override;
+    void taskExited(const TaskRecord& task) override;
+    void taskRemoved(const TaskRecord& task) override;
+
+private:
+    sdbus::ObjectPath StartTask(const std::string& allocId, const std::string& task,
+                                const std::string& specJson) override;
+    void StopTask(const std::string& allocId, const std::string& task, const std::string& signal,
+                  const int64_t& graceMs) override;
+    void SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) override;
+    std::string GetTask(const std::string& allocId, const std::string& task) override;
+    std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ListTasks() override;
+    void ForgetTask(const std::string& allocId, const std::string& task) override;
+
+    std::string Version() override { return facts_.version; }
+    std::string Slice() override { return tasks_.config().slice; }
+    std::string Fingerprint() override { return facts_.fingerprintJson; }
+    std::string CgroupVersion() override { return facts_.cgroupVersion; }
+
+    sdbus::IConnection& connection_;
+    TaskManager& tasks_;
+    NodeFacts facts_;
+    std::map<std::string, std::unique_ptr<TaskObject>> objects_;  // by unit
+};
+
+/// The JSON GetTask returns.
+std::string taskJson(const TaskRecord& record);
+
+}  // namespace taskscope::manager

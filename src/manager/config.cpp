@@ -1,0 +1,68 @@
+#include "manager/config.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "common/files.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::manager {
+
+namespace {
+
+using common::makeError;
+
+common::Result<void> applyFile(const std::string& file, Config& c) {
+    auto text = common::readFile(file);
+    if (!text) {
+        if (text.error().name == "NotFound") return {};
+        return text.error();
+    }
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return makeError("InvalidConfig", file + ": not a JSON object");
+    for (const auto& [key, value] : j.items()) {
+        auto bad = [&](const char* want) { return makeError("InvalidConfig", file + ": " + key + " must be " + want); };
+        if (key == "slice") {
+            if (!value.is_string() || !scope::isValidSliceName(value.get<std::string>()))
+                return bad("a slice unit name such as \"nomad.slice\"");
+            c.slice = value.get<std::string>();
+        } else if (key == "state_dir") {
+            if (!value.is_string() || value.get<std::string>().empty() || value.get<std::string>()[0] != '/')
+                return bad("an absolute path");
+            c.stateDir = value.get<std::string>();
+        } else if (key == "shim_path") {
+            if (!value.is_string()) return bad("a path");
+            c.shimPath = value.get<std::string>();
+        } else if (key == "job_timeout_ms") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 1000) return bad("an integer >= 1000");
+            c.jobTimeoutMs = value.get<int64_t>();
+        } else {
+            return makeError("InvalidConfig", file + ": unknown key " + key);
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+common::Result<Config> loadConfig(const std::string& path, Config c) {
+    if (auto r = applyFile(path, c); !r) return r.error();
+    const auto dropins = path + ".d";
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dropins.c_str()), &::closedir);
+    if (!d) return c;
+    std::vector<std::string> names;
+    while (auto* e = ::readdir(d.get())) {
+        std::string n = e->d_name;
+        if (n.size() > 5 && n.substr(n.size() - 5) == ".json") names.push_back(n);
+    }
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names)
+        if (auto r = applyFile(dropins + "/" + n, c); !r) return r.error();
+    return c;
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,24 @@
+#pragma once
+// The manager's configuration: /etc/taskscope/manager.json, then every
+// drop-in in manager.json.d/*.json in name order, each overriding the
+// keys it sets. No file at all means the defaults.
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.hpp"
+
+namespace taskscope::manager {
+
+struct Config {
+    std::string slice = "nomad.slice";
+    std::string stateDir = "/var/lib/taskscope";
+    std::string shimPath;  ///< defaults to the installed taskscope-shim
+    int64_t jobTimeoutMs = 90000;
+};
+
+/// Loads `path` and `path + ".d"`; a missing file is fine, a bad one is an
+/// InvalidConfig error naming the file and the key.
+common::Result<Config> loadConfig(const std::string& path, Config defaults = {});
+
+}  // namespace taskscope::manager

@@ -1,0 +1,142 @@
+#include "manager/launcher.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace taskscope::manager {
+
+namespace {
+
+using common::UniqueFd;
+
+// Reads one '\n'-terminated line; the shim writes each in one write(2).
+common::Result<std::string> readLine(int fd) {
+    std::string line;
+    char c;
+    for (;;) {
+        const ssize_t n = ::read(fd, &c, 1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return common::errnoError("read from shim", errno);
+        }
+        if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + line + "')");
+        if (c == '\n') return line;
+        line += c;
+    }
+}
+
+// Pipe ends moved above the range posix_spawn's dup2 targets (3, 4) so a
+// dup2 onto itself cannot leave FD_CLOEXEC set.
+common::Result<std::pair<UniqueFd, UniqueFd>> highPipe() {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return common::errnoError("pipe", errno);
+    UniqueFd r(p[0]), w(p[1]);
+    UniqueFd hr(::fcntl(r.get(), F_DUPFD_CLOEXEC, 10)), hw(::fcntl(w.get(), F_DUPFD_CLOEXEC, 10));
+    if (!hr || !hw) return common::errnoError("dup pipe", errno);
+    return std::make_pair(std::move(hr), std::move(hw));
+}
+
+std::string joinGroups(const std::vector<gid_t>& groups) {
+    std::string out;
+    for (auto g : groups) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(g);
+    }
+    return out;
+}
+
+}  // namespace
+
+common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
+    auto report = highPipe();
+    if (!report) return report.error();
+    auto go = highPipe();
+    if (!go) return go.error();
+
+    std::vector<std::string> argv = {shimPath,        "--exit-file", paths.exitFile, "--uid",
+                                     std::to_string(spec.uid), "--gid", std::to_string(spec.gid), "--cwd",
+                                     spec.cwd};
+    if (!spec.groups.empty()) argv.insert(argv.end(), {"--groups", joinGroups(spec.groups)});
+    argv.insert(argv.end(), {"--stdout", paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
+    argv.insert(argv.end(), {"--stderr", paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
+    argv.insert(argv.end(), {"--", spec.path, spec.command});
+    argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+    std::vector<std::string> envs;
+    for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
+
+    std::vector<char*> cargv, cenv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    for (auto& e : envs) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, report->second.get(), 3);
+    posix_spawn_file_actions_adddup2(&fa, go->first.get(), 4);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    // The shim starts with default signal handling and an empty mask,
+    // whatever the manager has blocked for its signalfd.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+    pid_t pid = 0;
+    const int err = ::posix_spawn(&pid, shimPath.c_str(), &fa, &attr, cargv.data(), cenv.data());
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (err != 0) return common::errnoError("spawn " + shimPath, err);
+
+    Launch launch;
+    launch.shimPid = pid;
+    launch.report = std::move(report->first);
+    launch.go = std::move(go->second);
+    report->second.reset();
+    go->first.reset();
+
+    auto line = readLine(launch.report.get());
+    if (!line) return line.error().context("start task");
+    std::istringstream in(*line);
+    std::string word;
+    in >> word;
+    if (word != "pid") return common::makeError("Internal", "shim could not fork the task: " + *line);
+    in >> launch.taskPid;
+    if (launch.taskPid <= 0) return common::makeError("Internal", "shim reported a bad pid: " + *line);
+    return launch;
+}
+
+common::Result<void> releaseTask(Launch& launch) {
+    const char g = 'g';
+    if (::write(launch.go.get(), &g, 1) != 1) return common::errnoError("release task", errno);
+    launch.go.reset();
+    auto line = readLine(launch.report.get());
+    launch.report.reset();
+    if (!line) return line.error().context("release task");
+    if (*line == "started") return {};
+    std::istringstream in(*line);
+    std::string word, step;
+    int err = 0;
+    in >> word >> err >> step;
+    if (word == "execfailed")
+        return common::makeError("ExecFailed", "could not run the command (" + step + "): " + std::strerror(err));
+    return common::makeError("Internal", "unexpected report from shim: " + *line);
+}
+
+void abortTask(Launch& launch) {
+    launch.go.reset();
+    launch.report.reset();
+}
+
+}  // namespace taskscope::manager

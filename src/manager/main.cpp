@@ -1,0 +1,166 @@
+// taskscope-manager: runs tasks in transient systemd scopes and serves
+// org.taskscope.Manager1 on the system bus.
+
+#include <getopt.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <sdbus-c++/sdbus-c++.h>
+
+#include "common/event_loop.hpp"
+#include "common/log.hpp"
+#include "fingerprint/fingerprint.hpp"
+#include "manager/bus_adaptor.hpp"
+#include "manager/config.hpp"
+#include "manager/task_manager.hpp"
+#include "scope/sdbus_systemd_client.hpp"
+
+#ifndef TASKSCOPE_VERSION
+#define TASKSCOPE_VERSION "0.0.0"
+#endif
+#ifndef TASKSCOPE_SHIM_DEFAULT
+#define TASKSCOPE_SHIM_DEFAULT "/usr/libexec/taskscope/taskscope-shim"
+#endif
+
+namespace {
+
+using namespace taskscope;
+
+constexpr const char* kBusName = "org.taskscope.Manager1";
+
+struct Options {
+    bool verbose = false;
+    std::string config = "/etc/taskscope/manager.json";
+    std::string busAddress;      // empty: the system bus
+    std::string systemdAddress;  // empty: the system bus
+    std::string stateDir;
+    std::string shim;
+};
+
+void usage(FILE* out) {
+    std::fprintf(out,
+                 "Usage: taskscope-manager [OPTIONS]\n"
+                 "Runs tasks in transient systemd scopes; serves %s on the system bus.\n\n"
+                 "  -c, --config PATH          config file (default /etc/taskscope/manager.json, plus PATH.d/)\n"
+                 "      --bus-address ADDR     serve on this bus instead of the system bus (tests)\n"
+                 "      --systemd-address ADDR reach systemd on this bus instead of the system bus\n"
+                 "      --state-dir DIR        override state_dir\n"
+                 "      --shim PATH            override shim_path\n"
+                 "  -v, --verbose              debug logging\n"
+                 "  -h, --help                 this help\n",
+                 kBusName);
+}
+
+bool parseOptions(int argc, char** argv, Options& o) {
+    enum { kBus = 256, kSystemd, kState, kShim };
+    static const option longOpts[] = {
+        {"config", required_argument, nullptr, 'c'},  {"bus-address", required_argument, nullptr, kBus},
+        {"systemd-address", required_argument, nullptr, kSystemd},
+        {"state-dir", required_argument, nullptr, kState}, {"shim", required_argument, nullptr, kShim},
+        {"verbose", no_argument, nullptr, 'v'},       {"help", no_argument, nullptr, 'h'},
+        {nullptr, 0, nullptr, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "c:vh", longOpts, nullptr)) != -1) {
+        switch (c) {
+            case 'c': o.config = optarg; break;
+            case kBus: o.busAddress = optarg; break;
+            case kSystemd: o.systemdAddress = optarg; break;
+            case kState: o.stateDir = optarg; break;
+            case kShim: o.shim = optarg; break;
+            case 'v': o.verbose = true; break;
+            case 'h': usage(stdout); std::exit(0);
+            default: usage(stderr); return false;
+        }
+    }
+    return true;
+}
+
+std::unique_ptr<sdbus::IConnection> connect(const std::string& address) {
+    if (address.empty()) return sdbus::createSystemBusConnection();
+    return sdbus::createSessionBusConnectionWithAddress(address);
+}
+
+manager::NodeFacts probeNode(scope::SdbusSystemdClient& systemd) {
+    manager::NodeFacts facts;
+    facts.version = TASKSCOPE_VERSION;
+    std::string systemdVersion;
+    if (auto v = systemd.version()) systemdVersion = *v;
+    auto probed = fingerprint::probe(fingerprint::Roots{});
+    if (!probed) {
+        spdlog::warn("Failed to fingerprint the node: {}, ignoring", probed.error().message);
+        return facts;
+    }
+    const auto j = fingerprint::toJson(*probed, systemdVersion);
+    facts.fingerprintJson = j.dump();
+    facts.cgroupVersion = j.value("unique.cgroups.version", "");
+    return facts;
+}
+
+int run(const Options& opts) {
+    manager::Config defaults;
+    defaults.shimPath = TASKSCOPE_SHIM_DEFAULT;
+    auto config = manager::loadConfig(opts.config, defaults);
+    if (!config) {
+        spdlog::error("Failed to load configuration: {}", config.error().message);
+        return 1;
+    }
+    if (!opts.stateDir.empty()) config->stateDir = opts.stateDir;
+    if (!opts.shim.empty()) config->shimPath = opts.shim;
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    const int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+    common::EventLoop loop;
+    loop.addFd(sfd, POLLIN, [&loop, sfd](short) {
+        signalfd_siginfo si;
+        if (::read(sfd, &si, sizeof si) == sizeof si) spdlog::info("Received {}, exiting", strsignal(si.ssi_signo));
+        loop.quit(0);
+    });
+
+    // systemd gets a connection of its own so that waiting for its job
+    // signals never dispatches calls to our own API re-entrantly.
+    auto systemdBus = connect(opts.systemdAddress);
+    auto serviceBus = connect(opts.busAddress);
+    scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs));
+    if (auto r = systemd.subscribe(); !r)
+        spdlog::error("Failed to subscribe to systemd: {}; tasks cannot start until it answers", r.error().message);
+
+    manager::TaskManager tasks(*config, systemd, loop, manager::kTaskPathPrefix);
+    if (auto r = tasks.recover(); !r) {
+        spdlog::error("Failed to recover tasks: {}", r.error().message);
+        return 1;
+    }
+    manager::ManagerObject object(*serviceBus, tasks, probeNode(systemd));
+    tasks.attach(object);
+    loop.addBus(*systemdBus);
+    loop.addBus(*serviceBus);
+    // Taking the name last: callers activated by it find every object.
+    serviceBus->requestName(kBusName);
+    spdlog::info("taskscope-manager {} ready: {} tasks, slice {}", TASKSCOPE_VERSION, tasks.list().size(),
+                 config->slice);
+    return loop.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opts;
+    if (!parseOptions(argc, argv, opts)) return 2;
+    common::setupLogging("taskscope-manager", opts.verbose);
+    try {
+        return run(opts);
+    } catch (const sdbus::Error& e) {
+        // No catch-and-continue: systemd restarts us, recovery picks up.
+        spdlog::critical("D-Bus failure: {}: {}", e.getName(), e.getMessage());
+        return 1;
+    }
+}

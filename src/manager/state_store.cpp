@@ -1,0 +1,51 @@
+#include "manager/state_store.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "common/files.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::manager {
+
+common::Result<void> StateStore::prepare() const {
+    for (const auto& d : {dir_ + "/tasks", exitsDir(), dir_ + "/logs"})
+        if (auto r = common::makeDirs(d, 0755); !r) return r;
+    return {};
+}
+
+std::string StateStore::logDir(const std::string& allocId) const {
+    return dir_ + "/logs/" + scope::escapeComponent(allocId);
+}
+
+common::Result<void> StateStore::save(const TaskRecord& record) const {
+    return common::writeFileAtomic(recordFile(record.unit), toJson(record).dump() + "\n");
+}
+
+common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
+    std::vector<TaskRecord> out;
+    const auto dir = dir_ + "/tasks";
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
+    if (!d) return common::errnoError("open " + dir, errno);
+    while (auto* e = ::readdir(d.get())) {
+        const std::string name = e->d_name;
+        if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+        auto text = common::readFile(dir + "/" + name);
+        if (!text) return text.error();
+        auto j = nlohmann::json::parse(*text, nullptr, false);
+        if (j.is_discarded()) return common::makeError("Internal", "task record " + name + " is not valid JSON");
+        auto rec = recordFromJson(j);
+        if (!rec) return rec.error().context("task record " + name);
+        out.push_back(std::move(*rec));
+    }
+    return out;
+}
+
+void StateStore::remove(const TaskRecord& record) const {
+    ::unlink(recordFile(record.unit).c_str());
+    ::unlink(exitFile(record.unit).c_str());
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,34 @@
+#pragma once
+// The manager's state on disk, one file per task, each replaced
+// atomically, so a kill -9 at any instant leaves every task findable:
+//   <dir>/tasks/<unit>.json  the task record (written by the manager)
+//   <dir>/exits/<unit>       the exit record (written by the task's shim)
+//   <dir>/logs/<alloc>/      the task's stdout and stderr
+
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "manager/task_record.hpp"
+
+namespace taskscope::manager {
+
+class StateStore {
+public:
+    explicit StateStore(std::string dir) : dir_(std::move(dir)) {}
+
+    common::Result<void> prepare() const;
+    common::Result<void> save(const TaskRecord& record) const;
+    common::Result<std::vector<TaskRecord>> loadAll() const;
+    void remove(const TaskRecord& record) const;
+
+    std::string exitsDir() const { return dir_ + "/exits"; }
+    std::string exitFile(const std::string& unit) const { return exitsDir() + "/" + unit; }
+    std::string logDir(const std::string& allocId) const;
+
+private:
+    std::string recordFile(const std::string& unit) const { return dir_ + "/tasks/" + unit + ".json"; }
+    std::string dir_;
+};
+
+}  // namespace taskscope::manager

@@ -1,0 +1,367 @@
+#include "manager/task_manager.hpp"
+
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "common/files.hpp"
+#include "common/signals.hpp"
+#include "manager/launcher.hpp"
+#include "manager/task_spec.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::manager {
+
+namespace {
+
+using common::makeError;
+using common::Result;
+
+uint64_t nowUs() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+}
+
+std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
+
+scope::UnitProperties baseProperties(const Config& config, const std::string& allocId, const std::string& task) {
+    scope::UnitProperties p;
+    p.emplace_back("Slice", sdbus::Variant(config.slice));
+    p.emplace_back("Description", sdbus::Variant("taskscope task " + taskLabel(allocId, task)));
+    // A failed scope would otherwise stay loaded until someone resets it.
+    p.emplace_back("CollectMode", sdbus::Variant(std::string("inactive-or-failed")));
+    // Stats read these counters; systemd leaves CPU accounting off by default.
+    p.emplace_back("MemoryAccounting", sdbus::Variant(true));
+    p.emplace_back("CPUAccounting", sdbus::Variant(true));
+    p.emplace_back("TasksAccounting", sdbus::Variant(true));
+    return p;
+}
+
+}  // namespace
+
+TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop,
+                         std::string objectPrefix)
+    : config_(std::move(config)),
+      store_(config_.stateDir),
+      systemd_(systemd),
+      loop_(loop),
+      objectPrefix_(std::move(objectPrefix)) {}
+
+TaskManager::~TaskManager() {
+    if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
+    if (signalWatch_) loop_.removeFd(signalWatch_);
+    if (inotifyFd_ >= 0) ::close(inotifyFd_);
+    if (signalFd_ >= 0) ::close(signalFd_);
+}
+
+void TaskManager::persist(const TaskRecord& record) {
+    // The daemon cannot promise "no exit code lost" once its disk fails;
+    // dying lets systemd restart it and recover from what is on disk.
+    if (auto r = store_.save(record); !r) {
+        spdlog::critical("Failed to save task {}: {}", record.unit, r.error().message);
+        std::abort();
+    }
+}
+
+Result<void> TaskManager::recover() {
+    if (auto r = store_.prepare(); !r) return r.error().context("prepare " + config_.stateDir);
+
+    // Shims are our children while we run; SIGCHLD tells us to reap them.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    signalFd_ = ::signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signalFd_ < 0) return common::errnoError("signalfd", errno);
+    signalWatch_ = loop_.addFd(signalFd_, POLLIN, [this](short) { reapChildren(); });
+
+    // Watch before scanning, so an exit written during the scan is seen.
+    inotifyFd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotifyFd_ < 0) return common::errnoError("inotify_init1", errno);
+    if (::inotify_add_watch(inotifyFd_, store_.exitsDir().c_str(), IN_MOVED_TO) < 0)
+        return common::errnoError("watch " + store_.exitsDir(), errno);
+    inotifyWatch_ = loop_.addFd(inotifyFd_, POLLIN, [this](short) { onExitsDirEvent(); });
+
+    auto records = store_.loadAll();
+    if (!records) return records.error();
+    for (auto& rec : *records) {
+        auto entry = std::make_unique<Entry>();
+        entry->record = std::move(rec);
+        entry->record.objectPath = scope::taskObjectPath(objectPrefix_, entry->record.unit);
+        auto& r = entry->record;
+        const auto unit = r.unit;
+        tasks_[unit] = std::move(entry);
+        auto& e = *tasks_[unit];
+        if (r.finished()) continue;
+        if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
+            collectExit(e);
+        } else if (shimAlive(r)) {
+            r.state = TaskState::Running;
+            spdlog::info("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);
+        } else {
+            // Neither an exit record nor a living shim: the node rebooted or
+            // the shim was killed. Say so rather than invent an exit code.
+            r.state = TaskState::Lost;
+            r.exit.finishedAtUs = nowUs();
+            spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record",
+                         taskLabel(r.allocId, r.name), r.shimPid);
+            persist(r);
+        }
+    }
+    return {};
+}
+
+void TaskManager::attach(TaskEvents& events) {
+    events_ = &events;
+    for (auto& [unit, e] : tasks_) {
+        auto& r = e->record;
+        if (r.finished() && !r.exitReported) {
+            events_->taskExited(r);
+            r.exitReported = true;
+            persist(r);
+        }
+    }
+}
+
+bool TaskManager::shimAlive(const TaskRecord& r) const {
+    if (r.shimPid <= 0) return false;
+    // The shim's command line names its exit file, which names the unit:
+    // a recycled PID cannot pass this check.
+    auto cmdline = common::readFile("/proc/" + std::to_string(r.shimPid) + "/cmdline");
+    if (!cmdline) return false;
+    return cmdline->find(store_.exitFile(r.unit) + '\0') != std::string::npos;
+}
+
+Result<TaskManager::Entry*> TaskManager::find(const std::string& allocId, const std::string& task) const {
+    auto unit = scope::taskScopeName(allocId, task);
+    if (!unit) return unit.error();
+    auto it = tasks_.find(*unit);
+    if (it == tasks_.end()) return makeError("NoSuchTask", "no task " + taskLabel(allocId, task));
+    return it->second.get();
+}
+
+Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const std::string& task,
+                                             const std::string& specJson) {
+    auto unit = scope::taskScopeName(allocId, task);
+    if (!unit) return unit.error();
+    if (tasks_.count(*unit)) return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
+    auto spec = parseTaskSpec(specJson);
+    if (!spec) return spec.error();
+    if (spec->resources.cores && *spec->resources.cores > 0)
+        return makeError("InvalidSpec", "resources.cores: reserving cores needs the cpuset partitioner, "
+                                        "which this version does not have yet");
+    if (auto r = resolveTaskSpec(*spec); !r) return r.error();
+
+    const auto logDir = store_.logDir(allocId);
+    if (auto r = common::makeDirs(logDir, 0755); !r) return r.error().context("create log directory");
+    const auto exitFile = store_.exitFile(*unit);
+    ::unlink(exitFile.c_str());
+    LaunchPaths paths{exitFile, "", ""};
+    if (spec->logs) {
+        const auto base = logDir + "/" + scope::escapeComponent(task);
+        paths.stdoutFile = base + ".stdout.0";
+        paths.stderrFile = base + ".stderr.0";
+    }
+
+    auto launch = spawnTask(config_.shimPath, *spec, paths);
+    if (!launch) return launch.error();
+
+    auto props = baseProperties(config_, allocId, task);
+    for (auto& p : scope::resourceProperties(spec->resources)) props.push_back(std::move(p));
+    if (auto r = systemd_.startScope(*unit, {static_cast<uint32_t>(launch->taskPid)}, props); !r) {
+        abortTask(*launch);
+        return r.error().context("start task " + taskLabel(allocId, task));
+    }
+
+    auto entry = std::make_unique<Entry>();
+    auto& rec = entry->record;
+    rec.allocId = allocId;
+    rec.name = task;
+    rec.unit = *unit;
+    rec.objectPath = scope::taskObjectPath(objectPrefix_, *unit);
+    rec.specJson = specJson;
+    rec.state = TaskState::Running;
+    rec.pid = launch->taskPid;
+    rec.shimPid = launch->shimPid;
+    rec.startedAtUs = nowUs();
+    if (auto cg = systemd_.controlGroup(*unit)) rec.cgroup = *cg;
+    // On disk before the task runs its first instruction: from here on a
+    // crash of the manager still finds it.
+    persist(rec);
+
+    if (auto r = releaseTask(*launch); !r) {
+        // The shim records the failed exec; wait for it so that nothing of
+        // this start remains, as the caller is told it failed.
+        ::waitpid(launch->shimPid, nullptr, 0);
+        store_.remove(rec);
+        (void)systemd_.stopUnit(*unit);
+        return r.error().context("start task " + taskLabel(allocId, task));
+    }
+
+    auto* out = &entry->record;
+    tasks_[*unit] = std::move(entry);
+    spdlog::info("Started task {} as pid {} in {}", taskLabel(allocId, task), out->pid, *unit);
+    if (events_) events_->taskAdded(*out);
+    return out;
+}
+
+Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {
+    // Only signal the PID while it is still the task's: it must sit in the
+    // task's scope, which a recycled PID never does.
+    auto cg = common::readFile("/proc/" + std::to_string(r.pid) + "/cgroup");
+    if (!cg || cg->find("/" + r.unit) == std::string::npos)
+        return makeError("NotRunning", "task " + taskLabel(r.allocId, r.name) + " has no running main process");
+    if (::kill(r.pid, sig) < 0) return common::errnoError("signal task " + taskLabel(r.allocId, r.name), errno);
+    return {};
+}
+
+Result<void> TaskManager::signal(const std::string& allocId, const std::string& task, const std::string& text) {
+    auto e = find(allocId, task);
+    if (!e) return e.error();
+    auto sig = common::parseSignal(text);
+    if (!sig) return sig.error();
+    auto& r = (*e)->record;
+    if (r.finished()) return makeError("NotRunning", "task " + taskLabel(allocId, task) + " has exited");
+    return signalMain(r, *sig);
+}
+
+Result<void> TaskManager::stop(const std::string& allocId, const std::string& task, const std::string& text,
+                               int64_t graceMs) {
+    auto found = find(allocId, task);
+    if (!found) return found.error();
+    Entry& e = **found;
+    auto& r = e.record;
+    if (r.finished()) return makeError("NotRunning", "task " + taskLabel(allocId, task) + " has exited");
+    auto spec = parseTaskSpec(r.specJson);
+    if (!spec) return spec.error();
+    int sig = spec->killSignal;
+    if (!text.empty()) {
+        auto parsed = common::parseSignal(text);
+        if (!parsed) return parsed.error();
+        sig = *parsed;
+    }
+    const int64_t grace = graceMs < 0 ? spec->killTimeoutMs : graceMs;
+    if (r.state != TaskState::Stopping) {
+        r.state = TaskState::Stopping;
+        if (events_) events_->taskChanged(r);
+    }
+    spdlog::info("Stopping task {} with {} and {} ms grace", taskLabel(allocId, task), common::signalName(sig), grace);
+    if (grace == 0) {
+        forceKill(e);
+        return {};
+    }
+    if (auto s = signalMain(r, sig); !s) spdlog::debug("Signal to {} not sent: {}", r.unit, s.error().message);
+    if (e.killTimer) loop_.cancelTimer(e.killTimer);
+    const auto unit = r.unit;
+    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::milliseconds(grace), [this, unit] {
+        auto it = tasks_.find(unit);
+        if (it == tasks_.end()) return;
+        it->second->killTimer = 0;
+        if (!it->second->record.finished()) forceKill(*it->second);
+    });
+    return {};
+}
+
+void TaskManager::forceKill(Entry& e) {
+    const auto& unit = e.record.unit;
+    // Frozen processes cannot fork, so SIGKILL reaches every one of them,
+    // even a fork bomb; thawing lets the kernel deliver it.
+    auto frozen = systemd_.freezeUnit(unit);
+    if (!frozen) spdlog::debug("Freeze {} failed: {}, killing unfrozen", unit, frozen.error().message);
+    if (auto k = systemd_.killUnit(unit, "all", SIGKILL); !k && k.error().name != "NoSuchUnit")
+        spdlog::warn("Failed to kill {}: {}", unit, k.error().message);
+    if (frozen)
+        if (auto t = systemd_.thawUnit(unit); !t) spdlog::debug("Thaw {}: {}", unit, t.error().message);
+}
+
+void TaskManager::onExitsDirEvent() {
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(inotifyFd_, buf, sizeof buf);
+        if (n <= 0) break;
+        for (ssize_t off = 0; off < n;) {
+            const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+            off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+            if (ev->len == 0) continue;
+            const std::string name = ev->name;
+            auto it = tasks_.find(name);
+            if (it != tasks_.end() && !it->second->record.finished()) collectExit(*it->second);
+        }
+    }
+}
+
+void TaskManager::collectExit(Entry& e) {
+    auto& r = e.record;
+    auto text = common::readFile(store_.exitFile(r.unit));
+    if (!text) {
+        spdlog::error("Failed to read exit record of {}: {}", r.unit, text.error().message);
+        return;
+    }
+    auto status = parseExitFile(*text);
+    if (!status) {
+        spdlog::error("Bad exit record of {}: {}", r.unit, status.error().message);
+        return;
+    }
+    r.exit = *status;
+    r.state = TaskState::Exited;
+    r.pid = 0;
+    if (e.killTimer) {
+        loop_.cancelTimer(e.killTimer);
+        e.killTimer = 0;
+    }
+    persist(r);
+    spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode,
+                 r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
+    // The main process is gone; whatever it left behind in the scope goes
+    // with it, as when Nomad's executor ends a task.
+    if (auto st = systemd_.unitState(r.unit); st && st->active == "active") forceKill(e);
+    if (events_) {
+        events_->taskChanged(r);
+        events_->taskExited(r);
+        r.exitReported = true;
+        persist(r);
+    }
+}
+
+void TaskManager::reapChildren() {
+    signalfd_siginfo info;
+    while (::read(signalFd_, &info, sizeof info) == sizeof info) {
+    }
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+}
+
+Result<const TaskRecord*> TaskManager::get(const std::string& allocId, const std::string& task) const {
+    auto e = find(allocId, task);
+    if (!e) return e.error();
+    return &(*e)->record;
+}
+
+std::vector<const TaskRecord*> TaskManager::list() const {
+    std::vector<const TaskRecord*> out;
+    for (const auto& [unit, e] : tasks_) out.push_back(&e->record);
+    return out;
+}
+
+Result<void> TaskManager::forget(const std::string& allocId, const std::string& task) {
+    auto e = find(allocId, task);
+    if (!e) return e.error();
+    auto& r = (*e)->record;
+    if (!r.finished()) return makeError("StillRunning", "task " + taskLabel(allocId, task) + " is still running");
+    if (auto st = systemd_.unitState(r.unit); st && st->active == "failed") (void)systemd_.resetFailedUnit(r.unit);
+    store_.remove(r);
+    if (events_) events_->taskRemoved(r);
+    const auto unit = r.unit;
+    tasks_.erase(unit);
+    return {};
+}
+
+}  // namespace taskscope::manager

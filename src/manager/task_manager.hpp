@@ -1,0 +1,83 @@
+#pragma once
+// The task lifecycle: start a task in its scope, signal and stop it, learn
+// how it ended, and pick all of that up again after a restart. Plain
+// domain logic; the D-Bus adaptor converts types and errors around it.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/event_loop.hpp"
+#include "common/result.hpp"
+#include "manager/config.hpp"
+#include "manager/state_store.hpp"
+#include "manager/task_record.hpp"
+#include "scope/systemd_client.hpp"
+
+namespace taskscope::manager {
+
+/// What the outside (the bus) hears of tasks.
+class TaskEvents {
+public:
+    virtual ~TaskEvents() = default;
+    virtual void taskAdded(const TaskRecord& task) = 0;
+    virtual void taskChanged(const TaskRecord& task) = 0;
+    virtual void taskExited(const TaskRecord& task) = 0;
+    virtual void taskRemoved(const TaskRecord& task) = 0;
+};
+
+class TaskManager {
+public:
+    TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop, std::string objectPrefix);
+    ~TaskManager();
+    TaskManager(const TaskManager&) = delete;
+    TaskManager& operator=(const TaskManager&) = delete;
+
+    /// Loads persisted tasks, re-adopts running ones and collects exits
+    /// that happened while the manager was away. Call before publishing.
+    common::Result<void> recover();
+    /// Starts delivering events (after the initial objects are published);
+    /// exits found during recover() are announced now.
+    void attach(TaskEvents& events);
+
+    common::Result<const TaskRecord*> start(const std::string& allocId, const std::string& task,
+                                            const std::string& specJson);
+    common::Result<void> stop(const std::string& allocId, const std::string& task, const std::string& signal,
+                              int64_t graceMs);
+    common::Result<void> signal(const std::string& allocId, const std::string& task, const std::string& signal);
+    common::Result<const TaskRecord*> get(const std::string& allocId, const std::string& task) const;
+    std::vector<const TaskRecord*> list() const;
+    common::Result<void> forget(const std::string& allocId, const std::string& task);
+
+    const Config& config() const { return config_; }
+
+private:
+    struct Entry {
+        TaskRecord record;
+        uint64_t killTimer = 0;
+    };
+
+    common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;
+    void onExitsDirEvent();
+    void collectExit(Entry& entry);
+    void reapChildren();
+    void forceKill(Entry& entry);
+    common::Result<void> signalMain(const TaskRecord& record, int signal) const;
+    bool shimAlive(const TaskRecord& record) const;
+    void persist(const TaskRecord& record);
+
+    Config config_;
+    StateStore store_;
+    scope::SystemdClient& systemd_;
+    common::EventLoop& loop_;
+    std::string objectPrefix_;
+    TaskEvents* events_ = nullptr;
+    std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
+    int inotifyFd_ = -1;
+    int signalFd_ = -1;
+    uint64_t inotifyWatch_ = 0;
+    uint64_t signalWatch_ = 0;
+};
+
+}  // namespace taskscope::manager

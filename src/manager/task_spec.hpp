@@ -1,0 +1,43 @@
+#pragma once
+// The task spec a caller hands to StartTask, parsed strictly: an unknown
+// field or a value out of range is an error, never silently ignored.
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "scope/resources.hpp"
+
+namespace taskscope::manager {
+
+struct TaskSpec {
+    std::string command;
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string cwd = "/";
+    std::string user = "root";
+    std::string group;  ///< empty: the user's primary group
+    int killSignal = 15;
+    int64_t killTimeoutMs = 5000;
+    bool logs = true;  ///< collect stdout/stderr into the task's log files
+    scope::Resources resources;
+
+    // Filled by resolveTaskSpec from the system's user and file databases.
+    std::string path;  ///< the executable that will run
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+};
+
+/// Parses and range-checks a spec (InvalidSpec, InvalidSignal); pure.
+common::Result<TaskSpec> parseTaskSpec(const std::string& json);
+
+/// Looks up the user and group (UnknownUser), the executable in the
+/// spec's PATH (NoSuchBinary) and the working directory (InvalidSpec).
+/// Adds a default PATH to the environment when the spec has none.
+common::Result<void> resolveTaskSpec(TaskSpec& spec);
+
+}  // namespace taskscope::manager

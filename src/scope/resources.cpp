@@ -1,0 +1,94 @@
+#include "scope/resources.hpp"
+
+#include <array>
+#include <functional>
+#include <limits>
+
+namespace taskscope::scope {
+
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kInfinity = std::numeric_limits<uint64_t>::max();
+
+using Appender = std::function<std::optional<sdbus::Variant>(const Resources&)>;
+
+// memory_mb is the reservation; memory_max_mb, when larger, is the hard
+// limit and memory_mb becomes MemoryLow (runc maps Nomad's
+// MemoryReservation to memory.low the same way). Without memory_max_mb,
+// memory_mb itself is the hard limit.
+std::optional<sdbus::Variant> memoryMax(const Resources& r) {
+    if (r.memoryMaxMb) {
+        if (*r.memoryMaxMb < 0) return sdbus::Variant(kInfinity);
+        return sdbus::Variant(static_cast<uint64_t>(*r.memoryMaxMb) * kMiB);
+    }
+    if (r.memoryMb) return sdbus::Variant(static_cast<uint64_t>(*r.memoryMb) * kMiB);
+    return std::nullopt;
+}
+
+std::optional<sdbus::Variant> memoryLow(const Resources& r) {
+    if (r.memoryMaxMb && r.memoryMb) return sdbus::Variant(static_cast<uint64_t>(*r.memoryMb) * kMiB);
+    return std::nullopt;
+}
+
+// Tasks never swap: a limit that swap could stretch is no limit.
+std::optional<sdbus::Variant> memorySwapMax(const Resources& r) {
+    if (r.memoryMb || r.memoryMaxMb) return sdbus::Variant(uint64_t{0});
+    return std::nullopt;
+}
+
+std::optional<sdbus::Variant> cpuWeight(const Resources& r) {
+    if (r.cpuShares) return sdbus::Variant(cpuWeightFromShares(*r.cpuShares));
+    return std::nullopt;
+}
+
+std::optional<sdbus::Variant> cpuQuota(const Resources& r) {
+    if (r.cpuQuotaPercent) return sdbus::Variant(*r.cpuQuotaPercent * 10000);  // usec of CPU per second
+    return std::nullopt;
+}
+
+std::optional<sdbus::Variant> tasksMax(const Resources& r) {
+    if (r.pidsMax) return sdbus::Variant(*r.pidsMax);
+    return std::nullopt;
+}
+
+std::optional<sdbus::Variant> allowedCpus(const Resources& r) {
+    if (!r.allowedCpus.empty()) return sdbus::Variant(cpuMask(r.allowedCpus));
+    return std::nullopt;
+}
+
+const std::array<std::pair<const char*, Appender>, 7> kTable{{
+    {"MemoryMax", memoryMax},
+    {"MemoryLow", memoryLow},
+    {"MemorySwapMax", memorySwapMax},
+    {"CPUWeight", cpuWeight},
+    {"CPUQuotaPerSecUSec", cpuQuota},
+    {"TasksMax", tasksMax},
+    {"AllowedCPUs", allowedCpus},
+}};
+
+}  // namespace
+
+uint64_t cpuWeightFromShares(uint64_t shares) {
+    if (shares < 2) shares = 2;
+    if (shares > 262144) shares = 262144;
+    return 1 + ((shares - 2) * 9999) / 262142;
+}
+
+std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus) {
+    std::vector<uint8_t> mask;
+    for (unsigned cpu : cpus) {
+        if (mask.size() <= cpu / 8) mask.resize(cpu / 8 + 1, 0);
+        mask[cpu / 8] |= static_cast<uint8_t>(1u << (cpu % 8));
+    }
+    return mask;
+}
+
+UnitProperties resourceProperties(const Resources& resources) {
+    UnitProperties out;
+    for (const auto& [name, append] : kTable)
+        if (auto value = append(resources)) out.emplace_back(name, std::move(*value));
+    return out;
+}
+
+}  // namespace taskscope::scope

@@ -1,0 +1,236 @@
+#include "scope/sdbus_systemd_client.hpp"
+
+#include <poll.h>
+
+#include <cerrno>
+
+#include "dbus/systemd1_manager_proxy.h"
+
+namespace taskscope::scope {
+
+namespace {
+
+constexpr const char* kService = "org.freedesktop.systemd1";
+constexpr const char* kPath = "/org/freedesktop/systemd1";
+constexpr const char* kUnitInterface = "org.freedesktop.systemd1.Unit";
+
+}  // namespace
+
+class SdbusSystemdClient::ManagerProxy final
+    : public sdbus::ProxyInterfaces<org::freedesktop::systemd1::Manager_proxy> {
+public:
+    ManagerProxy(sdbus::IConnection& connection, SdbusSystemdClient& owner)
+        : ProxyInterfaces(connection, kService, kPath), owner_(owner) {
+        registerProxy();
+    }
+    ~ManagerProxy() { unregisterProxy(); }
+
+private:
+    void onJobRemoved(const uint32_t&, const sdbus::ObjectPath& job, const std::string& unit,
+                      const std::string& result) override {
+        owner_.onJobRemoved(job, unit, result);
+    }
+    void onUnitRemoved(const std::string&, const sdbus::ObjectPath&) override {}
+
+    SdbusSystemdClient& owner_;
+};
+
+common::Error systemdError(const sdbus::Error& e, const std::string& what) {
+    const auto& name = e.getName();
+    std::string kind = "SystemdFailed";
+    if (name == "org.freedesktop.DBus.Error.PropertyReadOnly")
+        kind = "UnsupportedProperty";  // systemd's answer to a property it does not know
+    else if (name == "org.freedesktop.systemd1.NoSuchUnit")
+        kind = "NoSuchUnit";
+    else if (name == "org.freedesktop.systemd1.UnitExists")
+        kind = "UnitExists";
+    else if (name == "org.freedesktop.DBus.Error.NotSupported")
+        kind = "NotSupported";
+    return common::makeError(kind, what + ": " + e.getMessage() + " (" + name + ")");
+}
+
+SdbusSystemdClient::SdbusSystemdClient(sdbus::IConnection& connection, std::chrono::milliseconds jobTimeout)
+    : connection_(connection), jobTimeout_(jobTimeout), manager_(std::make_unique<ManagerProxy>(connection, *this)) {}
+
+SdbusSystemdClient::~SdbusSystemdClient() = default;
+
+common::Result<void> SdbusSystemdClient::subscribe() {
+    try {
+        manager_->Subscribe();
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "subscribe to systemd");
+    }
+}
+
+void SdbusSystemdClient::onJobRemoved(const sdbus::ObjectPath& job, const std::string& unit,
+                                      const std::string& result) {
+    if (awaited_.count(unit)) finishedJobs_[job] = result;
+}
+
+common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {
+    const auto deadline = std::chrono::steady_clock::now() + jobTimeout_;
+    for (;;) {
+        if (auto it = finishedJobs_.find(job); it != finishedJobs_.end()) {
+            auto result = it->second;
+            finishedJobs_.erase(it);
+            return result;
+        }
+        if (connection_.processPendingRequest()) continue;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline)
+            return common::makeError("SystemdFailed", "job " + std::string(job) + " for " + unit + " did not finish in " +
+                                                          std::to_string(jobTimeout_.count()) + " ms");
+        const auto pd = connection_.getEventLoopPollData();
+        pollfd pfd{pd.fd, pd.events, 0};
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+        if (::poll(&pfd, 1, static_cast<int>(left)) < 0 && errno != EINTR)
+            return common::errnoError("poll the system bus", errno, "SystemdFailed");
+    }
+}
+
+common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
+                                                        const UnitProperties& properties) {
+    UnitProperties props = properties;
+    props.emplace_back("PIDs", sdbus::Variant(pids));
+    // Registered before the call: JobRemoved can arrive before the reply.
+    awaited_.insert(unit);
+    struct Forget {
+        std::set<std::string>& set;
+        const std::string& unit;
+        ~Forget() { set.erase(unit); }
+    } forget{awaited_, unit};
+    sdbus::ObjectPath job;
+    try {
+        job = manager_->StartTransientUnit(unit, "fail", props, {});
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "start scope " + unit);
+    }
+    auto result = waitForJob(unit, job);
+    if (!result) return result.error();
+    if (*result != "done")
+        return common::makeError("SystemdFailed", "start scope " + unit + ": job finished with result '" + *result + "'");
+    return {};
+}
+
+common::Result<void> SdbusSystemdClient::startScope(const std::string& unit, const std::vector<uint32_t>& pids,
+                                                    const UnitProperties& properties) {
+    auto r = startScopeOnce(unit, pids, properties);
+    if (r || r.error().name != "UnitExists") return r;
+    // A failed unit of the same name stays loaded until reset; an active
+    // one is a real conflict and the retry reports it.
+    auto state = unitState(unit);
+    if (!state || state->active != "failed") return r;
+    if (auto reset = resetFailedUnit(unit); !reset) return reset;
+    return startScopeOnce(unit, pids, properties);
+}
+
+common::Result<void> SdbusSystemdClient::killUnit(const std::string& unit, const std::string& whom, int signal) {
+    try {
+        manager_->KillUnit(unit, whom, signal);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "kill " + unit);
+    }
+}
+
+common::Result<void> SdbusSystemdClient::freezeUnit(const std::string& unit) {
+    try {
+        manager_->FreezeUnit(unit);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "freeze " + unit);
+    }
+}
+
+common::Result<void> SdbusSystemdClient::thawUnit(const std::string& unit) {
+    try {
+        manager_->ThawUnit(unit);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "thaw " + unit);
+    }
+}
+
+common::Result<void> SdbusSystemdClient::stopUnit(const std::string& unit) {
+    awaited_.insert(unit);
+    struct Forget {
+        std::set<std::string>& set;
+        const std::string& unit;
+        ~Forget() { set.erase(unit); }
+    } forget{awaited_, unit};
+    sdbus::ObjectPath job;
+    try {
+        job = manager_->StopUnit(unit, "replace");
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "stop " + unit);
+    }
+    auto result = waitForJob(unit, job);
+    if (!result) return result.error();
+    if (*result != "done")
+        return common::makeError("SystemdFailed", "stop " + unit + ": job finished with result '" + *result + "'");
+    return {};
+}
+
+common::Result<void> SdbusSystemdClient::resetFailedUnit(const std::string& unit) {
+    try {
+        manager_->ResetFailedUnit(unit);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "reset-failed " + unit);
+    }
+}
+
+common::Result<void> SdbusSystemdClient::setUnitProperties(const std::string& unit, const UnitProperties& properties) {
+    try {
+        manager_->SetUnitProperties(unit, true, properties);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "set properties of " + unit);
+    }
+}
+
+common::Result<sdbus::Variant> SdbusSystemdClient::unitProperty(const std::string& unit, const std::string& interface,
+                                                                const std::string& property) {
+    try {
+        const auto path = manager_->GetUnit(unit);
+        auto proxy = sdbus::createProxy(connection_, kService, path);
+        return proxy->getProperty(property).onInterface(interface);
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "read " + property + " of " + unit);
+    }
+}
+
+common::Result<std::string> SdbusSystemdClient::controlGroup(const std::string& unit) {
+    auto v = unitProperty(unit, "org.freedesktop.systemd1.Scope", "ControlGroup");
+    if (!v) return v.error();
+    return v->get<std::string>();
+}
+
+common::Result<UnitState> SdbusSystemdClient::unitState(const std::string& unit) {
+    auto active = unitProperty(unit, kUnitInterface, "ActiveState");
+    if (!active) return active.error();
+    auto sub = unitProperty(unit, kUnitInterface, "SubState");
+    if (!sub) return sub.error();
+    return UnitState{active->get<std::string>(), sub->get<std::string>()};
+}
+
+common::Result<std::vector<std::string>> SdbusSystemdClient::listUnits(const std::string& pattern) {
+    try {
+        std::vector<std::string> names;
+        for (const auto& u : manager_->ListUnitsByPatterns({}, {pattern})) names.push_back(u.get<0>());
+        return names;
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "list units " + pattern);
+    }
+}
+
+common::Result<std::string> SdbusSystemdClient::version() {
+    try {
+        return manager_->Version();
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, "read systemd's version");
+    }
+}
+
+}  // namespace taskscope::scope

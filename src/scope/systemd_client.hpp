@@ -1,0 +1,52 @@
+#pragma once
+// The systemd client: everything taskscope asks of PID 1. Behind an
+// interface so the manager's logic is testable with a fake.
+
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "scope/resources.hpp"
+
+namespace taskscope::scope {
+
+/// A unit's state as systemd reports it (ActiveState, SubState).
+struct UnitState {
+    std::string active;
+    std::string sub;
+};
+
+class SystemdClient {
+public:
+    virtual ~SystemdClient() = default;
+
+    /// Creates the transient scope `unit` holding `pids` with `properties`
+    /// (Slice=, limits, ...) and returns once systemd's job is done. A unit
+    /// of that name left failed is reset and the start retried once.
+    /// Errors: UnsupportedProperty (systemd does not know a property),
+    /// SystemdFailed (the job failed or systemd refused).
+    virtual common::Result<void> startScope(const std::string& unit, const std::vector<uint32_t>& pids,
+                                            const UnitProperties& properties) = 0;
+
+    /// Sends `signal` to `whom` ("all", "main") of the unit.
+    virtual common::Result<void> killUnit(const std::string& unit, const std::string& whom, int signal) = 0;
+    virtual common::Result<void> freezeUnit(const std::string& unit) = 0;
+    virtual common::Result<void> thawUnit(const std::string& unit) = 0;
+    /// Stops the unit and waits for the job.
+    virtual common::Result<void> stopUnit(const std::string& unit) = 0;
+    virtual common::Result<void> resetFailedUnit(const std::string& unit) = 0;
+    /// Changes properties of a running unit (runtime only).
+    virtual common::Result<void> setUnitProperties(const std::string& unit, const UnitProperties& properties) = 0;
+
+    /// The unit's cgroup path relative to the cgroup root; NoSuchUnit when
+    /// systemd has no such unit loaded.
+    virtual common::Result<std::string> controlGroup(const std::string& unit) = 0;
+    virtual common::Result<UnitState> unitState(const std::string& unit) = 0;
+    /// Loaded units whose names match a glob (e.g. "*.scope").
+    virtual common::Result<std::vector<std::string>> listUnits(const std::string& pattern) = 0;
+
+    /// systemd's version string ("252.39-1~deb12u1").
+    virtual common::Result<std::string> version() = 0;
+};
+
+}  // namespace taskscope::scope

@@ -1,0 +1,882 @@
+/*
+ * taskscope-shim: the per-task parent process.
+ *
+ * The manager must be able to die or restart while a task runs without
+ * losing the task's exit status. So the manager never parents a task: it
+ * spawns this shim, which forks the task, stays its parent outside the
+ * task's cgroup, reaps it and persists the exit record atomically.
+ *
+ * One shim lives per running task, so memory is the design constraint: the
+ * program is C11, linked statically against musl, never calls malloc and
+ * never uses stdio. All buffers live on the stack and are sized so that only
+ * a few stack pages are ever touched.
+ *
+ * Protocol (the manager side implements exactly this):
+ *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
+ *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
+ *       [--cgroup-root DIR] -- PROGRAM ARGV0 [ARGS...]
+ *   fd 3: report pipe (we write), fd 4: go pipe (we read).
+ *   Reports on fd 3: "pid N", then "started" or "execfailed ERRNO STEP";
+ *   or "error ERRNO STEP" when the task could not be forked at all.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h> /* renameat() only; no FILE is ever used */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define REPORT_FD 3
+#define GO_FD 4
+
+/* 256 supplementary groups cost 1 KiB of stack; more is not a sane task. */
+#define MAX_GROUPS 256
+
+struct opts {
+    char *exit_file; /* writable: cut in place to open its directory */
+    const char *cwd;
+    const char *stdin_path;
+    const char *stdout_path;
+    const char *stderr_path;
+    const char *cgroup_root;
+    const char *groups; /* raw comma-separated list, NULL = no groups */
+    uid_t uid;
+    gid_t gid;
+    int have_uid;
+    int have_gid;
+    const char *prog;
+    char **argv;
+};
+
+/* ---- tiny formatting helpers (no stdio: its buffers cost memory) ---- */
+
+struct buf {
+    char *p;
+    size_t len;
+    size_t cap;
+    int overflow;
+};
+
+static void b_str(struct buf *b, const char *s)
+{
+    while (*s) {
+        if (b->len + 1 >= b->cap) { /* keep room for a terminating NUL */
+            b->overflow = 1;
+            return;
+        }
+        b->p[b->len++] = *s++;
+    }
+    b->p[b->len] = '\0';
+}
+
+static void b_u64(struct buf *b, unsigned long long v)
+{
+    char t[24];
+    int n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    char s[24];
+    int i = 0;
+    while (n)
+        s[i++] = t[--n];
+    s[i] = '\0';
+    b_str(b, s);
+}
+
+static void b_i64(struct buf *b, long long v)
+{
+    if (v < 0) {
+        b_str(b, "-");
+        b_u64(b, (unsigned long long)(-(v + 1)) + 1);
+    } else {
+        b_u64(b, (unsigned long long)v);
+    }
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void say(int fd, const char *a, const char *b)
+{
+    char m[256];
+    struct buf o = { m, 0, sizeof m, 0 };
+    b_str(&o, a);
+    b_str(&o, b);
+    b_str(&o, "\n");
+    (void)write_all(fd, m, o.len);
+}
+
+/* Parse a decimal number without strtoul's locale/errno baggage. */
+static int parse_u32(const char *s, const char *end, unsigned *out)
+{
+    unsigned long long v = 0;
+    if (s == end)
+        return -1;
+    for (; s < end; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        v = v * 10 + (unsigned)(*s - '0');
+        if (v > 0xffffffffULL)
+            return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_u32z(const char *s, unsigned *out)
+{
+    return parse_u32(s, s + strlen(s), out);
+}
+
+/* The manager could not have started us properly: tell it on the report
+ * pipe if we can, and on stderr for whoever reads the journal. */
+static void fatal(int err, const char *step)
+{
+    char m[96];
+    struct buf o = { m, 0, sizeof m, 0 };
+    b_str(&o, "error ");
+    b_u64(&o, (unsigned)err);
+    b_str(&o, " ");
+    b_str(&o, step);
+    b_str(&o, "\n");
+    (void)write_all(REPORT_FD, m, o.len);
+    say(2, "taskscope-shim: ", m);
+}
+
+static int parse_groups(const char *list, gid_t *out, int *n)
+{
+    *n = 0;
+    if (!list || !*list)
+        return 0;
+    const char *s = list;
+    for (;;) {
+        const char *e = s;
+        while (*e && *e != ',')
+            e++;
+        unsigned v;
+        if (*n >= MAX_GROUPS || parse_u32(s, e, &v) < 0)
+            return -1;
+        out[(*n)++] = (gid_t)v;
+        if (!*e)
+            return 0;
+        s = e + 1;
+    }
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->cgroup_root = "/sys/fs/cgroup";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (i + 1 >= argc)
+            return -1;
+        char *v = argv[++i];
+        unsigned n;
+        if (strcmp(a, "--exit-file") == 0) o->exit_file = v;
+        else if (strcmp(a, "--cwd") == 0) o->cwd = v;
+        else if (strcmp(a, "--stdin") == 0) o->stdin_path = v;
+        else if (strcmp(a, "--stdout") == 0) o->stdout_path = v;
+        else if (strcmp(a, "--stderr") == 0) o->stderr_path = v;
+        else if (strcmp(a, "--cgroup-root") == 0) o->cgroup_root = v;
+        else if (strcmp(a, "--groups") == 0) o->groups = v;
+        else if (strcmp(a, "--uid") == 0) {
+            if (parse_u32z(v, &n) < 0) return -1;
+            o->uid = (uid_t)n;
+            o->have_uid = 1;
+        } else if (strcmp(a, "--gid") == 0) {
+            if (parse_u32z(v, &n) < 0) return -1;
+            o->gid = (gid_t)n;
+            o->have_gid = 1;
+        } else {
+            return -1;
+        }
+    }
+    /* PROGRAM and ARGV0 are both required: argv[0] is the caller's choice. */
+    if (i + 1 >= argc || !o->exit_file || !*o->exit_file || !o->cwd ||
+        !o->have_uid || !o->have_gid)
+        return -1;
+    o->prog = argv[i];
+    o->argv = &argv[i + 1];
+    return 0;
+}
+
+/* ---- the task child, between fork and execve ---- */
+
+static _Noreturn void child_fail(int errfd, int err, const char *step)
+{
+    char m[64];
+    struct buf o = { m, 0, sizeof m, 0 };
+    b_u64(&o, (unsigned)err);
+    b_str(&o, " ");
+    b_str(&o, step);
+    (void)write_all(errfd, m, o.len);
+    _exit(127);
+}
+
+static int open_output(const char *path)
+{
+    /* O_APPEND: log files are shared with rotation/other writers. May be a
+     * fifo: blocking until the streamer opens the read side is intended. */
+    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+}
+
+static int close_fds_from_proc(int first, int keep)
+{
+    int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    char d[1024];
+    for (;;) {
+        long n = syscall(SYS_getdents64, dfd, d, sizeof d);
+        if (n < 0) {
+            close(dfd);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        for (long off = 0; off < n;) {
+            /* struct linux_dirent64: ino(8) off(8) reclen(2) type(1) name */
+            unsigned short reclen;
+            memcpy(&reclen, d + off + 16, sizeof reclen);
+            const char *name = d + off + 19;
+            unsigned fd;
+            if (parse_u32z(name, &fd) == 0 && (int)fd >= first && (int)fd != keep &&
+                (int)fd != dfd)
+                close((int)fd);
+            off += reclen;
+        }
+    }
+    close(dfd);
+    return 0;
+}
+
+/* Close every fd >= first except keep (-1: none). */
+static void close_from(int first, int keep)
+{
+    if (keep < first) {
+        if (syscall(SYS_close_range, (unsigned)first, ~0u, 0u) == 0)
+            return;
+    } else if ((keep == first ||
+                syscall(SYS_close_range, (unsigned)first, (unsigned)keep - 1, 0u) == 0) &&
+               syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0) {
+        return;
+    }
+    if (close_fds_from_proc(first, keep) == 0)
+        return;
+    struct rlimit rl;
+    long max = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (long)rl.rlim_cur < max)
+        max = (long)rl.rlim_cur;
+    for (long fd = first; fd < max; fd++)
+        if (fd != keep)
+            close((int)fd);
+}
+
+static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
+                                int ngroups, int release_rd, int errfd,
+                                char **envp)
+{
+    /* Stay stopped until the manager has put our PID into the task's scope:
+     * not one instruction of the task may run outside its limits. EOF means
+     * the start was aborted (or the shim died): leave without exec. */
+    char c;
+    ssize_t n;
+    do
+        n = read(release_rd, &c, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1 || c != 'r')
+        _exit(127);
+    close(release_rd);
+
+    if (geteuid() == 0 && setgroups((size_t)ngroups, groups) < 0)
+        child_fail(errfd, errno, "setgroups");
+    if ((getgid() != o->gid || getegid() != o->gid) && setgid(o->gid) < 0)
+        child_fail(errfd, errno, "setgid");
+    if ((getuid() != o->uid || geteuid() != o->uid) && setuid(o->uid) < 0)
+        child_fail(errfd, errno, "setuid");
+    if (chdir(o->cwd) < 0)
+        child_fail(errfd, errno, "chdir");
+
+    /* The shim made sure fds 0-2 are open, so these land on fds >= 3 and
+     * dup2 below always clears their CLOEXEC flag on the copy. */
+    int in = open(o->stdin_path ? o->stdin_path : "/dev/null",
+                  O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (in < 0)
+        child_fail(errfd, errno, "stdin");
+    int out = -1, err = -1;
+    if (o->stdout_path && (out = open_output(o->stdout_path)) < 0)
+        child_fail(errfd, errno, "stdout");
+    if (o->stderr_path && (err = open_output(o->stderr_path)) < 0)
+        child_fail(errfd, errno, "stderr");
+    if (dup2(in, 0) < 0)
+        child_fail(errfd, errno, "stdin");
+    if (out >= 0 && dup2(out, 1) < 0)
+        child_fail(errfd, errno, "stdout");
+    if (err >= 0 && dup2(err, 2) < 0)
+        child_fail(errfd, errno, "stderr");
+
+    /* Keep the error pipe: it is CLOEXEC, so a successful execve closes it. */
+    close_from(3, errfd);
+
+    /* The shim ignores SIGTERM & co. and blocks SIGCHLD; ignored
+     * dispositions and the mask survive execve, so undo them. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int s = 1; s < _NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            (void)sigaction(s, &sa, NULL); /* libc-reserved ones refuse */
+    sigset_t none;
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+        child_fail(errfd, errno, "sigmask");
+
+    execve(o->prog, o->argv, envp);
+    child_fail(errfd, errno, "execve");
+}
+
+/* ---- OOM watch ---- */
+
+struct oom {
+    int fd;      /* memory.events (v2) or memory.oom_control (v1) */
+    int evfd;    /* v1 only: eventfd registered through cgroup.event_control */
+    long long initial;
+    long long max;
+};
+
+/* Returns the oom_kill counter, or -1. */
+static long long oom_read(int fd)
+{
+    char d[512];
+    ssize_t n;
+    do
+        n = pread(fd, d, sizeof d - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return -1;
+    d[n] = '\0';
+    /* "oom_kill N" — distinct from oom_kill_disable and oom_group_kill. */
+    for (char *l = d; l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (strncmp(l, "oom_kill ", 9) == 0) {
+            char *e = nl ? nl : l + strlen(l);
+            unsigned long long v = 0;
+            const char *p = l + 9;
+            if (p == e)
+                return -1;
+            for (; p < e; p++) {
+                if (*p < '0' || *p > '9')
+                    return -1;
+                v = v * 10 + (unsigned)(*p - '0');
+            }
+            return (long long)v;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return -1;
+}
+
+static void oom_close(struct oom *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->evfd >= 0)
+        close(w->evfd);
+    w->fd = w->evfd = -1;
+}
+
+/* Re-read after a wakeup; once the cgroup is gone kernfs keeps reporting
+ * POLLERR, so stop watching instead of spinning. */
+static void oom_refresh(struct oom *w)
+{
+    if (w->evfd >= 0) {
+        uint64_t cnt;
+        (void)!read(w->evfd, &cnt, sizeof cnt);
+    }
+    long long v = oom_read(w->fd);
+    if (v < 0) {
+        oom_close(w);
+        return;
+    }
+    if (v > w->max)
+        w->max = v;
+}
+
+/* Find the task's memory cgroup from /proc/<pid>/cgroup. On hybrid hosts the
+ * memory controller sits on a v1 hierarchy even when a 0:: line exists, so a
+ * v1 memory line wins. Leaves the path, without its leading '/', at the start
+ * of d as a NUL-terminated string (d is both the read buffer and the result,
+ * to keep the stack at one page). Returns 1 for v1, 2 for v2, -1 when none. */
+static int task_cgroup(pid_t pid, char *d, size_t cap)
+{
+    struct buf b = { d, 0, cap, 0 };
+    b_str(&b, "/proc/");
+    b_u64(&b, (unsigned long long)pid);
+    b_str(&b, "/cgroup");
+    int fd = open(d, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, d + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        if (len == cap - 1)
+            break;
+    }
+    close(fd);
+    d[len] = '\0';
+
+    char *v2 = NULL, *v2e = NULL, *v1 = NULL, *v1e = NULL;
+    for (char *l = d; l && *l;) {
+        char *nl = strchr(l, '\n');
+        char *e = nl ? nl : l + strlen(l);
+        char *c1 = memchr(l, ':', (size_t)(e - l));
+        char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(e - c1 - 1)) : NULL;
+        if (c2) {
+            if (c1 - l == 1 && l[0] == '0' && c2 == c1 + 1) {
+                v2 = c2 + 1;
+                v2e = e;
+            } else {
+                /* controllers are a comma list: look for the word memory */
+                for (const char *s = c1 + 1; s < c2;) {
+                    const char *t = s;
+                    while (t < c2 && *t != ',')
+                        t++;
+                    if (t - s == 6 && memcmp(s, "memory", 6) == 0) {
+                        v1 = c2 + 1;
+                        v1e = e;
+                    }
+                    s = t + 1;
+                }
+            }
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    char *p = v1 ? v1 : v2, *pe = v1 ? v1e : v2e;
+    if (!p)
+        return -1;
+    while (p < pe && *p == '/')
+        p++;
+    memmove(d, p, (size_t)(pe - p));
+    d[pe - p] = '\0';
+    return v1 ? 1 : 2;
+}
+
+/* Opens "<cg>/<name>" under dirfd, cg being relative ("" for the root). */
+static int open_in_cgroup(int dirfd, char *cg, size_t cap, const char *name,
+                          int flags)
+{
+    size_t l = strlen(cg);
+    struct buf b = { cg, l, cap, 0 };
+    b_str(&b, *cg ? "/" : "");
+    b_str(&b, name);
+    int fd = b.overflow ? (errno = ENAMETOOLONG, -1)
+                        : openat(dirfd, cg, flags | O_CLOEXEC);
+    cg[l] = '\0';
+    return fd;
+}
+
+static void oom_open(struct oom *w, const char *root, pid_t pid)
+{
+    w->fd = w->evfd = -1;
+    w->initial = w->max = 0;
+
+    char cg[4096];
+    int ver = task_cgroup(pid, cg, sizeof cg);
+    if (ver < 0)
+        return;
+    int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return;
+    int dirfd = rootfd;
+    if (ver == 1) {
+        dirfd = openat(rootfd, "memory", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(rootfd);
+        if (dirfd < 0)
+            return;
+    }
+    w->fd = open_in_cgroup(dirfd, cg, sizeof cg,
+                           ver == 1 ? "memory.oom_control" : "memory.events",
+                           O_RDONLY);
+    long long v = w->fd >= 0 ? oom_read(w->fd) : -1;
+    if (v < 0) { /* no memory controller; v1 before 4.13 has no oom_kill */
+        oom_close(w);
+        close(dirfd);
+        return;
+    }
+    w->initial = w->max = v;
+    if (ver == 2) { /* kernfs signals changes of memory.events with POLLPRI */
+        close(dirfd);
+        return;
+    }
+
+    /* v1 files do not poll; the kernel notifies OOM through an eventfd
+     * registered as "<eventfd> <oom_control fd>" in cgroup.event_control.
+     * Without it we still read the counter once at the end. */
+    int ec = open_in_cgroup(dirfd, cg, sizeof cg, "cgroup.event_control",
+                            O_WRONLY);
+    close(dirfd);
+    if (ec < 0)
+        return;
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (efd >= 0) {
+        char m[48];
+        struct buf r = { m, 0, sizeof m, 0 };
+        b_u64(&r, (unsigned)efd);
+        b_str(&r, " ");
+        b_u64(&r, (unsigned)w->fd);
+        if (write_all(ec, m, r.len) == 0)
+            w->evfd = efd;
+        else
+            close(efd);
+    }
+    close(ec);
+}
+
+/* ---- exit record ---- */
+
+static int write_exit_file(char *path, int status, int have_status,
+                           int oom_killed, int exec_err, const char *exec_step)
+{
+    int code = 0, sig = 0;
+    if (have_status) {
+        if (WIFSIGNALED(status)) {
+            sig = WTERMSIG(status);
+            code = 128 + sig;
+        } else {
+            code = WEXITSTATUS(status);
+        }
+    }
+    if (exec_err)
+        code = 127;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long us = (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+
+    char c[256];
+    struct buf o = { c, 0, sizeof c, 0 };
+    b_str(&o, "exit_code=");
+    b_i64(&o, code);
+    b_str(&o, "\nsignal=");
+    b_i64(&o, sig);
+    b_str(&o, "\noom_killed=");
+    b_i64(&o, oom_killed);
+    b_str(&o, "\nfinished_at_us=");
+    b_i64(&o, us);
+    b_str(&o, "\nexec_error=");
+    b_i64(&o, exec_err);
+    b_str(&o, "\nexec_error_step=");
+    b_str(&o, exec_step);
+    b_str(&o, "\n");
+
+    /* Work relative to the directory so that no PATH_MAX copy of the path
+     * is needed; path is our own argv string, cut at the slash for a moment. */
+    char *slash = strrchr(path, '/');
+    const char *base = path;
+    int dfd;
+    if (slash) {
+        char save = slash[1];
+        base = slash + 1;
+        slash[1] = '\0'; /* keep the slash: "/x" has the directory "/" */
+        dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        slash[1] = save;
+    } else {
+        dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    if (dfd < 0)
+        return -1;
+    char tmp[NAME_MAX + 8];
+    struct buf t = { tmp, 0, sizeof tmp, 0 };
+    b_str(&t, base);
+    b_str(&t, ".tmp");
+    if (t.overflow || o.overflow || !*base) {
+        close(dfd);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                    0644);
+    int e = 0;
+    if (fd < 0) {
+        e = errno;
+    } else {
+        if (write_all(fd, c, o.len) < 0 || fsync(fd) < 0)
+            e = errno;
+        if (close(fd) < 0 && !e)
+            e = errno;
+        if (!e && renameat(dfd, tmp, dfd, base) < 0)
+            e = errno;
+        if (e)
+            unlinkat(dfd, tmp, 0);
+    }
+    /* The rename is only durable once the directory entry is on disk. */
+    if (!e && fsync(dfd) < 0)
+        e = errno;
+    close(dfd);
+    errno = e;
+    return e ? -1 : 0;
+}
+
+/* ---- main ---- */
+
+static void ensure_std_fds(void)
+{
+    /* Fds the task inherits or that we dup2 over must not alias our own
+     * pipes, so fill any gap in 0-2 with /dev/null. */
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int n = open("/dev/null", O_RDWR);
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    ensure_std_fds();
+    if (fcntl(REPORT_FD, F_GETFD) < 0 || fcntl(GO_FD, F_GETFD) < 0) {
+        say(2, "taskscope-shim: ", "fds 3 (report) and 4 (go) must be open");
+        return 2;
+    }
+    (void)fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
+    (void)fcntl(GO_FD, F_SETFD, FD_CLOEXEC);
+    /* We outlive the manager: whatever else it leaked to us (a bus socket,
+     * a log pipe) must not be held open for the lifetime of the task. */
+    close_from(GO_FD + 1, -1);
+
+    struct opts o;
+    gid_t groups[MAX_GROUPS];
+    int ngroups = 0;
+    if (parse_args(argc, argv, &o) < 0 || parse_groups(o.groups, groups, &ngroups) < 0) {
+        fatal(EINVAL, "args");
+        say(2, "usage: taskscope-shim --exit-file PATH --uid N --gid N "
+               "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "
+               "[--cgroup-root DIR] -- PROGRAM ARGV0 [ARGS...]", "");
+        return 2;
+    }
+
+    /* Own session: the manager's terminal/process group signals and its
+     * death must not reach us (KillMode=process keeps us alive). */
+    (void)setsid();
+    /* The task's daemonized orphans come back to us rather than PID 1, so
+     * nothing of the task escapes being reaped by the supervisor. */
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+    /* The manager kills tasks through systemd, never the shim; a writer
+     * whose manager went away must not die of SIGPIPE either. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, NULL);
+    sigaction(SIGHUP, &ign, NULL);
+    sigaction(SIGTERM, &ign, NULL);
+    sigaction(SIGINT, &ign, NULL);
+
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0) {
+        fatal(errno, "sigmask");
+        return 1;
+    }
+    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        fatal(errno, "signalfd");
+        return 1;
+    }
+    int release[2], errp[2];
+    if (pipe2(release, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        fatal(errno, "pipe");
+        return 1;
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fatal(errno, "fork");
+        return 1;
+    }
+    if (pid == 0) {
+        /* Drop the manager's pipes now: if the shim dies, the manager must
+         * see EOF even while this child still waits for release. */
+        close(REPORT_FD);
+        close(GO_FD);
+        close(sfd);
+        close(release[1]);
+        close(errp[0]);
+        run_child(&o, groups, ngroups, release[0], errp[1], envp);
+    }
+    close(release[0]);
+    close(errp[1]);
+
+    char m[96];
+    struct buf b = { m, 0, sizeof m, 0 };
+    b_str(&b, "pid ");
+    b_u64(&b, (unsigned long long)pid);
+    b_str(&b, "\n");
+    (void)write_all(REPORT_FD, m, b.len);
+
+    char go;
+    ssize_t n;
+    do
+        n = read(GO_FD, &go, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1 || go != 'g') {
+        /* Aborted start: the child exits 127 on EOF without running the
+         * task. No exit file: the task never existed. */
+        close(release[1]);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return 0;
+    }
+
+    /* Open the counter now, while the cgroup certainly exists: systemd may
+     * remove it the moment the task is gone. */
+    struct oom w;
+    oom_open(&w, o.cgroup_root, pid);
+
+    (void)write_all(release[1], "r", 1);
+    close(release[1]);
+
+    /* The error pipe is CLOEXEC: EOF without data means execve succeeded. */
+    char eb[64];
+    size_t elen = 0;
+    for (;;) {
+        n = read(errp[0], eb + elen, sizeof eb - 1 - elen);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        elen += (size_t)n;
+        if (elen == sizeof eb - 1)
+            break;
+    }
+    close(errp[0]);
+    eb[elen] = '\0';
+    int exec_err = 0;
+    const char *exec_step = "";
+    if (elen > 0) {
+        char *sp = strchr(eb, ' ');
+        unsigned e = 0;
+        if (sp) {
+            *sp = '\0';
+            exec_step = sp + 1;
+        }
+        if (parse_u32z(eb, &e) < 0 || e == 0)
+            e = EIO;
+        exec_err = (int)e;
+    }
+    b.len = 0;
+    if (exec_err) {
+        b_str(&b, "execfailed ");
+        b_u64(&b, (unsigned)exec_err);
+        b_str(&b, " ");
+        b_str(&b, exec_step);
+        b_str(&b, "\n");
+    } else {
+        b_str(&b, "started\n");
+    }
+    (void)write_all(REPORT_FD, m, b.len);
+    close(REPORT_FD);
+    close(GO_FD);
+
+    int status = 0, have_status = 0;
+    for (;;) {
+        struct pollfd p[2];
+        nfds_t np = 0;
+        p[np].fd = sfd;
+        p[np].events = POLLIN;
+        p[np++].revents = 0;
+        int wfd = w.evfd >= 0 ? w.evfd : w.fd;
+        if (wfd >= 0) {
+            p[np].fd = wfd;
+            p[np].events = w.evfd >= 0 ? POLLIN : POLLPRI;
+            p[np++].revents = 0;
+        }
+        int r = poll(p, np, -1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            /* Cannot happen with valid fds; still never lose the status. */
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            have_status = 1;
+            break;
+        }
+        /* OOM first: the kill raises the counter before the task dies. */
+        if (np > 1 && p[1].revents)
+            oom_refresh(&w);
+        if (!p[0].revents)
+            continue;
+        struct signalfd_siginfo si;
+        while (read(sfd, &si, sizeof si) > 0)
+            ;
+        pid_t c;
+        int st;
+        while ((c = waitpid(-1, &st, WNOHANG)) > 0) {
+            if (c == pid) {
+                status = st;
+                have_status = 1;
+            }
+        }
+        if (have_status)
+            break;
+    }
+
+    if (w.fd >= 0)
+        oom_refresh(&w);
+    int oom_killed = w.max > w.initial;
+    oom_close(&w);
+
+    if (write_exit_file(o.exit_file, status, have_status, oom_killed, exec_err,
+                        exec_step) < 0) {
+        int e = errno;
+        b.len = 0;
+        b_u64(&b, (unsigned)e);
+        say(2, "taskscope-shim: cannot write exit file, errno ", m);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,144 @@
+#!/bin/bash
+# Boots the Debian 12 test guest under qemu, runs one command in it, returns its exit code.
+#   testbed/run.sh [--variant v2|v1] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+variant=v2 smp=2 mem=2048 timeout_s=1800
+shares=()
+
+usage() {
+	sed -n '2,3p' "${BASH_SOURCE[0]}" >&2
+	exit 125
+}
+die() {
+	echo "testbed: $*" >&2
+	exit 125
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--variant) variant=${2:?}; shift 2 ;;
+	--smp) smp=${2:?}; shift 2 ;;
+	--mem) mem=${2:?}; shift 2 ;;
+	--timeout) timeout_s=${2:?}; shift 2 ;;
+	--share) shares+=("$(realpath -e "${2:?}")") || die "no such share: $2"; shift 2 ;;
+	--) shift; break ;;
+	-h | --help) usage ;;
+	*) usage ;;
+	esac
+done
+[ $# -gt 0 ] || usage
+case "$variant" in
+v2) cg_args="systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all" ;;
+v1) cg_args="systemd.unified_cgroup_hierarchy=0" ;;
+*) die "unknown variant '$variant' (v2 or v1)" ;;
+esac
+[[ "$smp" =~ ^[1-9][0-9]*$ && "$mem" =~ ^[1-9][0-9]*$ && "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||
+	die "--smp, --mem and --timeout take positive integers"
+
+img=$("$here/build-image.sh" | tail -n1)
+[ -f "$img/complete" ] || die "image build failed"
+
+# Under TCG the guest cannot calibrate its TSC against the PIT: hand it the host's rate.
+mhz=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
+tsc_args=""
+[ -z "$mhz" ] || tsc_args="tsc_early_khz=$mhz tsc=reliable"
+base_cmdline="console=ttyS0 panic=-1 quiet mitigations=off $tsc_args"
+
+qemu_common=(qemu-system-x86_64 -M pc -nodefaults -no-user-config -display none -no-reboot
+	-kernel "$img/vmlinuz" -initrd "$img/initrd.img")
+
+# /dev/kvm here is a paravirtual KVM that cannot boot a stock kernel; probe once per image.
+accel_file=$img/accel
+if [ ! -s "$accel_file" ]; then
+	exec 8>"$img/.accel.lock"
+	flock 8
+	if [ ! -s "$accel_file" ]; then
+		verdict=tcg
+		if [ -w /dev/kvm ]; then
+			probe_log=$(mktemp)
+			(timeout -k 2 20 "${qemu_common[@]}" -accel kvm -cpu host -smp 1 -m 512 \
+				-append "$base_cmdline testbed.probe" -serial "file:$probe_log") >/dev/null 2>&1 || true
+			grep -q TESTBED-PROBE-OK "$probe_log" && verdict=kvm
+			rm -f "$probe_log"
+		fi
+		echo "$verdict" >"$accel_file.tmp" && mv -f "$accel_file.tmp" "$accel_file"
+		echo "testbed: KVM probe: using $verdict" >&2
+	fi
+	exec 8>&-
+fi
+if [ "$(cat "$accel_file")" = kvm ]; then
+	accel=(-accel kvm -cpu host)
+else
+	accel=(-accel tcg,thread=multi,tb-size=512 -cpu max,la57=off)
+fi
+
+ctl=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-testbed.XXXXXX")
+chmod 0755 "$ctl"
+
+share_args=()
+: >"$ctl/shares"
+cwd=$(pwd -P)
+cd_to=/
+for i in "${!shares[@]}"; do
+	s=${shares[$i]}
+	share_args+=(-fsdev "local,id=share$i,path=$s,security_model=none"
+		-device "virtio-9p-pci,fsdev=share$i,mount_tag=share$i")
+	echo "share$i $s" >>"$ctl/shares"
+	case "$cwd/" in "$s"/*) cd_to=$cwd ;; esac
+done
+{
+	echo '#!/bin/bash'
+	printf 'cd %q || exit 125\n' "$cd_to"
+	printf 'exec'
+	printf ' %q' "$@"
+	echo
+} >"$ctl/cmd"
+
+t0=$(date +%s.%N)
+set +e
+timeout -k 10 "$timeout_s" "${qemu_common[@]}" "${accel[@]}" -smp "$smp" -m "$mem" \
+	-append "$base_cmdline $cg_args" \
+	-drive "file=$img/rootfs.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
+	-fsdev "local,id=tbctl,path=$ctl,security_model=none" \
+	-device "virtio-9p-pci,fsdev=tbctl,mount_tag=tbctl" \
+	"${share_args[@]}" \
+	-device virtio-rng-pci \
+	-serial "file:$ctl/serial.log" </dev/null >"$ctl/qemu.log" 2>&1
+qrc=$?
+set -e
+t1=$(date +%s.%N)
+wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b - a}')
+
+[ ! -f "$ctl/out" ] || cat "$ctl/out"
+
+if [ -f "$ctl/rc" ]; then
+	rc=$(cat "$ctl/rc")
+	started=$(cat "$ctl/started" 2>/dev/null || echo "?")
+	finished=$(cat "$ctl/finished" 2>/dev/null || echo "?")
+	echo "testbed: $variant ${accel[1]%%,*} smp=$smp: guest ready after ${started}s uptime, command done at ${finished}s, wall ${wall}s, rc=$rc" >&2
+	if [ "$rc" = 0 ] && [ "${TASKSCOPE_TESTBED_KEEP:-0}" != 1 ]; then
+		rm -rf "$ctl"
+	else
+		echo "testbed: control dir kept: $ctl" >&2
+	fi
+	exit "$rc"
+fi
+
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	reason="timeout after $timeout_s s"
+elif [ -f "$ctl/started" ]; then
+	reason="command started but guest ended without an exit code (qemu rc $qrc)"
+else
+	reason="boot failed (qemu rc $qrc)"
+fi
+{
+	echo "---- qemu output:"
+	tail -n 20 "$ctl/qemu.log"
+	echo "---- serial log tail ($ctl/serial.log):"
+	tail -n 60 "$ctl/serial.log" 2>/dev/null
+	echo "testbed: guest did not finish: $reason (wall ${wall}s)"
+	echo "testbed: serial log: $ctl/serial.log"
+} >&2
+exit 125

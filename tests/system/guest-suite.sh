@@ -1,0 +1,57 @@
+#!/bin/bash
+# Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR
+# Runs every tests/system/test_*.sh and leaves NAME.out / NAME.rc in RESULTS_DIR.
+# Exits non-zero only when setup fails; the results carry pass/fail.
+set -euo pipefail
+
+[ $# -eq 3 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR" >&2; exit 2; }
+variant=$1 results=$2 build=$3
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src=$(cd "$here/../.." && pwd)
+
+mkdir -p "$results"
+
+if [ -d "$build/stage" ]; then
+	echo "guest-suite: installing $build/stage into /"
+	cp -a "$build/stage/." /
+	systemctl daemon-reload
+	systemctl reload dbus
+fi
+
+{
+	uname -a
+	systemctl --version | head -1
+	cat /proc/cmdline
+	nproc
+} >"$results/env.txt"
+
+# A test's "# variants: v2" line limits where it runs; without one it runs everywhere.
+wants_variant() {
+	local line
+	line=$(grep -m1 -E '^#[[:space:]]*variants:' "$1" || true)
+	[ -z "$line" ] && return 0
+	[[ " ${line#*variants:} " == *" $variant "* ]]
+}
+
+export TASKSCOPE_VARIANT=$variant TASKSCOPE_BUILD_DIR=$build TASKSCOPE_SRC_DIR=$src
+
+shopt -s nullglob
+tests=("$here"/test_*.sh)
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	if ! wants_variant "$t"; then
+		echo "SKIP: not for variant $variant" >"$results/$name.out"
+		echo skip >"$results/$name.rc"
+		echo "guest-suite: $name: skip"
+		continue
+	fi
+	start=$(date +%s)
+	set +e
+	(cd "$src" && timeout -k 10 600 bash "$t") </dev/null >"$results/$name.out" 2>&1
+	rc=$?
+	set -e
+	[ $rc -ne 124 ] || echo "guest-suite: $name timed out after 600 s" >>"$results/$name.out"
+	echo "$rc" >"$results/$name.rc"
+	echo "guest-suite: $name: rc=$rc ($(($(date +%s) - start)) s)"
+done
+sync

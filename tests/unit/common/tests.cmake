@@ -1,0 +1,1 @@
+taskscope_unit_test(common/test_cpu_list.cpp taskscope_common)

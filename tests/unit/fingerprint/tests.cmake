@@ -1,0 +1,1 @@
+taskscope_unit_test(fingerprint/test_fingerprint.cpp taskscope_fingerprint)

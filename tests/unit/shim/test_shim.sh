@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# Drives taskscope-shim through its fd 3/4 protocol the way the manager does,
+# as the current user, without systemd or cgroups. No sleeps: every wait is on
+# a fifo, a pipe or the shim's own exit.
+#
+# usage: test_shim.sh /path/to/taskscope-shim
+set -u
+
+SHIM=${1:?usage: test_shim.sh /path/to/taskscope-shim}
+[[ -x $SHIM ]] || { echo "not executable: $SHIM" >&2; exit 1; }
+SHIM=$(readlink -f "$SHIM")
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/shimtest.XXXXXX")
+KILL_PIDS=()
+cleanup() {
+  local p
+  for p in "${KILL_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+FAILS=0
+CASE=""
+fail() { echo "FAIL [$CASE]: $*" >&2; FAILS=$((FAILS + 1)); }
+ok() { echo "ok   [$CASE]"; }
+
+UIDN=$(id -u)
+GIDN=$(id -g)
+# Cgroup root with no cgroup files: the shim must work without an OOM watch.
+NOCG=$T/no-cgroup-root
+
+# start NAME [shim options...] -- PROGRAM ARGV0 [ARGS...]
+# Spawns the shim with fd 3 = report fifo, fd 4 = go fifo and a stray fd 9
+# that must not reach the task. Sets D (case dir), SPID, R/G (our fd ends),
+# TASK_PID (from the "pid N" report).
+start() {
+  CASE=$1; shift
+  D=$T/$CASE
+  mkdir -p "$D"
+  mkfifo "$D/report" "$D/go"
+  "$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd "$D" \
+      --cgroup-root "$NOCG" "$@" \
+      3>"$D/report" 4<"$D/go" 9>"$D/stray" &
+  SPID=$!
+  exec {R}<"$D/report" {G}>"$D/go"
+  TASK_PID=""
+  local line=""
+  if ! read -r -t 10 -u "$R" line; then
+    fail "no report line"; return 1
+  fi
+  if [[ $line =~ ^pid\ ([0-9]+)$ ]]; then
+    TASK_PID=${BASH_REMATCH[1]}
+  else
+    fail "expected 'pid N', got '$line'"; return 1
+  fi
+}
+
+# go EXPECTED_REPORT: release the task, check the second report line.
+go() {
+  printf g >&"$G"
+  exec {G}>&-
+  local line=""
+  read -r -t 10 -u "$R" line || line="<none>"
+  [[ $line == "$1" ]] || fail "expected report '$1', got '$line'"
+  # Then the shim closes fd 3: EOF.
+  if read -r -t 10 -u "$R" line; then fail "unexpected report '$line'"; fi
+  exec {R}<&-
+}
+
+# finish EXPECTED_SHIM_RC: wait for the shim itself.
+finish() {
+  local rc=0
+  wait "$SPID" || rc=$?
+  [[ $rc == "$1" ]] || fail "shim exited $rc, expected $1"
+}
+
+field() { sed -n "s/^$1=//p" "$D/exit"; }
+
+# check_exit CODE SIGNAL EXEC_ERROR EXEC_STEP
+check_exit() {
+  if [[ ! -f $D/exit ]]; then fail "no exit file"; return; fi
+  [[ ! -e $D/exit.tmp ]] || fail "exit.tmp left behind"
+  local k
+  for k in exit_code signal oom_killed finished_at_us exec_error exec_error_step; do
+    grep -q "^$k=" "$D/exit" || fail "exit file lacks $k"
+  done
+  [[ $(wc -l <"$D/exit") == 6 ]] || fail "exit file has extra lines: $(cat "$D/exit")"
+  [[ $(field exit_code) == "$1" ]] || fail "exit_code=$(field exit_code), expected $1"
+  [[ $(field signal) == "$2" ]] || fail "signal=$(field signal), expected $2"
+  [[ $(field exec_error) == "$3" ]] || fail "exec_error=$(field exec_error), expected $3"
+  [[ $(field exec_error_step) == "$4" ]] || fail "exec_error_step=$(field exec_error_step), expected '$4'"
+  [[ $(field oom_killed) == 0 ]] || fail "oom_killed=$(field oom_killed)"
+  local now_us f
+  now_us=$(($(date +%s%N) / 1000))
+  f=$(field finished_at_us)
+  [[ $f =~ ^[0-9]+$ ]] && ((f <= now_us && now_us - f < 60000000)) ||
+    fail "finished_at_us=$f not close to now ($now_us)"
+}
+
+run_case() { # NAME CODE SIGNAL [shim options] -- PROGRAM ARGV...
+  local name=$1 code=$2 sig=$3; shift 3
+  local before=$FAILS
+  start "$name" "$@" || { finish 0; return; }
+  go started
+  finish 0
+  check_exit "$code" "$sig" 0 ""
+  ((FAILS == before)) && ok
+}
+
+# --- plain exits and signals ---
+run_case exit0 0 0 -- /bin/true true
+run_case exit3 3 0 -- /bin/sh sh -c 'exit 3'
+run_case sigkill 137 9 -- /bin/sh sh -c 'kill -9 $$'
+run_case sigterm 143 15 -- /bin/sh sh -c 'kill -TERM $$'
+
+# --- argv[0] is the caller's, args pass through verbatim ---
+before=$FAILS
+start argv --stdout "$T/argv/out" -- /bin/sh custom0 -c 'tr "\\0" "\\n" </proc/$$/cmdline | head -n1; printf "%s|" "$0" "$@"' a 'b c' ''
+go started; finish 0; check_exit 0 0 0 ""
+[[ $(cat "$D/out") == $'custom0\na|b c||' ]] || fail "argv: $(cat "$D/out")"
+((FAILS == before)) && ok
+
+# --- missing program: exec error is reported and recorded ---
+before=$FAILS
+start noprog -- "$T/does-not-exist" x
+go "execfailed 2 execve"
+finish 0
+check_exit 127 0 2 execve
+((FAILS == before)) && ok
+
+# --- bad cwd fails before exec, with its step name ---
+before=$FAILS
+CASE=badcwd; D=$T/badcwd; mkdir -p "$D"; mkfifo "$D/report" "$D/go"
+"$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd "$T/nowhere" \
+  --cgroup-root "$NOCG" -- /bin/true true 3>"$D/report" 4<"$D/go" &
+SPID=$!
+exec {R}<"$D/report" {G}>"$D/go"
+read -r -t 10 -u "$R" line && [[ $line == pid\ * ]] || fail "no pid line"
+go "execfailed 2 chdir"
+finish 0
+check_exit 127 0 2 chdir
+((FAILS == before)) && ok
+
+# --- abort: EOF on go, the task never runs, no exit file ---
+before=$FAILS
+start abort -- /bin/sh sh -c ": > '$T/abort/ran'"
+exec {G}>&-
+if read -r -t 10 -u "$R" line; then fail "unexpected report '$line' after abort"; fi
+exec {R}<&-
+finish 0
+[[ ! -e $D/exit ]] || fail "exit file written on abort"
+[[ ! -e $D/exit.tmp ]] || fail "exit.tmp written on abort"
+[[ ! -e $D/ran ]] || fail "task ran although the start was aborted"
+# The shim reaps the child before exiting, so its pid is gone or reused.
+[[ ! -e /proc/$TASK_PID ]] || [[ $(cat /proc/$TASK_PID/comm 2>/dev/null) != taskscope-shim ]] ||
+  fail "aborted child $TASK_PID still exists"
+((FAILS == before)) && ok
+
+# --- abort with a byte other than 'g' ---
+before=$FAILS
+start abort_x -- /bin/sh sh -c ": > '$T/abort_x/ran'"
+printf x >&"$G"; exec {G}>&-
+if read -r -t 10 -u "$R" line; then fail "unexpected report '$line' after abort"; fi
+exec {R}<&-
+finish 0
+[[ ! -e $D/exit && ! -e $D/ran ]] || fail "aborted task ran or exit file written"
+((FAILS == before)) && ok
+
+# --- the environment is passed exactly, nothing added ---
+before=$FAILS
+CASE=env; D=$T/env; mkdir -p "$D"; mkfifo "$D/report" "$D/go"
+env -i 'A=1' 'B=x y' 'C=' 'D=a=b' \
+  "$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd "$D" \
+  --cgroup-root "$NOCG" --stdout "$D/out" -- /usr/bin/env env \
+  3>"$D/report" 4<"$D/go" &
+SPID=$!
+exec {R}<"$D/report" {G}>"$D/go"
+read -r -t 10 -u "$R" line && [[ $line == pid\ * ]] || fail "no pid line"
+go started; finish 0; check_exit 0 0 0 ""
+expected=$'A=1\nB=x y\nC=\nD=a=b'
+[[ $(cat "$D/out") == "$expected" ]] || fail "env differs: $(cat "$D/out")"
+((FAILS == before)) && ok
+
+# --- no fd leaks: the task sees 0,1,2 and ls's own directory fd only ---
+before=$FAILS
+start fds --stdout "$T/fds/out" -- /bin/ls ls /proc/self/fd
+go started; finish 0; check_exit 0 0 0 ""
+[[ $(tr '\n' ' ' <"$D/out") == "0 1 2 3 " ]] || fail "task fds: $(tr '\n' ' ' <"$D/out")"
+((FAILS == before)) && ok
+
+# --- stdin/stdout/stderr files; outputs append, stdin defaults to /dev/null ---
+before=$FAILS
+mkdir -p "$T/stdio"
+echo "old" >"$T/stdio/out"
+printf 'in-data\n' >"$T/stdio/in"
+start stdio --stdin "$T/stdio/in" --stdout "$T/stdio/out" --stderr "$T/stdio/err" \
+  -- /bin/sh sh -c 'cat; echo out; echo err >&2; readlink /proc/self/fd/0 >&2'
+go started; finish 0; check_exit 0 0 0 ""
+[[ $(cat "$D/out") == $'old\nin-data\nout' ]] || fail "stdout: $(cat "$D/out")"
+[[ $(cat "$D/err") == $'err\n'"$T/stdio/in" ]] || fail "stderr: $(cat "$D/err")"
+[[ $(stat -c %a "$D/err") == 644 ]] || fail "stderr mode $(stat -c %a "$D/err")"
+((FAILS == before)) && ok
+
+before=$FAILS
+start devnull --stdout "$T/devnull/out" -- /bin/sh sh -c 'readlink /proc/self/fd/0; cat'
+go started; finish 0; check_exit 0 0 0 ""
+[[ $(cat "$D/out") == /dev/null ]] || fail "default stdin: $(cat "$D/out")"
+((FAILS == before)) && ok
+
+# --- default stdout/stderr: inherited from the shim ---
+before=$FAILS
+mkdir -p "$T/inherit"
+CASE=inherit
+start inherit -- /bin/sh sh -c 'echo to-out; echo to-err >&2' \
+  >"$T/inherit/o" 2>"$T/inherit/e"
+go started; finish 0; check_exit 0 0 0 ""
+[[ $(cat "$D/o") == to-out && $(cat "$D/e") == to-err ]] ||
+  fail "inherited stdio: '$(cat "$D/o")' '$(cat "$D/e")'"
+((FAILS == before)) && ok
+
+# --- stdout is a fifo: the open blocks until a reader exists ---
+before=$FAILS
+mkdir -p "$T/fifo"; mkfifo "$T/fifo/out"
+start fifo --stdout "$T/fifo/out" -- /bin/echo echo via-fifo
+printf g >&"$G"; exec {G}>&-
+got=$(timeout 10 cat "$T/fifo/out")
+read -r -t 10 -u "$R" line; [[ $line == started ]] || fail "report '$line'"
+exec {R}<&-
+finish 0; check_exit 0 0 0 ""
+[[ $got == via-fifo ]] || fail "fifo got '$got'"
+((FAILS == before)) && ok
+
+# --- working directory, uid and gid ---
+before=$FAILS
+extra=()
+if ((UIDN == 0)); then extra=(--groups "$GIDN,4242"); fi
+start ids --stdout "$T/ids/out" "${extra[@]}" -- /bin/sh sh -c \
+  'pwd; id -u; id -g; sed -n "s/^Groups:[[:space:]]*//p" /proc/self/status; sed -n "s/^SigIgn:[[:space:]]*//p;s/^SigBlk:[[:space:]]*//p" /proc/self/status'
+go started; finish 0; check_exit 0 0 0 ""
+mapfile -t L <"$D/out"
+[[ ${L[0]} == "$D" ]] || fail "cwd ${L[0]}"
+[[ ${L[1]} == "$UIDN" && ${L[2]} == "$GIDN" ]] || fail "ids ${L[1]} ${L[2]}"
+if ((UIDN == 0)); then
+  [[ $(echo ${L[3]}) == "$GIDN 4242" ]] || fail "groups '${L[3]}'"
+fi
+# No signal ignored or blocked in the task (sh itself ignores nothing here).
+[[ ${L[4]} =~ ^0+$ ]] || fail "SigIgn ${L[4]}"
+[[ ${L[5]} =~ ^0+$ ]] || fail "SigBlk ${L[5]}"
+((FAILS == before)) && ok
+
+# --- an orphaned grandchild holding on does not delay the exit record ---
+before=$FAILS
+start orphan --stdout "$T/orphan/out" -- /bin/sh sh -c \
+  'sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > gc.pid; exit 5'
+go started; finish 0; check_exit 5 0 0 ""
+gc=$(cat "$D/gc.pid")
+KILL_PIDS+=("$gc")
+[[ -e /proc/$gc ]] || fail "grandchild $gc not running (test premise)"
+kill -9 "$gc" 2>/dev/null
+((FAILS == before)) && ok
+
+# --- the shim is the subreaper: orphans of the task are reparented to it ---
+before=$FAILS
+start reap --stdout "$T/reap/out" -- /bin/sh sh -c \
+  '(sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > gc.pid); sed -n "s/^PPid:[[:space:]]*//p" /proc/$(cat gc.pid)/status'
+go started; finish 0; check_exit 0 0 0 ""
+gc=$(cat "$D/gc.pid"); KILL_PIDS+=("$gc"); kill -9 "$gc" 2>/dev/null
+[[ $(cat "$D/out") == "$SPID" ]] || fail "orphan's parent is '$(cat "$D/out")', shim is $SPID"
+((FAILS == before)) && ok
+
+# --- the shim ignores SIGTERM/SIGHUP/SIGINT (the manager kills via systemd) ---
+before=$FAILS
+mkdir -p "$T/sigs"; mkfifo "$T/sigs/hold"
+start sigs -- /bin/sh sh -c 'read x < hold; exit 7'
+go started
+kill -TERM "$SPID"; kill -HUP "$SPID"; kill -INT "$SPID"; kill -PIPE "$SPID"
+[[ -e /proc/$SPID ]] || fail "shim died of a signal"
+# The shim itself drops fds leaked by its parent (fd 9 here) and fds 3/4.
+shimfds=$(ls /proc/$SPID/fd | sort -n | tr '\n' ' ')
+for f in $shimfds; do
+  [[ $f == [012] ]] && continue
+  [[ $(readlink /proc/$SPID/fd/$f) == "$D/"* ]] && fail "shim holds fd $f: $(readlink /proc/$SPID/fd/$f)"
+done
+echo done >"$T/sigs/hold"
+finish 0; check_exit 7 0 0 ""
+((FAILS == before)) && ok
+
+# --- the manager disappearing after 'started' loses nothing ---
+before=$FAILS
+mkdir -p "$T/mgrgone"; mkfifo "$T/mgrgone/hold"
+start mgrgone -- /bin/sh sh -c 'read x < hold; exit 9'
+go started    # closes our ends of fd 3 and 4, like a dead manager
+echo done >"$T/mgrgone/hold"
+finish 0; check_exit 9 0 0 ""
+((FAILS == before)) && ok
+
+# --- OOM kill (opt-in: needs root and a writable memory cgroup) ---
+if [[ ${TASKSCOPE_SHIM_OOM_TEST:-0} == 1 ]]; then
+  before=$FAILS
+  CASE=oom
+  cgline=$(grep -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup | head -n1)
+  if [[ -n $cgline ]]; then
+    OOMCG=/sys/fs/cgroup/memory${cgline##*:}/shimtest.$$
+    LIMIT=memory.limit_in_bytes
+  else
+    OOMCG=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/shimtest.$$
+    LIMIT=memory.max
+  fi
+  if mkdir "$OOMCG" && echo $((16 << 20)) >"$OOMCG/$LIMIT"; then
+    start oom -- /usr/bin/tail tail -c 1 /dev/zero   # tail buffers a line that never ends
+    echo "$TASK_PID" >"$OOMCG/cgroup.procs" || fail "cannot move task into $OOMCG"
+    go started; finish 0
+    [[ $(field oom_killed) == 1 && $(field exit_code) == 137 ]] || fail "oom: $(tr '\n' ' ' <"$D/exit")"
+    rmdir "$OOMCG" || true
+    ((FAILS == before)) && ok
+  else
+    fail "cannot create $OOMCG"
+  fi
+fi
+
+# --- bad arguments: error report, no task ---
+before=$FAILS
+CASE=badargs; D=$T/badargs; mkdir -p "$D"
+out=$("$SHIM" --exit-file "$D/exit" --uid x --gid 0 --cwd / -- /bin/true true 3>&1 4</dev/null 2>/dev/null)
+rc=$?
+[[ $rc == 2 && $out == "error 22 args" ]] || fail "rc=$rc out='$out'"
+((FAILS == before)) && ok
+
+if ((FAILS)); then
+  echo "$FAILS failure(s)" >&2
+  exit 1
+fi
+echo "all shim tests passed"

@@ -59,7 +59,7 @@ if [ ! -s "$accel_file" ]; then
 		if [ -w /dev/kvm ]; then
 			probe_log=$(mktemp)
 			(timeout -k 2 20 "${qemu_common[@]}" -accel kvm -cpu host -smp 1 -m 512 \
-				-append "$base_cmdline testbed.probe" -serial "file:$probe_log") >/dev/null 2>&1 || true
+				-append "$base_cmdline testbed.probe" -serial "file:$probe_log"; true) >/dev/null 2>&1
 			grep -q TESTBED-PROBE-OK "$probe_log" && verdict=kvm
 			rm -f "$probe_log"
 		fi

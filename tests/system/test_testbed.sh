@@ -4,7 +4,15 @@
 # matches the variant, and systemd can place a scope with a memory limit.
 set -euo pipefail
 
-variant=${TASKSCOPE_VARIANT:?TASKSCOPE_VARIANT not set}
+# Run by hand (not via guest-suite.sh) the variant comes from the kernel command line.
+if [ -n "${TASKSCOPE_VARIANT:-}" ]; then
+	variant=$TASKSCOPE_VARIANT
+elif grep -qw 'systemd.unified_cgroup_hierarchy=0' /proc/cmdline; then
+	variant=v1
+else
+	variant=v2
+fi
+echo "variant: $variant"
 
 check() { echo "check: $*"; }
 fail() { echo "FAIL: $*"; exit 1; }

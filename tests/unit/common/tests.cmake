@@ -1,1 +1,2 @@
 taskscope_unit_test(common/test_cpu_list.cpp taskscope_common)
+taskscope_unit_test(common/test_signals.cpp taskscope_common)

@@ -1,0 +1,57 @@
+#define BOOST_TEST_MODULE config
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <fstream>
+
+#include "manager/config.hpp"
+
+using namespace taskscope::manager;
+
+namespace {
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/taskscope-config-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~TempDir() { std::system(("rm -rf " + path).c_str()); }
+    void write(const std::string& rel, const std::string& text) const { std::ofstream(path + "/" + rel) << text; }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(defaults_without_files) {
+    TempDir d;
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->slice == "nomad.slice");
+    BOOST_TEST(c->stateDir == "/var/lib/taskscope");
+}
+
+BOOST_AUTO_TEST_CASE(dropins_override_in_name_order) {
+    TempDir d;
+    d.write("manager.json", R"({"slice":"a.slice","job_timeout_ms":5000})");
+    ::mkdir((d.path + "/manager.json.d").c_str(), 0755);
+    d.write("manager.json.d/20-b.json", R"({"slice":"b.slice"})");
+    d.write("manager.json.d/10-c.json", R"({"slice":"c.slice","state_dir":"/srv/ts"})");
+    d.write("manager.json.d/ignored.txt", "garbage");
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+    BOOST_TEST(c->slice == "b.slice");
+    BOOST_TEST(c->stateDir == "/srv/ts");
+    BOOST_TEST(c->jobTimeoutMs == 5000);
+}
+
+BOOST_AUTO_TEST_CASE(bad_keys_and_values_name_the_file) {
+    TempDir d;
+    d.write("manager.json", R"({"slise":"a.slice"})");
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(!c.ok());
+    BOOST_TEST(c.error().name == "InvalidConfig");
+    BOOST_TEST(c.error().message.find("unknown key slise") != std::string::npos);
+    d.write("manager.json", R"({"slice":"not a slice"})");
+    BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
+}

@@ -1,0 +1,3 @@
+taskscope_unit_test(manager/test_task_spec.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_task_record.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_config.cpp taskscope_manager_lib)

@@ -1,0 +1,66 @@
+#define BOOST_TEST_MODULE resources
+#include <boost/test/unit_test.hpp>
+#include <limits>
+#include <map>
+
+#include "scope/resources.hpp"
+
+using namespace taskscope::scope;
+
+namespace {
+
+std::map<std::string, sdbus::Variant> asMap(const UnitProperties& props) {
+    std::map<std::string, sdbus::Variant> m;
+    for (const auto& p : props) m.emplace(p.get<0>(), p.get<1>());
+    return m;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_limits_no_properties) { BOOST_TEST(resourceProperties({}).empty()); }
+
+BOOST_AUTO_TEST_CASE(memory_alone_is_the_hard_limit) {
+    Resources r;
+    r.memoryMb = 256;
+    auto m = asMap(resourceProperties(r));
+    BOOST_TEST(m.at("MemoryMax").get<uint64_t>() == 256ull << 20);
+    BOOST_TEST(m.count("MemoryLow") == 0u);
+    BOOST_TEST(m.at("MemorySwapMax").get<uint64_t>() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(memory_max_oversubscribes) {
+    Resources r;
+    r.memoryMb = 256;
+    r.memoryMaxMb = 1024;
+    auto m = asMap(resourceProperties(r));
+    BOOST_TEST(m.at("MemoryMax").get<uint64_t>() == 1024ull << 20);
+    BOOST_TEST(m.at("MemoryLow").get<uint64_t>() == 256ull << 20);
+}
+
+BOOST_AUTO_TEST_CASE(memory_max_minus_one_is_infinity) {
+    Resources r;
+    r.memoryMb = 256;
+    r.memoryMaxMb = -1;
+    auto m = asMap(resourceProperties(r));
+    BOOST_TEST(m.at("MemoryMax").get<uint64_t>() == std::numeric_limits<uint64_t>::max());
+}
+
+BOOST_AUTO_TEST_CASE(shares_to_weight_like_runc) {
+    BOOST_TEST(cpuWeightFromShares(2) == 1u);
+    BOOST_TEST(cpuWeightFromShares(1024) == 39u);
+    BOOST_TEST(cpuWeightFromShares(262144) == 10000u);
+    BOOST_TEST(cpuWeightFromShares(0) == 1u);          // clamped
+    BOOST_TEST(cpuWeightFromShares(1u << 30) == 10000u);  // clamped
+}
+
+BOOST_AUTO_TEST_CASE(cpu_quota_pids_and_cpuset) {
+    Resources r;
+    r.cpuQuotaPercent = 150;
+    r.pidsMax = 64;
+    r.allowedCpus = {0, 2, 9};
+    auto m = asMap(resourceProperties(r));
+    BOOST_TEST(m.at("CPUQuotaPerSecUSec").get<uint64_t>() == 1500000u);
+    BOOST_TEST(m.at("TasksMax").get<uint64_t>() == 64u);
+    const auto mask = m.at("AllowedCPUs").get<std::vector<uint8_t>>();
+    BOOST_TEST(mask == (std::vector<uint8_t>{0x05, 0x02}), boost::test_tools::per_element());
+}

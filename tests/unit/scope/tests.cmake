@@ -1,0 +1,2 @@
+taskscope_unit_test(scope/test_unit_name.cpp taskscope_scope)
+taskscope_unit_test(scope/test_resources.cpp taskscope_scope)

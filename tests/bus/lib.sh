@@ -1,0 +1,70 @@
+# Helpers for the bus tier: a private dbus-daemon that this test starts and
+# stops, with the project's daemons bus-activated on it from the build tree.
+set -euo pipefail
+
+: "${TASKSCOPE_BUILD_DIR:?}" "${TASKSCOPE_SRC_DIR:?}"
+BUS_TMP=$(mktemp -d /tmp/taskscope-bus.XXXXXX)
+BUS_ADDRESS="unix:path=$BUS_TMP/bus"
+STATE_DIR="$BUS_TMP/state"
+export TASKSCOPE_BUS_ADDRESS="$BUS_ADDRESS"
+
+bus_cleanup() {
+    [[ -n "${BUS_PID:-}" ]] && kill "$BUS_PID" 2>/dev/null || true
+    pkill -f -- "--state-dir $STATE_DIR" 2>/dev/null || true
+    rm -rf "$BUS_TMP"
+}
+trap bus_cleanup EXIT
+
+# Starts the bus and returns once it accepts connections: dbus-daemon
+# prints its address only after it listens.
+bus_start() {
+    mkdir -p "$BUS_TMP/services" "$STATE_DIR"
+    cat >"$BUS_TMP/services/org.taskscope.Manager1.service" <<EOT
+[D-BUS Service]
+Name=org.taskscope.Manager1
+Exec=$TASKSCOPE_BUILD_DIR/src/manager/taskscope-manager --bus-address $BUS_ADDRESS --systemd-address $BUS_ADDRESS --state-dir $STATE_DIR --shim $TASKSCOPE_BUILD_DIR/src/shim/bin/taskscope-shim --config $BUS_TMP/none.json -v
+EOT
+    cat >"$BUS_TMP/bus.conf" <<EOT
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>$BUS_ADDRESS</listen>
+  <servicedir>$BUS_TMP/services</servicedir>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOT
+    exec {addr_fd}< <(dbus-daemon --config-file="$BUS_TMP/bus.conf" --nofork --print-address=1 \
+        2>"$BUS_TMP/dbus.log" & echo "pid $!")
+    local line
+    read -r line <&"$addr_fd"
+    BUS_PID=${line#pid }
+    read -r line <&"$addr_fd"
+    [[ "$line" == unix:* ]] || { echo "dbus-daemon did not start: $line"; cat "$BUS_TMP/dbus.log"; exit 1; }
+}
+
+# Calls a method and prints the reply, or "ERROR <name>: <message>".
+call() {
+    local out
+    if out=$(dbus-send --bus="$BUS_ADDRESS" --print-reply --dest=org.taskscope.Manager1 "$@" 2>&1); then
+        printf '%s\n' "$out"
+    else
+        printf 'ERROR %s\n' "${out#Error }"
+    fi
+}
+
+expect_error() {
+    local want=$1
+    shift
+    local got
+    got=$(call "$@")
+    if [[ "$got" != "ERROR $want:"* ]]; then
+        echo "FAIL: expected $want from $*, got: $got"
+        exit 1
+    fi
+    echo "ok: $want (${got#ERROR $want: })"
+}

@@ -1,0 +1,33 @@
+# Helpers for system tests: they run as root in the guest, against the
+# installed services, through busctl and taskscopectl as an operator would.
+set -euo pipefail
+
+M=/org/taskscope/Manager1
+I=org.taskscope.Manager1
+CTL=taskscopectl
+command -v $CTL >/dev/null || CTL="$TASKSCOPE_BUILD_DIR/src/cli/taskscopectl"
+
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { echo "ok: $*"; }
+
+mgr() { busctl call $I $M $I "$@"; }
+# GetTask's JSON, unwrapped from busctl's quoting.
+task_json() { busctl --json=short call $I $M $I GetTask ss "$1" "$2" | jq -r '.data[0]'; }
+task_field() { task_json "$1" "$2" | jq -r ".$3"; }
+
+# The cgroup directory of a task, as systemd reports it.
+task_cgroup_dir() { echo "/sys/fs/cgroup$(task_field "$1" "$2" cgroup)"; }
+
+# Waits (bounded) until a command succeeds; for conditions that have no
+# event a shell can wait on, such as a file appearing.
+wait_until() {
+    local what=$1 tries=$2
+    shift 2
+    for ((i = 0; i < tries; i++)); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    fail "timed out waiting for $what"
+}
+
+assert_eq() { [[ "$1" == "$2" ]] || fail "$3: got '$1', want '$2'"; ok "$3 = $2"; }

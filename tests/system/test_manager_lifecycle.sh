@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# Task lifecycle against the real systemd: scopes, limits, exit codes,
+# stop with grace, fork bomb, OOM, bad input, bus policy.
+source "$(dirname "$0")/lib.sh"
+
+# Bus activation starts the installed service on the first call.
+out=$(mgr StartTask sss a1 web '{"command":"/bin/sleep","args":["300"],"resources":{"memory_mb":64,"cpu_shares":512,"pids_max":50}}')
+[[ "$out" == "o \"/org/taskscope/Manager1/task/"* ]] || fail "StartTask said: $out"
+ok "StartTask through busctl: $out"
+systemctl is-active --quiet taskscope-manager || fail "manager not active after activation"
+
+pid=$(task_field a1 web pid)
+assert_eq "$(task_field a1 web state)" running "state"
+assert_eq "$(task_field a1 web unit)" a1-web.scope "unit"
+assert_eq "$(systemctl show -p Slice --value a1-web.scope)" nomad.slice "slice of the scope"
+cg=$(task_field a1 web cgroup)
+assert_eq "$cg" /nomad.slice/a1-web.scope "cgroup"
+grep -q "/nomad.slice/a1-web.scope" /proc/"$pid"/cgroup || fail "pid $pid not in its scope: $(cat /proc/"$pid"/cgroup)"
+ok "task pid $pid runs in its scope"
+shim=$(ps -o ppid= -p "$pid" | tr -d ' ')
+grep -q "taskscope-manager.service" /proc/"$shim"/cgroup || fail "launcher $shim is in $(cat /proc/"$shim"/cgroup)"
+ok "launcher (shim $shim) is outside the task's cgroup"
+
+if [[ "$TASKSCOPE_VARIANT" == v2 ]]; then
+    d=/sys/fs/cgroup$cg
+    assert_eq "$(cat "$d/memory.max")" 67108864 "memory.max"
+    assert_eq "$(cat "$d/memory.swap.max")" 0 "memory.swap.max"
+    assert_eq "$(cat "$d/cpu.weight")" 20 "cpu.weight (shares 512)"
+    assert_eq "$(cat "$d/pids.max")" 50 "pids.max"
+else
+    assert_eq "$(cat /sys/fs/cgroup/memory$cg/memory.limit_in_bytes)" 67108864 "v1 memory.limit_in_bytes"
+    assert_eq "$(cat /sys/fs/cgroup/pids$cg/pids.max)" 50 "v1 pids.max"
+fi
+
+# The object and its properties, as monitoring sees them.
+path=$(task_field a1 web object_path)
+assert_eq "$(busctl get-property $I "$path" org.taskscope.Task1 State)" 's "running"' "Task1.State"
+busctl call $I $M org.freedesktop.DBus.ObjectManager GetManagedObjects | grep -q a1 || fail "ObjectManager"
+ok "ObjectManager lists the task"
+
+# Exit codes and signals, through the CLI.
+check_exit() {
+    local name=$1 want=$2 script=$3 rc=0
+    $CTL run --wait a1 "$name" -- /bin/sh -c "$script" || rc=$?
+    assert_eq "$rc" "$want" "taskscopectl run --wait exit for '$script'"
+}
+check_exit zero 0 'exit 0'
+check_exit three 3 'exit 3'
+check_exit killed 137 'kill -KILL $$'
+assert_eq "$(task_field a1 killed signal)" 9 "signal of the killed task"
+check_exit termed 143 'kill -TERM $$'
+
+# Stop: SIGTERM then gone; the scope does not outlive the task.
+rc=0
+$CTL stop a1 web || rc=$?
+assert_eq "$rc" 143 "stop of sleep (SIGTERM)"
+wait_until "scope a1-web.scope to go" 100 bash -c '! systemctl is-active --quiet a1-web.scope'
+ok "scope gone after stop"
+
+# A task that ignores SIGTERM is killed after its grace period.
+$CTL run a1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null
+rc=0
+$CTL stop --grace 500 a1 stubborn || rc=$?
+assert_eq "$rc" 137 "stop of a SIGTERM-ignoring task after grace"
+
+# A fork bomb dies completely: freeze, SIGKILL, thaw.
+$CTL run --spec '{"resources":{"pids_max":300}}' a1 bomb -- /bin/sh -c 'b() { b & b & wait; }; b' >/dev/null
+bomb_cg=$(task_field a1 bomb cgroup)
+rc=0
+$CTL stop --grace 0 a1 bomb || rc=$?
+ok "fork bomb stopped (exit $rc)"
+wait_until "bomb scope to go" 200 bash -c '! systemctl is-active --quiet a1-bomb.scope'
+if [[ "$TASKSCOPE_VARIANT" == v2 && -e "/sys/fs/cgroup$bomb_cg/cgroup.procs" ]]; then
+    n=$(wc -l <"/sys/fs/cgroup$bomb_cg/cgroup.procs")
+    assert_eq "$n" 0 "processes left in the bomb's cgroup"
+fi
+survivors=$(pgrep -f 'b() { b' | wc -l || true)
+assert_eq "$survivors" 0 "fork bomb survivors"
+
+# OOM: a real memory hog over its hard limit is reported as OOM-killed.
+rc=0
+$CTL run --wait --spec '{"resources":{"memory_mb":32}}' a1 hog -- /usr/bin/tail /dev/zero || rc=$?
+assert_eq "$rc" 137 "exit of the memory hog"
+assert_eq "$(task_field a1 hog oom_killed)" true "oom_killed"
+
+# Forget drops an exited task; a running one cannot be forgotten.
+$CTL forget a1 zero
+$CTL status a1 zero 2>/dev/null && fail "forgotten task still there"
+$CTL run a1 still -- /bin/sleep 300 >/dev/null
+out=$($CTL forget a1 still 2>&1) && fail "forgot a running task"
+[[ "$out" == *StillRunning* ]] || fail "forget of a running task said: $out"
+ok "forget: $out"
+$CTL stop --grace 0 a1 still >/dev/null || true
+
+# Bad input changes nothing; errors are named.
+out=$(busctl call $I $M $I StartTask sss a1 bad '{"command":"/bin/true","user":"nosuchuser"}' 2>&1) && fail "unknown user accepted"
+ok "unknown user: $out"
+out=$(mgr StartTask sss a1 three '{"command":"/bin/true"}' 2>&1) && fail "duplicate accepted"
+ok "duplicate: $out"
+systemctl list-units --all 'a1-bad.scope' | grep -q a1-bad && fail "a refused start left a unit"
+
+# Only root may change anything; anyone may read.
+setpriv --reuid=nobody --regid=nogroup --clear-groups busctl call $I $M $I ListTasks >/dev/null \
+    || fail "nobody cannot ListTasks"
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups busctl call $I $M $I StartTask sss a1 x '{"command":"/bin/true"}' 2>&1) \
+    && fail "nobody could StartTask"
+[[ "$out" == *"ccess denied"* || "$out" == *AccessDenied* ]] || fail "nobody's StartTask said: $out"
+ok "policy: nobody may read, not start ($out)"
+
+# systemctl daemon-reload changes nothing for running tasks.
+$CTL run a1 reload -- /bin/sleep 300 >/dev/null
+systemctl daemon-reload
+assert_eq "$(task_field a1 reload state)" running "state after daemon-reload"
+systemctl is-active --quiet a1-reload.scope || fail "scope inactive after daemon-reload"
+$CTL stop --grace 0 a1 reload >/dev/null || true
+echo "manager lifecycle: all checks passed"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# No exit code is lost when the manager is killed -9 or restarted while
+# tasks run and exit; running tasks are re-adopted.
+source "$(dirname "$0")/lib.sh"
+
+systemctl start taskscope-manager
+STATE=/var/lib/taskscope
+
+$CTL run r1 long -- /bin/sleep 600 >/dev/null
+$CTL run r1 short -- /bin/sh -c 'read x < /run/r1-go; exit 7' >/dev/null 2>&1 || true
+mkfifo /run/r1-go 2>/dev/null || true
+# The short task waits on a fifo we control, so it exits exactly while the
+# manager is down.
+$CTL forget r1 short 2>/dev/null || true
+$CTL run r1 short -- /bin/sh -c 'read x < /run/r1-go; exit 7' >/dev/null
+
+main=$(systemctl show -p MainPID --value taskscope-manager)
+kill -9 "$main"
+ok "killed manager pid $main with SIGKILL"
+echo go >/run/r1-go
+wait_until "the short task's exit record" 300 test -e $STATE/exits/r1-short.scope
+ok "short task exited while the manager was down"
+
+# Any call activates the manager again (systemd also restarts it).
+assert_eq "$(task_field r1 short state)" exited "state after restart"
+assert_eq "$(task_field r1 short exit_code)" 7 "exit code recorded while down"
+assert_eq "$(task_field r1 long state)" running "long task re-adopted"
+[[ "$(systemctl show -p MainPID --value taskscope-manager)" != "$main" ]] || fail "manager not restarted"
+
+# systemctl restart keeps tasks too, and stop still works on adopted tasks.
+$CTL run r1 short2 -- /bin/sh -c 'read x < /run/r1-go; exit 9' >/dev/null
+systemctl restart taskscope-manager
+echo go >/run/r1-go
+rc=0
+$CTL wait r1 short2 || rc=$?
+assert_eq "$rc" 9 "exit code across systemctl restart"
+rc=0
+$CTL stop r1 long || rc=$?
+assert_eq "$rc" 143 "stop of a re-adopted task"
+echo "manager recovery: all checks passed"

@@ -8,11 +8,9 @@ systemctl start taskscope-manager
 STATE=/var/lib/taskscope
 
 $CTL run r1 long -- /bin/sleep 600 >/dev/null
-$CTL run r1 short -- /bin/sh -c 'read x < /run/r1-go; exit 7' >/dev/null 2>&1 || true
-mkfifo /run/r1-go 2>/dev/null || true
 # The short task waits on a fifo we control, so it exits exactly while the
 # manager is down.
-$CTL forget r1 short 2>/dev/null || true
+mkfifo /run/r1-go
 $CTL run r1 short -- /bin/sh -c 'read x < /run/r1-go; exit 7' >/dev/null
 
 main=$(systemctl show -p MainPID --value taskscope-manager)

@@ -9,6 +9,9 @@ variant=$1 results=$2 build=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
 
+# It copies the stage tree over / : never let that happen on a developer's host.
+mountpoint -q /run/testbed-ctl || { echo "guest-suite: refusing to run outside the testbed guest" >&2; exit 2; }
+
 mkdir -p "$results"
 
 if [ -d "$build/stage" ]; then

@@ -1,7 +1,10 @@
 #include "manager/task_manager.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/inotify.h>
+#include <sys/statfs.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +16,7 @@
 
 #include "common/files.hpp"
 #include "common/signals.hpp"
+#include "common/unique_fd.hpp"
 #include "manager/launcher.hpp"
 #include "manager/task_spec.hpp"
 #include "scope/unit_name.hpp"
@@ -29,6 +33,8 @@ uint64_t nowUs() {
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count());
 }
+
+const std::string kCgroupRoot = "/sys/fs/cgroup";
 
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
@@ -53,7 +59,10 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
       store_(config_.stateDir),
       systemd_(systemd),
       loop_(loop),
-      objectPrefix_(std::move(objectPrefix)) {}
+      objectPrefix_(std::move(objectPrefix)) {
+    struct statfs fs {};
+    unified_ = ::statfs(kCgroupRoot.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
 
 TaskManager::~TaskManager() {
     if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
@@ -272,8 +281,22 @@ Result<void> TaskManager::stop(const std::string& allocId, const std::string& ta
 
 void TaskManager::forceKill(Entry& e) {
     const auto& unit = e.record.unit;
-    // Frozen processes cannot fork, so SIGKILL reaches every one of them,
-    // even a fork bomb; thawing lets the kernel deliver it.
+    if (unified_) {
+        // The kernel kills every process of the cgroup at once, including
+        // any that fork meanwhile. Asking systemd instead (FreezeUnit, then
+        // KillUnit) fails exactly when it matters: a fork bomb keeps PID 1
+        // busy reaping orphans until it stops answering (seen in the test
+        // bed with systemd 252). cgroup.kill is an action, not a setting
+        // systemd manages or could undo.
+        if (e.record.cgroup.empty()) return;
+        const auto killFile = kCgroupRoot + e.record.cgroup + "/cgroup.kill";
+        common::UniqueFd fd(::open(killFile.c_str(), O_WRONLY | O_CLOEXEC));
+        if (!fd && errno == ENOENT) return;  // the scope is gone, and all its processes with it
+        if (fd && ::write(fd.get(), "1", 1) == 1) return;
+        spdlog::warn("Failed to write {}: {}, asking systemd instead", killFile, std::strerror(errno));
+    }
+    // cgroup v1: freeze through systemd where it can (frozen processes
+    // cannot fork), SIGKILL everything, thaw so the kill is delivered.
     auto frozen = systemd_.freezeUnit(unit);
     if (!frozen) spdlog::debug("Freeze {} failed: {}, killing unfrozen", unit, frozen.error().message);
     if (auto k = systemd_.killUnit(unit, "all", SIGKILL); !k && k.error().name != "NoSuchUnit")
@@ -322,7 +345,11 @@ void TaskManager::collectExit(Entry& e) {
                  r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
     // The main process is gone; whatever it left behind in the scope goes
     // with it, as when Nomad's executor ends a task.
-    if (auto st = systemd_.unitState(r.unit); st && st->active == "active") forceKill(e);
+    if (unified_) {
+        forceKill(e);
+    } else if (auto st = systemd_.unitState(r.unit); st && st->active == "active") {
+        forceKill(e);
+    }
     if (events_) {
         events_->taskChanged(r);
         events_->taskExited(r);

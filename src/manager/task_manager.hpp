@@ -74,6 +74,7 @@ private:
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
     std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
+    bool unified_ = false;  ///< cgroup v2 at /sys/fs/cgroup
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

@@ -31,3 +31,6 @@ wait_until() {
 }
 
 assert_eq() { [[ "$1" == "$2" ]] || fail "$3: got '$1', want '$2'"; ok "$3 = $2"; }
+
+# How many processes still sit in a unit's cgroup (on any hierarchy).
+in_scope() { grep -l "/$1\$" /proc/[0-9]*/cgroup 2>/dev/null | wc -l; }

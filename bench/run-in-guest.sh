@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Boots the test bed (cgroup v2), installs the build and runs the benchmarks.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+rm -rf "$build/stage"
+DESTDIR="$build/stage" cmake --install "$build" >/dev/null
+exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --share "$root" -- bash -c "
+  set -e
+  cp -a '$build/stage/.' / && systemctl daemon-reload && systemctl reload dbus
+  systemctl start taskscope-manager
+  '$build/bench/taskscope-bench-start' \${BENCH_N:-50}
+  bash '$root/bench/memory_per_task.sh' \${BENCH_TASKS:-1000}
+  bash '$root/bench/shim_pss.sh' /usr/libexec/taskscope/taskscope-shim 200"

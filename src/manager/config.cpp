@@ -37,6 +37,21 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
         } else if (key == "shim_path") {
             if (!value.is_string()) return bad("a path");
             c.shimPath = value.get<std::string>();
+        } else if (key == "streamer") {
+            if (!value.is_boolean()) return bad("true or false");
+            c.streamer = value.get<bool>();
+        } else if (key == "log_spool_dir") {
+            if (!value.is_string() || value.get<std::string>().empty() || value.get<std::string>()[0] != '/')
+                return bad("an absolute path");
+            c.logSpoolDir = value.get<std::string>();
+        } else if (key == "log_max_files") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1000)
+                return bad("an integer 1..1000");
+            c.logMaxFiles = value.get<int>();
+        } else if (key == "log_max_file_size_mb") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 100000)
+                return bad("an integer 1..100000");
+            c.logMaxFileSizeMb = value.get<int>();
         } else if (key == "job_timeout_ms") {
             if (!value.is_number_integer() || value.get<int64_t>() < 1000) return bad("an integer >= 1000");
             c.jobTimeoutMs = value.get<int64_t>();

@@ -57,6 +57,7 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
                          std::string objectPrefix)
     : config_(std::move(config)),
       store_(config_.stateDir),
+      spool_(config_.logSpoolDir),
       systemd_(systemd),
       loop_(loop),
       objectPrefix_(std::move(objectPrefix)) {
@@ -82,6 +83,7 @@ void TaskManager::persist(const TaskRecord& record) {
 
 Result<void> TaskManager::recover() {
     if (auto r = store_.prepare(); !r) return r.error().context("prepare " + config_.stateDir);
+    if (auto r = spool_.prepareDir(); !r) return r.error().context("prepare " + config_.logSpoolDir);
 
     // Shims are our children while we run; SIGCHLD tells us to reap them.
     sigset_t mask;
@@ -120,6 +122,7 @@ Result<void> TaskManager::recover() {
             // the shim was killed. Say so rather than invent an exit code.
             r.state = TaskState::Lost;
             r.exit.finishedAtUs = nowUs();
+            spool_.markExited(unit);
             spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record",
                          taskLabel(r.allocId, r.name), r.shimPid);
             persist(r);
@@ -174,19 +177,29 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
     LaunchPaths paths{exitFile, "", ""};
-    if (spec->logs) {
+    if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
         paths.stderrFile = base + ".stderr.0";
+    } else if (spec->logs) {
+        LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
+                         spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
+        if (auto r = spool_.add(*unit, allocId, task, logs); !r) return r.error().context("prepare logs");
+        paths.stdoutFile = spool_.stdoutFifo(*unit);
+        paths.stderrFile = spool_.stderrFifo(*unit);
     }
 
     auto launch = spawnTask(config_.shimPath, *spec, paths);
-    if (!launch) return launch.error();
+    if (!launch) {
+        spool_.remove(*unit);
+        return launch.error();
+    }
 
     auto props = baseProperties(config_, allocId, task);
     for (auto& p : scope::resourceProperties(spec->resources)) props.push_back(std::move(p));
     if (auto r = systemd_.startScope(*unit, {static_cast<uint32_t>(launch->taskPid)}, props); !r) {
         abortTask(*launch);
+        spool_.remove(*unit);
         return r.error().context("start task " + taskLabel(allocId, task));
     }
 
@@ -211,6 +224,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         // this start remains, as the caller is told it failed.
         ::waitpid(launch->shimPid, nullptr, 0);
         store_.remove(rec);
+        spool_.remove(*unit);
         (void)systemd_.stopUnit(*unit);
         return r.error().context("start task " + taskLabel(allocId, task));
     }
@@ -341,6 +355,7 @@ void TaskManager::collectExit(Entry& e) {
         e.killTimer = 0;
     }
     persist(r);
+    spool_.markExited(r.unit);
     spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode,
                  r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
     // The main process is gone; whatever it left behind in the scope goes

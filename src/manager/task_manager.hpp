@@ -11,6 +11,7 @@
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "manager/config.hpp"
+#include "manager/log_spool.hpp"
 #include "manager/state_store.hpp"
 #include "manager/task_record.hpp"
 #include "scope/systemd_client.hpp"
@@ -69,6 +70,7 @@ private:
 
     Config config_;
     StateStore store_;
+    LogSpool spool_;
     scope::SystemdClient& systemd_;
     common::EventLoop& loop_;
     std::string objectPrefix_;

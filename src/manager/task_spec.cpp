@@ -118,6 +118,14 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
     } else if (key == "logs") {
         if (!value.is_boolean()) return invalid("logs must be true or false");
         s.logs = value.get<bool>();
+    } else if (key == "log_max_files") {
+        auto v = getInt(value, "log_max_files", 1, 1000);
+        if (!v) return v.error();
+        s.logMaxFiles = static_cast<int>(*v);
+    } else if (key == "log_max_file_size_mb") {
+        auto v = getInt(value, "log_max_file_size_mb", 1, 100000);
+        if (!v) return v.error();
+        s.logMaxFileSizeMb = static_cast<int>(*v);
     } else if (key == "resources") {
         return parseResources(value, s.resources);
     } else {

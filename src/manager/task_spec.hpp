@@ -23,6 +23,8 @@ struct TaskSpec {
     int killSignal = 15;
     int64_t killTimeoutMs = 5000;
     bool logs = true;  ///< collect stdout/stderr into the task's log files
+    int logMaxFiles = 0;       ///< 0: the manager's default
+    int logMaxFileSizeMb = 0;  ///< 0: the manager's default
     scope::Resources resources;
 
     // Filled by resolveTaskSpec from the system's user and file databases.

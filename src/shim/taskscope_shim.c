@@ -250,8 +250,13 @@ static _Noreturn void child_fail(int errfd, int err, const char *step)
 
 static int open_output(const char *path)
 {
-    /* O_APPEND: log files are shared with rotation/other writers. May be a
-     * fifo: blocking until the streamer opens the read side is intended. */
+    struct stat st;
+    /* A fifo to the streamer is opened read-write: the open never waits
+     * for a reader, and while no streamer reads (it restarts) the task's
+     * writes block once the pipe is full instead of raising SIGPIPE. */
+    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+        return open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    /* O_APPEND: log files are shared with rotation/other writers. */
     return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 }
 

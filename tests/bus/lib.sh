@@ -19,10 +19,11 @@ trap bus_cleanup EXIT
 # prints its address only after it listens.
 bus_start() {
     mkdir -p "$BUS_TMP/services" "$STATE_DIR"
+    echo "{\"log_spool_dir\": \"$BUS_TMP/spool\"}" >"$BUS_TMP/manager.json"
     cat >"$BUS_TMP/services/org.taskscope.Manager1.service" <<EOT
 [D-BUS Service]
 Name=org.taskscope.Manager1
-Exec=$TASKSCOPE_BUILD_DIR/src/manager/taskscope-manager --bus-address $BUS_ADDRESS --systemd-address $BUS_ADDRESS --state-dir $STATE_DIR --shim $TASKSCOPE_BUILD_DIR/src/shim/bin/taskscope-shim --config $BUS_TMP/none.json -v
+Exec=$TASKSCOPE_BUILD_DIR/src/manager/taskscope-manager --bus-address $BUS_ADDRESS --systemd-address $BUS_ADDRESS --state-dir $STATE_DIR --shim $TASKSCOPE_BUILD_DIR/src/shim/bin/taskscope-shim --config $BUS_TMP/manager.json -v
 EOT
     cat >"$BUS_TMP/bus.conf" <<EOT
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"

@@ -218,15 +218,18 @@ go started; finish 0; check_exit 0 0 0 ""
   fail "inherited stdio: '$(cat "$D/o")' '$(cat "$D/e")'"
 ((FAILS == before)) && ok
 
-# --- stdout is a fifo: the open blocks until a reader exists ---
+# --- stdout is a fifo: opened read-write, so the task never waits for a
+# reader (the streamer may be restarting) and never gets SIGPIPE ---
 before=$FAILS
 mkdir -p "$T/fifo"; mkfifo "$T/fifo/out"
+exec {F}<>"$T/fifo/out"   # the streamer's end, held like its fd store would
 start fifo --stdout "$T/fifo/out" -- /bin/echo echo via-fifo
 printf g >&"$G"; exec {G}>&-
-got=$(timeout 10 cat "$T/fifo/out")
 read -r -t 10 -u "$R" line; [[ $line == started ]] || fail "report '$line'"
 exec {R}<&-
 finish 0; check_exit 0 0 0 ""
+read -r -t 10 -u "$F" got || true
+exec {F}<&-
 [[ $got == via-fifo ]] || fail "fifo got '$got'"
 ((FAILS == before)) && ok
 

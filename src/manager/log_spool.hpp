@@ -1,0 +1,50 @@
+#pragma once
+// The hand-off of a task's stdout and stderr to taskscope-streamer. For
+// each task with logs, the manager creates two fifos and a description in
+// the spool directory (/run/taskscope/logs):
+//   <unit>.stdout, <unit>.stderr   fifos the task's shim opens read-write
+//                                  (so the task never gets SIGPIPE and
+//                                  blocks, rather than losing output, while
+//                                  no streamer reads)
+//   <unit>.json                    {"alloc_id","task","log_dir","max_files",
+//                                  "max_file_size_mb","exited"}, replaced
+//                                  atomically; "exited" turns true once the
+//                                  task's exit is recorded
+// The streamer owns everything after that: it reads the fifos, and deletes
+// the three files once it has drained an exited task. Neither daemon waits
+// for the other, so either can restart on its own.
+
+#include <string>
+
+#include "common/result.hpp"
+
+namespace taskscope::manager {
+
+struct LogSettings {
+    std::string logDir;
+    int maxFiles = 10;
+    int maxFileSizeMb = 10;
+};
+
+class LogSpool {
+public:
+    explicit LogSpool(std::string dir) : dir_(std::move(dir)) {}
+
+    common::Result<void> prepareDir() const;
+    /// Creates the fifos and the description; returns nothing on error.
+    common::Result<void> add(const std::string& unit, const std::string& allocId, const std::string& task,
+                             const LogSettings& settings) const;
+    /// Marks the task's logs complete (the streamer drains, then deletes).
+    void markExited(const std::string& unit) const;
+    /// Removes a spool entry that never ran (a start that failed).
+    void remove(const std::string& unit) const;
+
+    std::string stdoutFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stdout"; }
+    std::string stderrFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stderr"; }
+    std::string description(const std::string& unit) const { return dir_ + "/" + unit + ".json"; }
+
+private:
+    std::string dir_;
+};
+
+}  // namespace taskscope::manager

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cpu_list.hpp"
+
 namespace taskscope::manager {
 
 namespace {
@@ -31,6 +33,8 @@ std::string taskJson(const TaskRecord& r) {
         {"state", toString(r.state)},
         {"pid", r.pid},
         {"cgroup", r.cgroup},
+        {"cpus", common::formatCpuList(r.cpus)},
+        {"reserved_cores", r.reservedCores},
         {"exit_code", r.finished() ? nlohmann::json(r.exit.exitCode) : nlohmann::json(nullptr)},
         {"signal", r.exit.signal},
         {"oom_killed", r.exit.oomKilled},
@@ -49,9 +53,12 @@ TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
 
 TaskObject::~TaskObject() { unregisterAdaptor(); }
 
+std::string TaskObject::AllowedCPUs() { return common::formatCpuList(record_.cpus); }
+
 void TaskObject::changed() {
     emitPropertiesChangedSignal(org::taskscope::Task1_adaptor::INTERFACE_NAME,
-                                {"State", "MainPID", "ControlGroup", "ExitCode", "Signal", "OOMKilled", "FinishedAt"});
+                                {"State", "MainPID", "ControlGroup", "AllowedCPUs", "ReservedCores", "ExitCode",
+                                 "Signal", "OOMKilled", "FinishedAt", "Spec"});
 }
 
 ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, NodeFacts facts)
@@ -74,6 +81,7 @@ void ManagerObject::taskAdded(const TaskRecord& task) {
 
 void ManagerObject::taskChanged(const TaskRecord& task) {
     if (auto it = objects_.find(task.unit); it != objects_.end()) it->second->changed();
+    emitPropertiesChangedSignal(org::taskscope::Manager1_adaptor::INTERFACE_NAME, {"SharedCPUs"});
     emitTaskStateChanged(task.allocId, task.name, toString(task.state));
 }
 
@@ -111,6 +119,11 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPa
     std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> out;
     for (const auto* r : tasks_.list()) out.emplace_back(r->allocId, r->name, toString(r->state), r->objectPath);
     return out;
+}
+
+void ManagerObject::UpdateTask(const std::string& allocId, const std::string& task,
+                               const std::string& resourcesJson) {
+    check(tasks_.update(allocId, task, resourcesJson));
 }
 
 void ManagerObject::ForgetTask(const std::string& allocId, const std::string& task) {

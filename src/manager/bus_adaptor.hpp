@@ -42,6 +42,8 @@ private:
     std::string State() override { return toString(record_.state); }
     uint32_t MainPID() override { return static_cast<uint32_t>(record_.pid); }
     std::string ControlGroup() override { return record_.cgroup; }
+    std::string AllowedCPUs() override;
+    bool ReservedCores() override { return record_.reservedCores; }
     int32_t ExitCode() override { return record_.finished() ? record_.exit.exitCode : -1; }
     int32_t Signal() override { return record_.exit.signal; }
     bool OOMKilled() override { return record_.exit.oomKilled; }
@@ -77,6 +79,8 @@ private:
     std::string GetTask(const std::string& allocId, const std::string& task) override;
     std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ListTasks() override;
     void ForgetTask(const std::string& allocId, const std::string& task) override;
+    void UpdateTask(const std::string& allocId, const std::string& task, const std::string& resourcesJson) override;
+    std::string SharedCPUs() override { return tasks_.sharedCpus(); }
 
     std::string Version() override { return facts_.version; }
     std::string Slice() override { return tasks_.config().slice; }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/cpu_list.hpp"
 #include "common/files.hpp"
 #include "scope/unit_name.hpp"
 
@@ -37,6 +38,11 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
         } else if (key == "shim_path") {
             if (!value.is_string()) return bad("a path");
             c.shimPath = value.get<std::string>();
+        } else if (key == "system_cores") {
+            if (!value.is_string()) return bad("a CPU list such as \"0\" or \"0-1\"");
+            auto cpus = common::parseCpuList(value.get<std::string>());
+            if (!cpus) return makeError("InvalidConfig", file + ": system_cores: " + cpus.error().message);
+            c.systemCores = *cpus;
         } else if (key == "streamer") {
             if (!value.is_boolean()) return bad("true or false");
             c.streamer = value.get<bool>();

@@ -4,6 +4,7 @@
 // keys it sets. No file at all means the defaults.
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "common/result.hpp"
@@ -20,6 +21,7 @@ struct Config {
     std::string logSpoolDir = "/run/taskscope/logs";  ///< fifos handed to the streamer
     int logMaxFiles = 10;       ///< default rotation: files kept per stream
     int logMaxFileSizeMb = 10;  ///< default rotation: size of one file
+    std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
 };
 

@@ -85,7 +85,7 @@ std::unique_ptr<sdbus::IConnection> connect(const std::string& address) {
     return sdbus::createSessionBusConnectionWithAddress(address);
 }
 
-manager::NodeFacts probeNode(scope::SdbusSystemdClient& systemd) {
+manager::NodeFacts probeNode(scope::SdbusSystemdClient& systemd, std::set<unsigned>& usableCpus) {
     manager::NodeFacts facts;
     facts.version = TASKSCOPE_VERSION;
     std::string systemdVersion;
@@ -95,6 +95,7 @@ manager::NodeFacts probeNode(scope::SdbusSystemdClient& systemd) {
         spdlog::warn("Failed to fingerprint the node: {}, ignoring", probed.error().message);
         return facts;
     }
+    usableCpus = probed->usableCpus;
     const auto j = fingerprint::toJson(*probed, systemdVersion);
     facts.fingerprintJson = j.dump();
     facts.cgroupVersion = j.value("unique.cgroups.version", "");
@@ -134,12 +135,14 @@ int run(const Options& opts) {
     if (auto r = systemd.subscribe(); !r)
         spdlog::error("Failed to subscribe to systemd: {}; tasks cannot start until it answers", r.error().message);
 
-    manager::TaskManager tasks(*config, systemd, loop, manager::kTaskPathPrefix);
+    std::set<unsigned> usableCpus;
+    auto facts = probeNode(systemd, usableCpus);
+    manager::TaskManager tasks(*config, systemd, loop, manager::kTaskPathPrefix, usableCpus);
     if (auto r = tasks.recover(); !r) {
         spdlog::error("Failed to recover tasks: {}", r.error().message);
         return 1;
     }
-    manager::ManagerObject object(*serviceBus, tasks, probeNode(systemd));
+    manager::ManagerObject object(*serviceBus, tasks, std::move(facts));
     tasks.attach(object);
     loop.addBus(*systemdBus);
     loop.addBus(*serviceBus);

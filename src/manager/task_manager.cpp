@@ -9,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstring>
 
+#include "common/cpu_list.hpp"
 #include "common/files.hpp"
 #include "common/signals.hpp"
 #include "common/unique_fd.hpp"
@@ -54,13 +56,14 @@ scope::UnitProperties baseProperties(const Config& config, const std::string& al
 }  // namespace
 
 TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop,
-                         std::string objectPrefix)
+                         std::string objectPrefix, std::set<unsigned> usableCpus)
     : config_(std::move(config)),
       store_(config_.stateDir),
       spool_(config_.logSpoolDir),
       systemd_(systemd),
       loop_(loop),
-      objectPrefix_(std::move(objectPrefix)) {
+      objectPrefix_(std::move(objectPrefix)),
+      cpus_(std::move(usableCpus), config_.systemCores) {
     struct statfs fs {};
     unified_ = ::statfs(kCgroupRoot.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
@@ -103,6 +106,7 @@ Result<void> TaskManager::recover() {
 
     auto records = store_.loadAll();
     if (!records) return records.error();
+    recovering_ = true;
     for (auto& rec : *records) {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
@@ -117,17 +121,25 @@ Result<void> TaskManager::recover() {
         } else if (shimAlive(r)) {
             r.state = TaskState::Running;
             spdlog::info("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);
+            if (r.reservedCores)
+                if (auto ok = cpus_.restore(unit, r.cpus); !ok)
+                    spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
         } else {
             // Neither an exit record nor a living shim: the node rebooted or
             // the shim was killed. Say so rather than invent an exit code.
             r.state = TaskState::Lost;
             r.exit.finishedAtUs = nowUs();
+            r.reservedCores = false;
             spool_.markExited(unit);
             spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record",
                          taskLabel(r.allocId, r.name), r.shimPid);
             persist(r);
         }
     }
+    // Reservations that ended while we were away have left cores the
+    // shared tasks should have again.
+    recovering_ = false;
+    applySharedPool();
     return {};
 }
 
@@ -167,10 +179,20 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     if (tasks_.count(*unit)) return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
     auto spec = parseTaskSpec(specJson);
     if (!spec) return spec.error();
-    if (spec->resources.cores && *spec->resources.cores > 0)
-        return makeError("InvalidSpec", "resources.cores: reserving cores needs the cpuset partitioner, "
-                                        "which this version does not have yet");
     if (auto r = resolveTaskSpec(*spec); !r) return r.error();
+    auto cpus = assignCpus(*unit, spec->resources);
+    if (!cpus) return cpus.error();
+    spec->resources.allowedCpus = *cpus;
+    const bool reserved = spec->resources.cores.value_or(0) > 0;
+    // Whatever fails from here on gives the cores back.
+    struct Unreserve {
+        CpuPartitions& cpus;
+        const std::string& unit;
+        bool armed;
+        ~Unreserve() {
+            if (armed) cpus.release(unit);
+        }
+    } unreserve{cpus_, *unit, reserved};
 
     const auto logDir = store_.logDir(allocId);
     if (auto r = common::makeDirs(logDir, 0755); !r) return r.error().context("create log directory");
@@ -214,6 +236,8 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     rec.pid = launch->taskPid;
     rec.shimPid = launch->shimPid;
     rec.startedAtUs = nowUs();
+    rec.cpus = *cpus;
+    rec.reservedCores = reserved;
     if (auto cg = systemd_.controlGroup(*unit)) rec.cgroup = *cg;
     // On disk before the task runs its first instruction: from here on a
     // crash of the manager still finds it.
@@ -231,6 +255,8 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
 
     auto* out = &entry->record;
     tasks_[*unit] = std::move(entry);
+    unreserve.armed = false;
+    if (reserved) applySharedPool();
     spdlog::info("Started task {} as pid {} in {}", taskLabel(allocId, task), out->pid, *unit);
     if (events_) events_->taskAdded(*out);
     return out;
@@ -350,6 +376,7 @@ void TaskManager::collectExit(Entry& e) {
     r.exit = *status;
     r.state = TaskState::Exited;
     r.pid = 0;
+    releaseCpus(r);
     if (e.killTimer) {
         loop_.cancelTimer(e.killTimer);
         e.killTimer = 0;
@@ -379,6 +406,92 @@ void TaskManager::reapChildren() {
     }
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
+}
+
+Result<std::set<unsigned>> TaskManager::assignCpus(const std::string& unit, const scope::Resources& resources) {
+    const unsigned cores = resources.cores.value_or(0);
+    if (!unified_) {
+        // systemd ignores AllowedCPUs on cgroup v1 (seen in the test bed),
+        // so a reservation could not be kept: refuse it rather than lie.
+        if (cores > 0)
+            return makeError("NotSupported", "resources.cores: reserving cores needs cgroup v2; this node runs "
+                                             "cgroup v1, where systemd ignores AllowedCPUs");
+        return std::set<unsigned>{};
+    }
+    if (cpus_.usable().empty()) {
+        if (cores > 0) return makeError("NotSupported", "resources.cores: no usable cpuset on this node");
+        return std::set<unsigned>{};
+    }
+    if (cores > 0) return cpus_.reserve(unit, cores, runningSharedTasks());
+    return cpus_.sharedForNewTask();
+}
+
+void TaskManager::releaseCpus(TaskRecord& r) {
+    if (!r.reservedCores) return;
+    cpus_.release(r.unit);
+    r.reservedCores = false;
+    applySharedPool();
+}
+
+size_t TaskManager::runningSharedTasks() const {
+    size_t n = 0;
+    for (const auto& [unit, e] : tasks_)
+        if (!e->record.finished() && !e->record.reservedCores) ++n;
+    return n;
+}
+
+void TaskManager::applySharedPool() {
+    if (!unified_ || cpus_.usable().empty() || recovering_) return;
+    const auto pool = cpus_.shared();
+    if (pool.empty()) return;  // never written: v2 would read it as "every core"
+    scope::Resources only;
+    only.allowedCpus = pool;
+    const auto props = scope::resourceProperties(only);
+    for (auto& [unit, e] : tasks_) {
+        auto& r = e->record;
+        if (r.finished() || r.reservedCores || r.cpus == pool) continue;
+        if (auto ok = systemd_.setUnitProperties(unit, props); !ok) {
+            spdlog::warn("Failed to move {} to the shared cores {}: {}", unit, common::formatCpuList(pool),
+                         ok.error().message);
+            continue;
+        }
+        r.cpus = pool;
+        persist(r);
+        if (events_) events_->taskChanged(r);
+    }
+}
+
+std::string TaskManager::sharedCpus() const {
+    if (!unified_) return "";
+    return common::formatCpuList(cpus_.shared());
+}
+
+Result<void> TaskManager::update(const std::string& allocId, const std::string& task, const std::string& text) {
+    auto found = find(allocId, task);
+    if (!found) return found.error();
+    auto& r = (*found)->record;
+    if (r.finished()) return makeError("NotRunning", "task " + taskLabel(allocId, task) + " has exited");
+    auto res = parseResources(text);
+    if (!res) return res.error();
+    if (res->cores) return makeError("InvalidSpec", "resources.cores cannot change on a running task");
+    auto props = scope::resourceProperties(*res);
+    // A task that no longer oversubscribes must lose its old MemoryLow.
+    if (res->memoryMb && !res->memoryMaxMb) props.emplace_back("MemoryLow", sdbus::Variant(uint64_t{0}));
+    if (props.empty()) return makeError("InvalidSpec", "no resources to change");
+    if (auto ok = systemd_.setUnitProperties(r.unit, props); !ok) return ok.error().context("update " + r.unit);
+
+    auto spec = nlohmann::json::parse(r.specJson, nullptr, false);
+    auto change = nlohmann::json::parse(text, nullptr, false);
+    if (spec.is_object() && change.is_object()) {
+        for (const auto& [k, v] : change.items()) spec["resources"][k] = v;
+        if (res->memoryMb && !res->memoryMaxMb && spec["resources"].contains("memory_max_mb"))
+            spec["resources"].erase("memory_max_mb");
+        r.specJson = spec.dump();
+    }
+    persist(r);
+    spdlog::info("Updated task {}: {}", taskLabel(allocId, task), text);
+    if (events_) events_->taskChanged(r);
+    return {};
 }
 
 Result<const TaskRecord*> TaskManager::get(const std::string& allocId, const std::string& task) const {

@@ -11,6 +11,7 @@
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "manager/config.hpp"
+#include "manager/cpu_partitions.hpp"
 #include "manager/log_spool.hpp"
 #include "manager/state_store.hpp"
 #include "manager/task_record.hpp"
@@ -30,7 +31,10 @@ public:
 
 class TaskManager {
 public:
-    TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop, std::string objectPrefix);
+    /// `usableCpus`: the fingerprint's usable cpuset, split into the
+    /// shared pool and reservations (cgroup v2 only).
+    TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop, std::string objectPrefix,
+                std::set<unsigned> usableCpus);
     ~TaskManager();
     TaskManager(const TaskManager&) = delete;
     TaskManager& operator=(const TaskManager&) = delete;
@@ -50,6 +54,11 @@ public:
     common::Result<const TaskRecord*> get(const std::string& allocId, const std::string& task) const;
     std::vector<const TaskRecord*> list() const;
     common::Result<void> forget(const std::string& allocId, const std::string& task);
+    /// Changes a running task's limits through systemd (not its cores).
+    common::Result<void> update(const std::string& allocId, const std::string& task, const std::string& resourcesJson);
+
+    /// The cores every task without a reservation runs on ("" on v1).
+    std::string sharedCpus() const;
 
     const Config& config() const { return config_; }
 
@@ -67,6 +76,11 @@ private:
     common::Result<void> signalMain(const TaskRecord& record, int signal) const;
     bool shimAlive(const TaskRecord& record) const;
     void persist(const TaskRecord& record);
+    common::Result<std::set<unsigned>> assignCpus(const std::string& unit, const scope::Resources& resources);
+    void releaseCpus(TaskRecord& record);
+    /// Gives every running shared task the current shared pool.
+    void applySharedPool();
+    size_t runningSharedTasks() const;
 
     Config config_;
     StateStore store_;
@@ -77,6 +91,8 @@ private:
     TaskEvents* events_ = nullptr;
     std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
     bool unified_ = false;  ///< cgroup v2 at /sys/fs/cgroup
+    bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final
+    CpuPartitions cpus_;
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "common/cpu_list.hpp"
+
 namespace taskscope::manager {
 
 namespace {
@@ -77,6 +79,8 @@ nlohmann::json toJson(const TaskRecord& r) {
         {"pid", r.pid},
         {"shim_pid", r.shimPid},
         {"cgroup", r.cgroup},
+        {"cpus", common::formatCpuList(r.cpus)},
+        {"reserved_cores", r.reservedCores},
         {"started_at_us", r.startedAtUs},
         {"exit_code", r.exit.exitCode},
         {"signal", r.exit.signal},
@@ -107,6 +111,10 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.shimPid = j.at("shim_pid").get<pid_t>();
         r.cgroup = j.at("cgroup").get<std::string>();
         r.startedAtUs = j.at("started_at_us").get<uint64_t>();
+        auto cpus = common::parseCpuList(j.value("cpus", ""));
+        if (!cpus) return cpus.error().context("task record cpus");
+        r.cpus = *cpus;
+        r.reservedCores = j.value("reserved_cores", false);
         r.exit.exitCode = j.at("exit_code").get<int>();
         r.exit.signal = j.at("signal").get<int>();
         r.exit.oomKilled = j.at("oom_killed").get<bool>();

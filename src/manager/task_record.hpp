@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,8 @@ struct TaskRecord {
     pid_t pid = 0;      ///< the task's main process
     pid_t shimPid = 0;  ///< its parent, which records the exit
     std::string cgroup;
+    std::set<unsigned> cpus;     ///< AllowedCPUs as applied; empty on cgroup v1
+    bool reservedCores = false;  ///< cpus are this task's own, not the shared pool
     uint64_t startedAtUs = 0;
     ExitStatus exit;
     bool exitReported = false;  ///< TaskExited was emitted

@@ -157,6 +157,14 @@ Result<std::string> findExecutable(const std::string& command, const std::string
 
 }  // namespace
 
+Result<scope::Resources> parseResources(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) return invalid("resources are not valid JSON");
+    scope::Resources r;
+    if (auto ok = parseResources(j, r); !ok) return ok.error();
+    return r;
+}
+
 Result<TaskSpec> parseTaskSpec(const std::string& text) {
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded()) return invalid("spec is not valid JSON");

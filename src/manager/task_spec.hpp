@@ -37,6 +37,9 @@ struct TaskSpec {
 /// Parses and range-checks a spec (InvalidSpec, InvalidSignal); pure.
 common::Result<TaskSpec> parseTaskSpec(const std::string& json);
 
+/// Parses a resources object alone (UpdateTask): InvalidSpec on error.
+common::Result<scope::Resources> parseResources(const std::string& json);
+
 /// Looks up the user and group (UnknownUser), the executable in the
 /// spec's PATH (NoSuchBinary) and the working directory (InvalidSpec).
 /// Adds a default PATH to the environment when the spec has none.

@@ -51,6 +51,15 @@ check_exit killed 137 'kill -KILL $$'
 assert_eq "$(task_field a1 killed signal)" 9 "signal of the killed task"
 check_exit termed 143 'kill -TERM $$'
 
+# SignalTask reaches the main process.
+$CTL run a1 hup -- /bin/sh -c 'trap "exit 42" HUP; while :; do sleep 0.2; done' >/dev/null
+$CTL signal a1 hup SIGHUP
+rc=0
+$CTL wait a1 hup || rc=$?
+assert_eq "$rc" 42 "exit of a task after SignalTask SIGHUP"
+out=$($CTL signal a1 hup SIGHUP 2>&1) && fail "signalled an exited task"
+[[ "$out" == *NotRunning* ]] || fail "signal of an exited task said: $out"
+
 # Stop: SIGTERM then gone; the scope does not outlive the task.
 rc=0
 $CTL stop a1 web || rc=$?

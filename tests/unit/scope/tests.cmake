@@ -1,2 +1,3 @@
 taskscope_unit_test(scope/test_unit_name.cpp taskscope_scope)
 taskscope_unit_test(scope/test_resources.cpp taskscope_scope)
+taskscope_unit_test(scope/test_systemd_errors.cpp taskscope_scope)

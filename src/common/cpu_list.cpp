@@ -1,19 +1,13 @@
 #include "common/cpu_list.hpp"
 
+#include "common/files.hpp"
+
 #include <charconv>
 
 namespace taskscope::common {
 
 namespace {
 
-constexpr std::string_view kSpace = " \t\n\r";
-
-std::string_view trim(std::string_view s) {
-    const auto first = s.find_first_not_of(kSpace);
-    if (first == std::string_view::npos) return {};
-    const auto last = s.find_last_not_of(kSpace);
-    return s.substr(first, last - first + 1);
-}
 
 Error invalid(std::string_view text, const std::string& why) {
     return makeError("InvalidCpuList", "invalid CPU list '" + std::string(text) + "': " + why);

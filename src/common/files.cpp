@@ -42,6 +42,14 @@ Result<void> writeAll(int fd, const std::string& data, const std::string& what) 
 
 }  // namespace
 
+std::string_view trim(std::string_view s) {
+    constexpr std::string_view kSpace = " \t\n\r";
+    const auto first = s.find_first_not_of(kSpace);
+    if (first == std::string_view::npos) return {};
+    const auto last = s.find_last_not_of(kSpace);
+    return s.substr(first, last - first + 1);
+}
+
 Result<std::string> readFile(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? "NotFound" : "Internal");

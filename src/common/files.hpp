@@ -4,10 +4,14 @@
 // survive a crash at any instant.
 
 #include <string>
+#include <string_view>
 
 #include "common/result.hpp"
 
 namespace taskscope::common {
+
+/// Strips surrounding whitespace, such as the newline ending a sysfs file.
+std::string_view trim(std::string_view text);
 
 /// Reads a whole (small) file, such as a cgroup or /proc attribute.
 Result<std::string> readFile(const std::string& path);

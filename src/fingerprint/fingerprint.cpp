@@ -41,14 +41,7 @@ const std::set<std::string, std::less<>> kV1Controllers = {
     "memory", "misc",   "net_cls", "net_prio",   "perf_event", "pids", "rdma",
 };
 
-constexpr std::string_view kSpace = " \t\n\r";
-
-std::string_view trim(std::string_view s) {
-    const auto first = s.find_first_not_of(kSpace);
-    if (first == std::string_view::npos) return {};
-    const auto last = s.find_last_not_of(kSpace);
-    return s.substr(first, last - first + 1);
-}
+using common::trim;
 
 std::vector<std::string_view> split(std::string_view s, std::string_view separators) {
     std::vector<std::string_view> out;

@@ -14,6 +14,17 @@ constexpr const char* kService = "org.freedesktop.systemd1";
 constexpr const char* kPath = "/org/freedesktop/systemd1";
 constexpr const char* kUnitInterface = "org.freedesktop.systemd1.Unit";
 
+// Runs one call to systemd, turning its D-Bus error into ours.
+template <class F>
+common::Result<void> attempt(const std::string& what, F&& call) {
+    try {
+        call();
+        return {};
+    } catch (const sdbus::Error& e) {
+        return systemdError(e, what);
+    }
+}
+
 }  // namespace
 
 class SdbusSystemdClient::ManagerProxy final
@@ -55,12 +66,7 @@ SdbusSystemdClient::SdbusSystemdClient(sdbus::IConnection& connection, std::chro
 SdbusSystemdClient::~SdbusSystemdClient() = default;
 
 common::Result<void> SdbusSystemdClient::subscribe() {
-    try {
-        manager_->Subscribe();
-        return {};
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "subscribe to systemd");
-    }
+    return attempt("subscribe to systemd", [&] { manager_->Subscribe(); });
 }
 
 void SdbusSystemdClient::onJobRemoved(const sdbus::ObjectPath& job, const std::string& unit,
@@ -89,10 +95,8 @@ common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& un
     }
 }
 
-common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
-                                                        const UnitProperties& properties) {
-    UnitProperties props = properties;
-    props.emplace_back("PIDs", sdbus::Variant(pids));
+common::Result<void> SdbusSystemdClient::runJob(const std::string& unit, const std::string& what,
+                                                const std::function<sdbus::ObjectPath()>& enqueue) {
     // Registered before the call: JobRemoved can arrive before the reply.
     awaited_.insert(unit);
     struct Forget {
@@ -102,15 +106,21 @@ common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit,
     } forget{awaited_, unit};
     sdbus::ObjectPath job;
     try {
-        job = manager_->StartTransientUnit(unit, "fail", props, {});
+        job = enqueue();
     } catch (const sdbus::Error& e) {
-        return systemdError(e, "start scope " + unit);
+        return systemdError(e, what);
     }
     auto result = waitForJob(unit, job);
     if (!result) return result.error();
-    if (*result != "done")
-        return common::makeError("SystemdFailed", "start scope " + unit + ": job finished with result '" + *result + "'");
+    if (*result != "done") return common::makeError("SystemdFailed", what + ": job finished with result '" + *result + "'");
     return {};
+}
+
+common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
+                                                        const UnitProperties& properties) {
+    UnitProperties props = properties;
+    props.emplace_back("PIDs", sdbus::Variant(pids));
+    return runJob(unit, "start scope " + unit, [&] { return manager_->StartTransientUnit(unit, "fail", props, {}); });
 }
 
 common::Result<void> SdbusSystemdClient::startScope(const std::string& unit, const std::vector<uint32_t>& pids,
@@ -126,68 +136,27 @@ common::Result<void> SdbusSystemdClient::startScope(const std::string& unit, con
 }
 
 common::Result<void> SdbusSystemdClient::killUnit(const std::string& unit, const std::string& whom, int signal) {
-    try {
-        manager_->KillUnit(unit, whom, signal);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "kill " + unit);
-    }
+    return attempt("kill " + unit, [&] { manager_->KillUnit(unit, whom, signal); });
 }
 
 common::Result<void> SdbusSystemdClient::freezeUnit(const std::string& unit) {
-    try {
-        manager_->FreezeUnit(unit);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "freeze " + unit);
-    }
+    return attempt("freeze " + unit, [&] { manager_->FreezeUnit(unit); });
 }
 
 common::Result<void> SdbusSystemdClient::thawUnit(const std::string& unit) {
-    try {
-        manager_->ThawUnit(unit);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "thaw " + unit);
-    }
+    return attempt("thaw " + unit, [&] { manager_->ThawUnit(unit); });
 }
 
 common::Result<void> SdbusSystemdClient::stopUnit(const std::string& unit) {
-    awaited_.insert(unit);
-    struct Forget {
-        std::set<std::string>& set;
-        const std::string& unit;
-        ~Forget() { set.erase(unit); }
-    } forget{awaited_, unit};
-    sdbus::ObjectPath job;
-    try {
-        job = manager_->StopUnit(unit, "replace");
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "stop " + unit);
-    }
-    auto result = waitForJob(unit, job);
-    if (!result) return result.error();
-    if (*result != "done")
-        return common::makeError("SystemdFailed", "stop " + unit + ": job finished with result '" + *result + "'");
-    return {};
+    return runJob(unit, "stop " + unit, [&] { return manager_->StopUnit(unit, "replace"); });
 }
 
 common::Result<void> SdbusSystemdClient::resetFailedUnit(const std::string& unit) {
-    try {
-        manager_->ResetFailedUnit(unit);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "reset-failed " + unit);
-    }
+    return attempt("reset-failed " + unit, [&] { manager_->ResetFailedUnit(unit); });
 }
 
 common::Result<void> SdbusSystemdClient::setUnitProperties(const std::string& unit, const UnitProperties& properties) {
-    try {
-        manager_->SetUnitProperties(unit, true, properties);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return systemdError(e, "set properties of " + unit);
-    }
+    return attempt("set properties of " + unit, [&] { manager_->SetUnitProperties(unit, true, properties); });
 }
 
 common::Result<sdbus::Variant> SdbusSystemdClient::unitProperty(const std::string& unit, const std::string& interface,

@@ -4,6 +4,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -43,6 +44,9 @@ private:
 
     common::Result<void> startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
                                         const UnitProperties& properties);
+    /// Enqueues a job and waits for its JobRemoved; anything but "done" fails.
+    common::Result<void> runJob(const std::string& unit, const std::string& what,
+                                const std::function<sdbus::ObjectPath()>& enqueue);
     common::Result<std::string> waitForJob(const std::string& unit, const sdbus::ObjectPath& job);
     void onJobRemoved(const sdbus::ObjectPath& job, const std::string& unit, const std::string& result);
     common::Result<sdbus::Variant> unitProperty(const std::string& unit, const std::string& interface,

@@ -41,6 +41,7 @@ const std::set<std::string, std::less<>> kV1Controllers = {
     "memory", "misc",   "net_cls", "net_prio",   "perf_event", "pids", "rdma",
 };
 
+constexpr std::string_view kSpace = " \t\n\r";
 using common::trim;
 
 std::vector<std::string_view> split(std::string_view s, std::string_view separators) {

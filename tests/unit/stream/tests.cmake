@@ -1,0 +1,3 @@
+taskscope_unit_test(stream/test_rotator.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_log_reader.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_collector.cpp taskscope_stream_lib)

@@ -76,6 +76,8 @@ void usage(FILE* out) {
                  "  status ALLOC TASK   show one task\n"
                  "  list                list tasks\n"
                  "  forget ALLOC TASK   drop an exited task\n"
+                 "  update ALLOC TASK RESOURCES_JSON\n"
+                 "                      change a running task's limits, e.g. '{\"memory_mb\":256}'\n"
                  "  fingerprint         the node's facts as the manager sees them\n"
                  "  logs [-f] [-n N] [--stderr] ALLOC TASK\n"
                  "                      print a task's stdout (or stderr); -n: the last N lines;\n"
@@ -301,7 +303,7 @@ int run(std::vector<std::string> args, bool json) {
         if (json) {
             std::cout << j.dump() << "\n";
         } else {
-            for (const auto* k : {"alloc_id", "task", "state", "unit", "cgroup", "pid", "exit_code", "signal",
+            for (const auto* k : {"alloc_id", "task", "state", "unit", "cgroup", "cpus", "pid", "exit_code", "signal",
                                   "oom_killed", "started_at", "finished_at"})
                 std::cout << k << ": " << (j[k].is_string() ? j[k].get<std::string>() : j[k].dump()) << "\n";
         }
@@ -321,6 +323,11 @@ int run(std::vector<std::string> args, bool json) {
             for (const auto& t : tasks)
                 std::printf("%-38s %-20s %-9s\n", t.get<0>().c_str(), t.get<1>().c_str(), t.get<2>().c_str());
         }
+        return 0;
+    }
+    if (cmd == "update") {
+        need(3);
+        m.UpdateTask(args[0], args[1], readSpec(args[2]));
         return 0;
     }
     if (cmd == "forget") {

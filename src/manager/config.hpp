@@ -15,9 +15,11 @@ struct Config {
     std::string slice = "nomad.slice";
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
-    /// Hand task output to taskscope-streamer through fifos; without it,
-    /// output is appended to <log_dir>/<task>.{stdout,stderr}.0 unrotated.
-    bool streamer = false;
+    /// Hand task output to taskscope-streamer through fifos (rotated,
+    /// followable, kept across restarts); false appends it to
+    /// <log_dir>/<task>.{stdout,stderr}.0 unrotated, for nodes without the
+    /// streamer.
+    bool streamer = true;
     std::string logSpoolDir = "/run/taskscope/logs";  ///< fifos handed to the streamer
     int logMaxFiles = 10;       ///< default rotation: files kept per stream
     int logMaxFileSizeMb = 10;  ///< default rotation: size of one file

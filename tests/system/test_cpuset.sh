@@ -87,7 +87,7 @@ d=$(task_cgroup_dir c1 d)
 assert_eq "$(cat "$d/memory.low")" 33554432 "memory.low (memory_mb)"
 assert_eq "$(cat "$d/memory.max")" 67108864 "memory.max (memory_max_mb)"
 assert_eq "$(cat "$d/cpu.max")" "50000 100000" "cpu.max (50%)"
-mgr UpdateTask sss c1 d '{"memory_mb":128,"cpu_shares":1024,"pids_max":20}'
+$CTL update c1 d '{"memory_mb":128,"cpu_shares":1024,"pids_max":20}'
 assert_eq "$(cat "$d/memory.max")" 134217728 "memory.max after update"
 assert_eq "$(cat "$d/memory.low")" 0 "memory.low after update"
 assert_eq "$(cat "$d/cpu.weight")" 39 "cpu.weight after update"

@@ -1,5 +1,6 @@
 #include "manager/log_spool.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,13 +12,19 @@ namespace taskscope::manager {
 
 common::Result<void> LogSpool::prepareDir() const { return common::makeDirs(dir_, 0755); }
 
-common::Result<void> LogSpool::add(const std::string& unit, const std::string& allocId, const std::string& task,
+common::Result<LogSpool::Hold> LogSpool::add(const std::string& unit, const std::string& allocId, const std::string& task,
                                    const LogSettings& s) const {
-    for (const auto& fifo : {stdoutFifo(unit), stderrFifo(unit)}) {
+    Hold hold;
+    for (auto [fifo, fd] : {std::pair{stdoutFifo(unit), &hold.first}, std::pair{stderrFifo(unit), &hold.second}}) {
         ::unlink(fifo.c_str());
         if (::mkfifo(fifo.c_str(), 0600) < 0) {
             remove(unit);
             return common::errnoError("mkfifo " + fifo, errno);
+        }
+        fd->reset(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (!*fd) {
+            remove(unit);
+            return common::errnoError("open " + fifo, errno);
         }
     }
     const nlohmann::json j = {{"alloc_id", allocId},      {"task", task},
@@ -25,9 +32,9 @@ common::Result<void> LogSpool::add(const std::string& unit, const std::string& a
                               {"max_file_size_mb", s.maxFileSizeMb}, {"exited", false}};
     if (auto r = common::writeFileAtomic(description(unit), j.dump() + "\n"); !r) {
         remove(unit);
-        return r;
+        return r.error();
     }
-    return {};
+    return hold;
 }
 
 void LogSpool::markExited(const std::string& unit) const {

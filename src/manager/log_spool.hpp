@@ -15,8 +15,10 @@
 // for the other, so either can restart on its own.
 
 #include <string>
+#include <utility>
 
 #include "common/result.hpp"
+#include "common/unique_fd.hpp"
 
 namespace taskscope::manager {
 
@@ -31,8 +33,13 @@ public:
     explicit LogSpool(std::string dir) : dir_(std::move(dir)) {}
 
     common::Result<void> prepareDir() const;
-    /// Creates the fifos and the description; returns nothing on error.
-    common::Result<void> add(const std::string& unit, const std::string& allocId, const std::string& task,
+    /// Both fifos held open read-write by the manager. A pipe's data lives
+    /// only while someone holds it: without these, a task that writes and
+    /// exits before the streamer opens its fifos would lose its output.
+    using Hold = std::pair<common::UniqueFd, common::UniqueFd>;
+
+    /// Creates the fifos and the description; leaves nothing on error.
+    common::Result<Hold> add(const std::string& unit, const std::string& allocId, const std::string& task,
                              const LogSettings& settings) const;
     /// Marks the task's logs complete (the streamer drains, then deletes).
     void markExited(const std::string& unit) const;

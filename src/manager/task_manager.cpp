@@ -102,6 +102,10 @@ Result<void> TaskManager::recover() {
     if (inotifyFd_ < 0) return common::errnoError("inotify_init1", errno);
     if (::inotify_add_watch(inotifyFd_, store_.exitsDir().c_str(), IN_MOVED_TO) < 0)
         return common::errnoError("watch " + store_.exitsDir(), errno);
+    // The streamer deletes a task's description once it has drained it:
+    // then the manager's hold on the fifos can go.
+    spoolWd_ = ::inotify_add_watch(inotifyFd_, config_.logSpoolDir.c_str(), IN_DELETE);
+    if (spoolWd_ < 0) return common::errnoError("watch " + config_.logSpoolDir, errno);
     inotifyWatch_ = loop_.addFd(inotifyFd_, POLLIN, [this](short) { onExitsDirEvent(); });
 
     auto records = store_.loadAll();
@@ -199,6 +203,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
     LaunchPaths paths{exitFile, "", ""};
+    LogSpool::Hold logHold;
     if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
@@ -206,7 +211,9 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     } else if (spec->logs) {
         LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
                          spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
-        if (auto r = spool_.add(*unit, allocId, task, logs); !r) return r.error().context("prepare logs");
+        auto hold = spool_.add(*unit, allocId, task, logs);
+        if (!hold) return hold.error().context("prepare logs");
+        logHold = std::move(*hold);
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
     }
@@ -253,6 +260,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         return r.error().context("start task " + taskLabel(allocId, task));
     }
 
+    entry->logHold = std::move(logHold);
     auto* out = &entry->record;
     tasks_[*unit] = std::move(entry);
     unreserve.armed = false;
@@ -354,7 +362,13 @@ void TaskManager::onExitsDirEvent() {
             const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
             off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
             if (ev->len == 0) continue;
-            const std::string name = ev->name;
+            std::string name = ev->name;
+            if (ev->wd == spoolWd_) {
+                if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
+                    if (auto it = tasks_.find(name.substr(0, name.size() - 5)); it != tasks_.end())
+                        it->second->logHold = {};
+                continue;
+            }
             auto it = tasks_.find(name);
             if (it != tasks_.end() && !it->second->record.finished()) collectExit(*it->second);
         }

@@ -66,10 +66,11 @@ private:
     struct Entry {
         TaskRecord record;
         uint64_t killTimer = 0;
+        LogSpool::Hold logHold;  ///< until the streamer is done with the task's output
     };
 
     common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;
-    void onExitsDirEvent();
+    void onExitsDirEvent();  // also the spool dir: both share one inotify fd
     void collectExit(Entry& entry);
     void reapChildren();
     void forceKill(Entry& entry);
@@ -96,6 +97,7 @@ private:
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;
+    int spoolWd_ = -1;
     uint64_t signalWatch_ = 0;
 };
 

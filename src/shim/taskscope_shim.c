@@ -329,15 +329,6 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
         _exit(127);
     close(release_rd);
 
-    if (geteuid() == 0 && setgroups((size_t)ngroups, groups) < 0)
-        child_fail(errfd, errno, "setgroups");
-    if ((getgid() != o->gid || getegid() != o->gid) && setgid(o->gid) < 0)
-        child_fail(errfd, errno, "setgid");
-    if ((getuid() != o->uid || geteuid() != o->uid) && setuid(o->uid) < 0)
-        child_fail(errfd, errno, "setuid");
-    if (chdir(o->cwd) < 0)
-        child_fail(errfd, errno, "chdir");
-
     /* The shim made sure fds 0-2 are open, so these land on fds >= 3 and
      * dup2 below always clears their CLOEXEC flag on the copy. */
     int in = open(o->stdin_path ? o->stdin_path : "/dev/null",
@@ -356,6 +347,18 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
     if (err >= 0 && dup2(err, 2) < 0)
         child_fail(errfd, errno, "stderr");
 
+    /* The output files and fifos belong to root: open them first, then
+     * become the task's user, then enter its working directory as that
+     * user (so a directory it may not enter is refused). */
+    if (geteuid() == 0 && setgroups((size_t)ngroups, groups) < 0)
+        child_fail(errfd, errno, "setgroups");
+    if ((getgid() != o->gid || getegid() != o->gid) && setgid(o->gid) < 0)
+        child_fail(errfd, errno, "setgid");
+    if ((getuid() != o->uid || geteuid() != o->uid) && setuid(o->uid) < 0)
+        child_fail(errfd, errno, "setuid");
+    if (chdir(o->cwd) < 0)
+        child_fail(errfd, errno, "chdir");
+
     /* Keep the error pipe: it is CLOEXEC, so a successful execve closes it. */
     close_from(3, errfd);
 
@@ -367,9 +370,10 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
     for (int s = 1; s < _NSIG; s++)
         if (s != SIGKILL && s != SIGSTOP)
             (void)sigaction(s, &sa, NULL); /* libc-reserved ones refuse */
-    sigset_t none;
-    sigemptyset(&none);
-    if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+    /* The raw call: libc wrappers may keep their own reserved signals
+     * (32, 33) blocked when the shim inherited them blocked. */
+    unsigned long long none = 0;
+    if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none) < 0)
         child_fail(errfd, errno, "sigmask");
 
     execve(o->prog, o->argv, envp);

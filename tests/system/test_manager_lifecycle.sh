@@ -51,6 +51,13 @@ check_exit killed 137 'kill -KILL $$'
 assert_eq "$(task_field a1 killed signal)" 9 "signal of the killed task"
 check_exit termed 143 'kill -TERM $$'
 
+# A task runs as the user its spec names, with its output still collected.
+rc=0
+$CTL run --wait --spec '{"user":"nobody","group":"nogroup","cwd":"/tmp"}' a1 asuser -- /bin/sh -c 'id -u; id -g; pwd; exit 6' || rc=$?
+assert_eq "$rc" 6 "exit of a task running as nobody"
+wait_until "asuser's logs to be drained" 300 bash -c '! test -e /run/taskscope/logs/a1-asuser.scope.json'
+assert_eq "$($CTL logs a1 asuser | tr '\n' ' ')" "$(id -u nobody) $(getent group nogroup | cut -d: -f3) /tmp " "uid, gid and cwd of the task"
+
 # SignalTask reaches the main process.
 $CTL run a1 hup -- /bin/sh -c 'trap "exit 42" HUP; while :; do sleep 0.2; done' >/dev/null
 $CTL signal a1 hup SIGHUP

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the taskscope .deb with Debian's own tools and checks it with lintian.
+#   packaging/build-deb.sh            -> build/packages/taskscope_*.deb
+# The build runs in a scratch copy of the working tree (packaging/debian
+# copied to debian/), so the repository stays clean. Needs root on
+# Debian 12 only to apt-get the packaging tools when they are missing;
+# the build dependencies come from scripts/install-deps.sh.
+# Env: BUILD_DIR (default build/), DEB_BUILD_OPTIONS (e.g. nocheck).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${BUILD_DIR:-$root/build}/packages
+
+tools=(debhelper dpkg-dev lintian fakeroot)
+missing=()
+for p in "${tools[@]}"; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "build-deb: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+bash "$root/scripts/install-deps.sh" >/dev/null
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-deb.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+src=$scratch/taskscope-0.1.0
+mkdir -p "$src"
+# The working tree as it is (tracked and untracked files), without build
+# output, VCS data or a debian/ left from an earlier manual build.
+tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git \
+	--exclude=./debian --exclude='./obj-*' -cf - . | tar -C "$src" -xf -
+cp -r "$root/packaging/debian" "$src/debian"
+
+echo "build-deb: dpkg-buildpackage in $src"
+(cd "$src" && dpkg-buildpackage -us -uc -b) >"$scratch/build.log" 2>&1 || {
+	tail -n 60 "$scratch/build.log" >&2
+	echo "build-deb: dpkg-buildpackage failed (log above)" >&2
+	exit 1
+}
+grep -E '(tests passed|tests failed)' "$scratch/build.log" || true
+
+mkdir -p "$out"
+rm -f "$out"/taskscope_*.deb "$out"/taskscope-dbgsym_*.deb
+cp "$scratch"/taskscope_*.deb "$out/"
+cp "$scratch"/taskscope-dbgsym_*.deb "$out/" 2>/dev/null || true
+cp "$scratch"/taskscope_*.changes "$scratch"/taskscope_*.buildinfo "$out/" 2>/dev/null || true
+deb=$(ls "$out"/taskscope_*.deb)
+echo "build-deb: $deb"
+
+echo "build-deb: lintian"
+# --fail-on error: warnings are reported, errors fail the build.
+lintian --fail-on error --info --display-info "$deb" | tee "$out/lintian.txt"
+echo "build-deb: lintian: $(grep -c '^E:' "$out/lintian.txt" || true) errors, $(grep -c '^W:' "$out/lintian.txt" || true) warnings"

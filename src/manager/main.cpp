@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/daemon.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "fingerprint/fingerprint.hpp"
@@ -80,11 +81,6 @@ bool parseOptions(int argc, char** argv, Options& o) {
     return true;
 }
 
-std::unique_ptr<sdbus::IConnection> connect(const std::string& address) {
-    if (address.empty()) return sdbus::createSystemBusConnection();
-    return sdbus::createSessionBusConnectionWithAddress(address);
-}
-
 manager::NodeFacts probeNode(scope::SdbusSystemdClient& systemd, std::set<unsigned>& usableCpus) {
     manager::NodeFacts facts;
     facts.version = TASKSCOPE_VERSION;
@@ -113,24 +109,13 @@ int run(const Options& opts) {
     if (!opts.stateDir.empty()) config->stateDir = opts.stateDir;
     if (!opts.shim.empty()) config->shimPath = opts.shim;
 
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigprocmask(SIG_BLOCK, &mask, nullptr);
-    const int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
     common::EventLoop loop;
-    loop.addFd(sfd, POLLIN, [&loop, sfd](short) {
-        signalfd_siginfo si;
-        if (::read(sfd, &si, sizeof si) == sizeof si) spdlog::info("Received {}, exiting", strsignal(si.ssi_signo));
-        loop.quit(0);
-    });
+    common::quitOnTermination(loop);
 
     // systemd gets a connection of its own so that waiting for its job
     // signals never dispatches calls to our own API re-entrantly.
-    auto systemdBus = connect(opts.systemdAddress);
-    auto serviceBus = connect(opts.busAddress);
+    auto systemdBus = common::connectBus(opts.systemdAddress);
+    auto serviceBus = common::connectBus(opts.busAddress);
     scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs));
     if (auto r = systemd.subscribe(); !r)
         spdlog::error("Failed to subscribe to systemd: {}; tasks cannot start until it answers", r.error().message);

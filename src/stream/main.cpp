@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/daemon.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "stream/bus_adaptor.hpp"
@@ -84,22 +85,10 @@ bool parseOptions(int argc, char** argv, Options& o) {
 int run(const Options& opts) {
     // A reader that goes away must not kill us: writes to its pipe fail with EPIPE.
     ::signal(SIGPIPE, SIG_IGN);
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigprocmask(SIG_BLOCK, &mask, nullptr);
-    const int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
     common::EventLoop loop;
-    loop.addFd(sfd, POLLIN, [&loop, sfd](short) {
-        signalfd_siginfo si;
-        if (::read(sfd, &si, sizeof si) == sizeof si) spdlog::info("Received {}, exiting", strsignal(si.ssi_signo));
-        loop.quit(0);
-    });
+    common::quitOnTermination(loop);
 
-    auto bus = opts.busAddress.empty() ? sdbus::createSystemBusConnection()
-                                       : sdbus::createSessionBusConnectionWithAddress(opts.busAddress);
+    auto bus = common::connectBus(opts.busAddress);
     stream::Streamer streamer(loop, opts.streamer);
     if (auto r = streamer.start(); !r) {
         spdlog::error("Failed to start: {}", r.error().message);

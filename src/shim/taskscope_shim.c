@@ -364,12 +364,18 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
 
     /* The shim ignores SIGTERM & co. and blocks SIGCHLD; ignored
      * dispositions and the mask survive execve, so undo them. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    for (int s = 1; s < _NSIG; s++)
+    /* Raw rt_sigaction: musl's sigaction refuses its reserved signals
+     * (32-34), which a parent may have left ignored (seen under
+     * dpkg-buildpackage), and an ignored disposition survives execve. */
+    struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        unsigned long long mask;
+    } dfl = {SIG_DFL, 0, NULL, 0};
+    for (int s = 1; s <= 64; s++)
         if (s != SIGKILL && s != SIGSTOP)
-            (void)sigaction(s, &sa, NULL); /* libc-reserved ones refuse */
+            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
     /* The raw call: libc wrappers may keep their own reserved signals
      * (32, 33) blocked when the shim inherited them blocked. */
     unsigned long long none = 0;

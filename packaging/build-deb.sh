@@ -10,18 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${BUILD_DIR:-$root/build}/packages
 
-tools=(debhelper dpkg-dev lintian fakeroot)
-missing=()
-for p in "${tools[@]}"; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-	echo "build-deb: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-bash "$root/scripts/install-deps.sh" >/dev/null
+bash "$root/scripts/install-deps.sh" debhelper dpkg-dev lintian fakeroot >/dev/null
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-deb.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT

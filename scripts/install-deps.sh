@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every build, test and test-bed dependency from Debian's packages.
-# Idempotent: a second run only checks. Needs root on Debian 12.
+# Installs every build, test and test-bed dependency from Debian's packages,
+# plus any package names given as arguments (packaging/build-deb.sh passes
+# its tools). Idempotent: a second run only checks. Needs root on Debian 12.
 set -euo pipefail
 
 build_deps=(
@@ -14,7 +15,7 @@ bus_deps=(dbus)
 # The system tier boots a Debian guest under qemu.
 testbed_deps=(qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio zstd xz-utils)
 
-all=("${build_deps[@]}" "${bus_deps[@]}" "${testbed_deps[@]}")
+all=("${build_deps[@]}" "${bus_deps[@]}" "${testbed_deps[@]}" "$@")
 missing=()
 for p in "${all[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

@@ -6,18 +6,13 @@
 #include <fstream>
 
 #include "manager/config.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace taskscope::manager;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/taskscope-config-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { std::system(("rm -rf " + path).c_str()); }
+struct TempDir : taskscope::test::TempDir {
     void write(const std::string& rel, const std::string& text) const { std::ofstream(path + "/" + rel) << text; }
 };
 

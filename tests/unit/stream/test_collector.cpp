@@ -10,6 +10,8 @@
 #include <string>
 
 #include "stream/collector.hpp"
+#include "stream/test_logs.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace taskscope::stream;
 using taskscope::common::UniqueFd;
@@ -18,25 +20,12 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Fixture {
-    std::string dir;
-    std::string fifo;
-    Fixture() {
-        char tmpl[] = "/tmp/taskscope-collector-XXXXXX";
-        dir = ::mkdtemp(tmpl);
-        fifo = dir + "/t.stdout";
-        BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    }
-    ~Fixture() { fs::remove_all(dir); }
+    taskscope::test::TempDir tmp;
+    std::string dir = tmp.path;
+    std::string fifo = dir + "/t.stdout";
+    Fixture() { BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0); }
 };
 
-std::string readAll(const std::string& dir, const std::string& base) {
-    std::string out;
-    for (const auto& f : listLogFiles(dir, base)) {
-        std::ifstream in(logFilePath(dir, base, f.index), std::ios::binary);
-        out.append(std::istreambuf_iterator<char>(in), {});
-    }
-    return out;
-}
 
 }  // namespace
 

@@ -10,20 +10,15 @@
 #include <string>
 
 #include "stream/rotator.hpp"
+#include "stream/test_logs.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace taskscope::stream;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/taskscope-rotator-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using taskscope::test::TempDir;
 
 // Writes through the rotator as the collector does: never past room().
 void write(Rotator& r, const std::string& data) {
@@ -38,14 +33,6 @@ void write(Rotator& r, const std::string& data) {
     }
 }
 
-std::string readAll(const std::string& dir, const std::string& base) {
-    std::string out;
-    for (const auto& f : listLogFiles(dir, base)) {
-        std::ifstream in(logFilePath(dir, base, f.index), std::ios::binary);
-        out.append(std::istreambuf_iterator<char>(in), {});
-    }
-    return out;
-}
 
 }  // namespace
 

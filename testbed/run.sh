@@ -74,6 +74,13 @@ else
 	accel=(-accel tcg,thread=multi,tb-size=512 -cpu max,la57=off)
 fi
 
+# One guest at a time on this machine: each wants every host core, and two
+# under TCG only make both slow enough to trip their timeouts. Waits, never fails.
+if [ -z "${TASKSCOPE_TESTBED_NO_LOCK:-}" ]; then
+	exec 9>"${TMPDIR:-/tmp}/taskscope-testbed.lock"
+	flock 9 || true
+fi
+
 ctl=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-testbed.XXXXXX")
 chmod 0755 "$ctl"
 

@@ -15,11 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "common/files.hpp"
 #include "dbus/manager1_proxy.h"
 #include "dbus/streamer1_proxy.h"
 
 namespace {
+
+using taskscope::cli::connect;
+using taskscope::cli::die;
 
 constexpr const char* kService = "org.taskscope.Manager1";
 constexpr const char* kPath = "/org/taskscope/Manager1";
@@ -59,11 +63,6 @@ private:
     void onLogsComplete(const std::string&, const std::string&) override {}
 };
 
-[[noreturn]] void die(const std::string& message, int code = 1) {
-    std::fprintf(stderr, "taskscopectl: %s\n", message.c_str());
-    std::exit(code);
-}
-
 void usage(FILE* out) {
     std::fprintf(out,
                  "Usage: taskscopectl [--json] COMMAND ...\n"
@@ -85,21 +84,10 @@ void usage(FILE* out) {
                  "Environment: TASKSCOPE_BUS_ADDRESS talks to a bus other than the system bus.\n");
 }
 
-std::unique_ptr<sdbus::IConnection> connect() {
-    if (const char* a = std::getenv("TASKSCOPE_BUS_ADDRESS"); a && *a)
-        return sdbus::createSessionBusConnectionWithAddress(a);
-    return sdbus::createSystemBusConnection();
-}
-
 // Pumps the connection until the task's TaskExited arrives. The caller
 // registered interest before asking anything, so the signal cannot slip by.
 Exited waitExit(sdbus::IConnection& conn, ManagerProxy& m) {
-    while (!m.exited) {
-        if (conn.processPendingRequest()) continue;
-        const auto pd = conn.getEventLoopPollData();
-        pollfd p{pd.fd, pd.events, 0};
-        ::poll(&p, 1, -1);
-    }
+    taskscope::cli::pumpUntil(conn, [&] { return m.exited.has_value(); });
     return *m.exited;
 }
 
@@ -137,17 +125,7 @@ std::string readSpec(const std::string& arg) {
     return arg;
 }
 
-void writeAll(const char* data, size_t len) {
-    while (len > 0) {
-        const ssize_t n = ::write(STDOUT_FILENO, data, len);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            die(std::string("write to stdout: ") + std::strerror(errno));
-        }
-        data += n;
-        len -= static_cast<size_t>(n);
-    }
-}
+void writeAll(const char* data, size_t len) { taskscope::cli::writeAll(STDOUT_FILENO, data, len); }
 
 // Reads what arrives within `idleMs` of the last byte (all of it when -1):
 // with -f -n, the backlog is what the streamer sends at once.

@@ -1,11 +1,13 @@
 #!/bin/bash
-# Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR
-# Runs every tests/system/test_*.sh and leaves NAME.out / NAME.rc in RESULTS_DIR.
+# Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR [ONLY]
+# Runs every tests/system/test_*.sh (or only the names in ONLY, space-separated,
+# e.g. "test_streamer_exec"; the others are recorded as skipped) and leaves
+# NAME.out / NAME.rc in RESULTS_DIR.
 # Exits non-zero only when setup fails; the results carry pass/fail.
 set -euo pipefail
 
-[ $# -eq 3 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR" >&2; exit 2; }
-variant=$1 results=$2 build=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR [ONLY]" >&2; exit 2; }
+variant=$1 results=$2 build=$3 only=${4:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
 
@@ -42,6 +44,11 @@ shopt -s nullglob
 tests=("$here"/test_*.sh)
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
+	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
+		echo "SKIP: not in TASKSCOPE_SYSTEM_ONLY ($only)" >"$results/$name.out"
+		echo skip >"$results/$name.rc"
+		continue
+	fi
 	if ! wants_variant "$t"; then
 		echo "SKIP: not for variant $variant" >"$results/$name.out"
 		echo skip >"$results/$name.rc"

@@ -1,0 +1,29 @@
+#pragma once
+// What every taskscopectl command shares: how it fails, how it reaches the
+// bus, how it writes. Each command family lives in its own file
+// (main.cpp: the manager's commands and logs; exec_command.cpp; stats_command.cpp).
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace taskscope::cli {
+
+/// Prints "taskscopectl: MESSAGE" to stderr and exits with `code`.
+[[noreturn]] void die(const std::string& message, int code = 1);
+
+/// The system bus, or the bus in TASKSCOPE_BUS_ADDRESS (tests).
+std::unique_ptr<sdbus::IConnection> connect();
+
+/// Writes all of data to fd, retrying on EINTR; dies on any other error.
+void writeAll(int fd, const char* data, size_t len);
+
+/// Dispatches the connection's incoming messages until done() is true.
+/// Signals reach their proxies from here; the CLI has no other loop.
+void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done);
+
+}  // namespace taskscope::cli

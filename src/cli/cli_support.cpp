@@ -1,0 +1,45 @@
+#include "cli/cli.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace taskscope::cli {
+
+void die(const std::string& message, int code) {
+    std::fprintf(stderr, "taskscopectl: %s\n", message.c_str());
+    std::exit(code);
+}
+
+std::unique_ptr<sdbus::IConnection> connect() {
+    if (const char* a = std::getenv("TASKSCOPE_BUS_ADDRESS"); a && *a)
+        return sdbus::createSessionBusConnectionWithAddress(a);
+    return sdbus::createSystemBusConnection();
+}
+
+void writeAll(int fd, const char* data, size_t len) {
+    while (len > 0) {
+        const ssize_t n = ::write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            die(std::string("write: ") + std::strerror(errno));
+        }
+        data += n;
+        len -= static_cast<size_t>(n);
+    }
+}
+
+void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done) {
+    while (!done()) {
+        if (conn.processPendingRequest()) continue;
+        const auto pd = conn.getEventLoopPollData();
+        pollfd p{pd.fd, pd.events, 0};
+        if (::poll(&p, 1, -1) < 0 && errno != EINTR) die(std::string("poll: ") + std::strerror(errno));
+    }
+}
+
+}  // namespace taskscope::cli

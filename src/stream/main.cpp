@@ -9,13 +9,16 @@
 #include <spdlog/spdlog.h>
 
 #include <sdbus-c++/sdbus-c++.h>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/daemon.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "stream/bus_adaptor.hpp"
+#include "stream/stats_service.hpp"
 #include "stream/streamer.hpp"
 
 #ifndef TASKSCOPE_VERSION
@@ -32,6 +35,7 @@ struct Options {
     bool verbose = false;
     std::string busAddress;  // empty: the system bus
     stream::StreamerOptions streamer;
+    stream::StatsServiceOptions stats;
 };
 
 void usage(FILE* out) {
@@ -41,17 +45,19 @@ void usage(FILE* out) {
                  "      --bus-address ADDR  serve on this bus instead of the system bus (tests)\n"
                  "      --spool-dir DIR     the manager's log spool (default /run/taskscope/logs)\n"
                  "      --state-dir DIR     records of completed logs (default /var/lib/taskscope-streamer)\n"
+                 "      --stats-interval-ms MS  default stats interval (default 1000; 0: none)\n"
                  "  -v, --verbose           debug logging\n"
                  "  -h, --help              this help\n",
                  kBusName);
 }
 
 bool parseOptions(int argc, char** argv, Options& o) {
-    enum { kBus = 256, kSpool, kState };
+    enum { kBus = 256, kSpool, kState, kStatsInterval };
     static const option longOpts[] = {
         {"bus-address", required_argument, nullptr, kBus},
         {"spool-dir", required_argument, nullptr, kSpool},
         {"state-dir", required_argument, nullptr, kState},
+        {"stats-interval-ms", required_argument, nullptr, kStatsInterval},
         {"verbose", no_argument, nullptr, 'v'},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
@@ -68,6 +74,16 @@ bool parseOptions(int argc, char** argv, Options& o) {
             case kState:
                 o.streamer.stateDir = optarg;
                 break;
+            case kStatsInterval: {
+                char* end = nullptr;
+                errno = 0;
+                o.stats.defaultIntervalMs = std::strtoull(optarg, &end, 10);
+                if (errno || *end || !*optarg || *optarg == '-') {
+                    std::fprintf(stderr, "taskscope-streamer: --stats-interval-ms takes milliseconds\n");
+                    return false;
+                }
+                break;
+            }
             case 'v':
                 o.verbose = true;
                 break;
@@ -96,6 +112,12 @@ int run(const Options& opts) {
     }
     stream::StreamerObject object(*bus, streamer, TASKSCOPE_VERSION);
     streamer.attach(object);
+    auto stats = stream::StatsService::create(loop, *bus, stream::kStreamerPath, opts.stats, opts.streamer.stateDir);
+    if (!stats) {
+        spdlog::error("Failed to start stats: {}", stats.error().message);
+        return 1;
+    }
+    (*stats)->start();
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.
     bus->requestName(kBusName);

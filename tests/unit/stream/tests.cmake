@@ -1,3 +1,7 @@
 taskscope_unit_test(stream/test_rotator.cpp taskscope_stream_lib)
 taskscope_unit_test(stream/test_log_reader.cpp taskscope_stream_lib)
 taskscope_unit_test(stream/test_collector.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_cgroup_stats.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_stats_math.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_stats_schedule.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_stats_sampler.cpp taskscope_stream_lib)

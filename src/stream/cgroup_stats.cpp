@@ -1,0 +1,284 @@
+#include "stream/cgroup_stats.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <map>
+
+#include "common/files.hpp"
+
+namespace taskscope::stream {
+
+namespace {
+
+using common::UniqueFd;
+
+constexpr size_t kInitialBuffer = 16 << 10;  // memory.stat is ~1.5 KiB on 6.1
+constexpr size_t kMaxBuffer = 1 << 20;
+constexpr uint64_t kNsPerUs = 1000;
+
+struct FileInfo {
+    StatFile file;
+    const char* controller;
+    const char* name;
+};
+
+// The strategy table: which file, in which hierarchy, per version.
+constexpr FileInfo kFiles[] = {
+    {StatFile::V2CpuStat, "", "cpu.stat"},
+    {StatFile::V2MemoryCurrent, "", "memory.current"},
+    {StatFile::V2MemoryStat, "", "memory.stat"},
+    {StatFile::V2MemorySwapCurrent, "", "memory.swap.current"},
+    {StatFile::V2MemoryPeak, "", "memory.peak"},
+    {StatFile::V2PidsCurrent, "", "pids.current"},
+    {StatFile::V1CpuacctUsage, "cpuacct", "cpuacct.usage"},
+    {StatFile::V1CpuacctStat, "cpuacct", "cpuacct.stat"},
+    {StatFile::V1CpuStat, "cpu", "cpu.stat"},
+    {StatFile::V1MemoryUsage, "memory", "memory.usage_in_bytes"},
+    {StatFile::V1MemoryMaxUsage, "memory", "memory.max_usage_in_bytes"},
+    {StatFile::V1MemoryStat, "memory", "memory.stat"},
+    {StatFile::V1KmemUsage, "memory", "memory.kmem.usage_in_bytes"},
+    {StatFile::V1PidsCurrent, "pids", "pids.current"},
+};
+
+// v1 hierarchies sit at <root>/<controller>, where systemd itself looks
+// for them (co-mounted ones such as cpu,cpuacct through symlinks).
+constexpr const char* kV1Controllers[] = {"cpuacct", "cpu", "memory", "pids"};
+
+const FileInfo& info(StatFile file) {
+    for (const auto& f : kFiles)
+        if (f.file == file) return f;
+    return kFiles[0];  // unreachable: every enumerator is in the table
+}
+
+std::optional<uint64_t> parseU64(std::string_view s) {
+    s = common::trim(s);
+    uint64_t v = 0;
+    const auto* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    if (s.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+    return v;
+}
+
+// "key value" lines, as in cpu.stat and memory.stat. nullopt when a line
+// does not have that shape.
+std::optional<std::map<std::string_view, uint64_t, std::less<>>> parseKeyed(std::string_view text) {
+    std::map<std::string_view, uint64_t, std::less<>> out;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const auto line = common::trim(text.substr(0, nl));
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        if (line.empty()) continue;
+        const auto sp = line.find(' ');
+        if (sp == std::string_view::npos) return std::nullopt;
+        auto value = parseU64(line.substr(sp + 1));
+        if (!value) return std::nullopt;
+        out.emplace(line.substr(0, sp), *value);
+    }
+    return out;
+}
+
+template <class Map>
+std::optional<uint64_t> get(const Map& m, std::string_view key) {
+    if (auto it = m.find(key); it != m.end()) return it->second;
+    return std::nullopt;
+}
+
+template <class Map>
+std::optional<uint64_t> firstOf(const Map& m, std::string_view preferred, std::string_view fallback) {
+    if (auto v = get(m, preferred)) return v;
+    return get(m, fallback);
+}
+
+std::optional<uint64_t> divide(std::optional<uint64_t> v, uint64_t by) {
+    if (!v) return std::nullopt;
+    return *v / by;
+}
+
+// Kernels before 5.18 have no "kernel" line; its parts then add up to it.
+std::optional<uint64_t> kernelMemoryV2(const std::map<std::string_view, uint64_t, std::less<>>& m) {
+    if (auto v = get(m, "kernel")) return v;
+    if (!get(m, "kernel_stack") || !get(m, "slab")) return std::nullopt;
+    uint64_t sum = 0;
+    for (auto key : {"kernel_stack", "pagetables", "percpu", "sock", "vmalloc", "slab"}) sum += get(m, key).value_or(0);
+    return sum;
+}
+
+bool parseSingle(std::string_view text, std::optional<uint64_t>& into) {
+    auto v = parseU64(text);
+    if (!v) return false;
+    into = v;
+    return true;
+}
+
+}  // namespace
+
+const char* toString(CgroupVersion version) { return version == CgroupVersion::V2 ? "v2" : "v1"; }
+
+CgroupVersion detectCgroupVersion(const std::string& root) {
+    struct statfs fs {};
+    return ::statfs(root.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC ? CgroupVersion::V2
+                                                                               : CgroupVersion::V1;
+}
+
+const char* statFileName(StatFile file) { return info(file).name; }
+const char* statFileController(StatFile file) { return info(file).controller; }
+
+const std::vector<StatFile>& statFiles(CgroupVersion version) {
+    static const std::vector<StatFile> v2 = [] {
+        std::vector<StatFile> out;
+        for (const auto& f : kFiles)
+            if (!*f.controller) out.push_back(f.file);
+        return out;
+    }();
+    static const std::vector<StatFile> v1 = [] {
+        std::vector<StatFile> out;
+        for (const auto& f : kFiles)
+            if (*f.controller) out.push_back(f.file);
+        return out;
+    }();
+    return version == CgroupVersion::V2 ? v2 : v1;
+}
+
+bool parseStatFile(StatFile file, std::string_view text, CgroupStats& s, long ticksPerSecond) {
+    switch (file) {
+        case StatFile::V2MemoryCurrent:
+        case StatFile::V1MemoryUsage:
+            return parseSingle(text, s.memoryUsage);
+        case StatFile::V2MemorySwapCurrent:
+            return parseSingle(text, s.memorySwap);
+        case StatFile::V2MemoryPeak:
+        case StatFile::V1MemoryMaxUsage:
+            return parseSingle(text, s.memoryPeak);
+        case StatFile::V2PidsCurrent:
+        case StatFile::V1PidsCurrent:
+            return parseSingle(text, s.pids);
+        case StatFile::V1KmemUsage:
+            return parseSingle(text, s.memoryKernel);
+        case StatFile::V1CpuacctUsage: {
+            std::optional<uint64_t> ns;
+            if (!parseSingle(text, ns)) return false;
+            s.cpuTotalUs = *ns / kNsPerUs;
+            return true;
+        }
+        default:
+            break;
+    }
+    const auto m = parseKeyed(text);
+    if (!m) return false;
+    switch (file) {
+        case StatFile::V2CpuStat:
+            s.cpuTotalUs = get(*m, "usage_usec");
+            s.cpuUserUs = get(*m, "user_usec");
+            s.cpuSystemUs = get(*m, "system_usec");
+            // Only with the cpu controller enabled for the cgroup.
+            s.cpuThrottledPeriods = get(*m, "nr_throttled");
+            s.cpuThrottledTimeUs = get(*m, "throttled_usec");
+            return true;
+        case StatFile::V2MemoryStat:
+            s.memoryRss = get(*m, "anon");
+            s.memoryCache = get(*m, "file");
+            s.memoryKernel = kernelMemoryV2(*m);
+            return true;
+        case StatFile::V1CpuacctStat: {
+            const auto tps = static_cast<uint64_t>(ticksPerSecond > 0 ? ticksPerSecond : 100);
+            auto us = [tps](std::optional<uint64_t> ticks) -> std::optional<uint64_t> {
+                if (!ticks) return std::nullopt;
+                return *ticks * 1000000 / tps;
+            };
+            s.cpuUserUs = us(get(*m, "user"));
+            s.cpuSystemUs = us(get(*m, "system"));
+            return true;
+        }
+        case StatFile::V1CpuStat:
+            s.cpuThrottledPeriods = get(*m, "nr_throttled");
+            s.cpuThrottledTimeUs = divide(get(*m, "throttled_time"), kNsPerUs);
+            return true;
+        case StatFile::V1MemoryStat:
+            // The total_ lines include descendants; a scope's processes may
+            // sit in child cgroups of it.
+            s.memoryRss = firstOf(*m, "total_rss", "rss");
+            s.memoryCache = firstOf(*m, "total_cache", "cache");
+            s.memorySwap = firstOf(*m, "total_swap", "swap");  // only with swap accounting
+            return true;
+        default:
+            return false;
+    }
+}
+
+common::Result<CgroupStatsReader> CgroupStatsReader::open(const std::string& root, CgroupVersion version,
+                                                          long ticksPerSecond) {
+    UniqueFd rootFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!rootFd) return common::errnoError("open cgroup root " + root, errno, "NotFound");
+    CgroupStatsReader r;
+    r.version_ = version;
+    r.ticksPerSecond_ = ticksPerSecond > 0 ? ticksPerSecond : ::sysconf(_SC_CLK_TCK);
+    if (r.ticksPerSecond_ <= 0) r.ticksPerSecond_ = 100;
+    if (version == CgroupVersion::V2) {
+        r.hierarchies_.push_back({"", std::move(rootFd)});
+    } else {
+        for (const char* c : kV1Controllers)
+            r.hierarchies_.push_back({c, UniqueFd(::openat(rootFd.get(), c, O_PATH | O_DIRECTORY | O_CLOEXEC))});
+    }
+    r.buffer_.resize(kInitialBuffer);
+    return r;
+}
+
+common::Result<CgroupFiles> CgroupStatsReader::openCgroup(const CgroupPath& cgroup) const {
+    const auto rel = cgroup.relative();
+    std::map<std::string, UniqueFd> dirs;  // by controller
+    for (const auto& h : hierarchies_) {
+        if (!h.dir) continue;
+        UniqueFd d(::openat(h.dir.get(), rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (d) dirs.emplace(h.controller, std::move(d));
+    }
+    if (dirs.empty())
+        return common::makeError("NotFound", "cgroup " + cgroup.str() + " exists in no " + toString(version_) +
+                                                 " hierarchy");
+    CgroupFiles files;
+    for (StatFile f : statFiles(version_)) {
+        const auto d = dirs.find(statFileController(f));
+        if (d == dirs.end()) {
+            files.missing_.push_back(f);
+            continue;
+        }
+        UniqueFd fd(::openat(d->second.get(), statFileName(f), O_RDONLY | O_CLOEXEC));
+        if (fd)
+            files.open_.emplace_back(f, std::move(fd));
+        else
+            files.missing_.push_back(f);
+    }
+    return files;
+}
+
+common::Result<CgroupStats> CgroupStatsReader::read(CgroupFiles& files) {
+    CgroupStats stats;
+    for (auto& [file, fd] : files.open_) {
+        ssize_t n;
+        for (;;) {
+            n = ::pread(fd.get(), buffer_.data(), buffer_.size(), 0);
+            if (n < 0 && errno == EINTR) continue;
+            // A full buffer may have cut the file short: read it again, larger.
+            if (n == static_cast<ssize_t>(buffer_.size()) && buffer_.size() < kMaxBuffer) {
+                buffer_.resize(buffer_.size() * 2);
+                continue;
+            }
+            break;
+        }
+        if (n < 0) {
+            // A removed cgroup's files answer ENODEV: this cgroup is dead,
+            // whatever a reopen may find.
+            if (errno == ENODEV) return common::makeError("Gone", "the cgroup was removed");
+            continue;  // unmeasured, like a missing file
+        }
+        // Each file fills its own values, and a malformed one none.
+        (void)parseStatFile(file, std::string_view(buffer_.data(), static_cast<size_t>(n)), stats, ticksPerSecond_);
+    }
+    return stats;
+}
+
+}  // namespace taskscope::stream

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <array>
 #include <map>
 
 #include "common/files.hpp"
@@ -64,34 +65,29 @@ std::optional<uint64_t> parseU64(std::string_view s) {
     return v;
 }
 
-// "key value" lines, as in cpu.stat and memory.stat. nullopt when a line
-// does not have that shape.
-std::optional<std::map<std::string_view, uint64_t, std::less<>>> parseKeyed(std::string_view text) {
-    std::map<std::string_view, uint64_t, std::less<>> out;
+// The wanted keys of a "key value" file (cpu.stat, memory.stat), by index.
+// Runs at every sample of every task, so it allocates nothing: memory.stat
+// has ~50 lines and at most 9 are wanted. false when a line has no value,
+// or a wanted one no number.
+template <size_t N>
+bool scanKeyed(std::string_view text, const std::array<std::string_view, N>& keys,
+               std::array<std::optional<uint64_t>, N>& out) {
     while (!text.empty()) {
         const auto nl = text.find('\n');
-        const auto line = common::trim(text.substr(0, nl));
+        const auto line = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
         if (line.empty()) continue;
         const auto sp = line.find(' ');
-        if (sp == std::string_view::npos) return std::nullopt;
-        auto value = parseU64(line.substr(sp + 1));
-        if (!value) return std::nullopt;
-        out.emplace(line.substr(0, sp), *value);
+        if (sp == std::string_view::npos || sp == 0) return false;
+        const auto key = line.substr(0, sp);
+        for (size_t i = 0; i < N; ++i) {
+            if (key != keys[i]) continue;
+            out[i] = parseU64(line.substr(sp + 1));
+            if (!out[i]) return false;
+            break;
+        }
     }
-    return out;
-}
-
-template <class Map>
-std::optional<uint64_t> get(const Map& m, std::string_view key) {
-    if (auto it = m.find(key); it != m.end()) return it->second;
-    return std::nullopt;
-}
-
-template <class Map>
-std::optional<uint64_t> firstOf(const Map& m, std::string_view preferred, std::string_view fallback) {
-    if (auto v = get(m, preferred)) return v;
-    return get(m, fallback);
+    return true;
 }
 
 std::optional<uint64_t> divide(std::optional<uint64_t> v, uint64_t by) {
@@ -99,13 +95,8 @@ std::optional<uint64_t> divide(std::optional<uint64_t> v, uint64_t by) {
     return *v / by;
 }
 
-// Kernels before 5.18 have no "kernel" line; its parts then add up to it.
-std::optional<uint64_t> kernelMemoryV2(const std::map<std::string_view, uint64_t, std::less<>>& m) {
-    if (auto v = get(m, "kernel")) return v;
-    if (!get(m, "kernel_stack") || !get(m, "slab")) return std::nullopt;
-    uint64_t sum = 0;
-    for (auto key : {"kernel_stack", "pagetables", "percpu", "sock", "vmalloc", "slab"}) sum += get(m, key).value_or(0);
-    return sum;
+std::optional<uint64_t> firstOf(const std::optional<uint64_t>& preferred, const std::optional<uint64_t>& fallback) {
+    return preferred ? preferred : fallback;
 }
 
 bool parseSingle(std::string_view text, std::optional<uint64_t>& into) {
@@ -168,43 +159,69 @@ bool parseStatFile(StatFile file, std::string_view text, CgroupStats& s, long ti
         default:
             break;
     }
-    const auto m = parseKeyed(text);
-    if (!m) return false;
     switch (file) {
-        case StatFile::V2CpuStat:
-            s.cpuTotalUs = get(*m, "usage_usec");
-            s.cpuUserUs = get(*m, "user_usec");
-            s.cpuSystemUs = get(*m, "system_usec");
+        case StatFile::V2CpuStat: {
+            static constexpr std::array<std::string_view, 5> keys{"usage_usec", "user_usec", "system_usec",
+                                                                  "nr_throttled", "throttled_usec"};
+            std::array<std::optional<uint64_t>, 5> v;
+            if (!scanKeyed(text, keys, v)) return false;
+            s.cpuTotalUs = v[0];
+            s.cpuUserUs = v[1];
+            s.cpuSystemUs = v[2];
             // Only with the cpu controller enabled for the cgroup.
-            s.cpuThrottledPeriods = get(*m, "nr_throttled");
-            s.cpuThrottledTimeUs = get(*m, "throttled_usec");
+            s.cpuThrottledPeriods = v[3];
+            s.cpuThrottledTimeUs = v[4];
             return true;
-        case StatFile::V2MemoryStat:
-            s.memoryRss = get(*m, "anon");
-            s.memoryCache = get(*m, "file");
-            s.memoryKernel = kernelMemoryV2(*m);
+        }
+        case StatFile::V2MemoryStat: {
+            static constexpr std::array<std::string_view, 9> keys{
+                "anon", "file", "kernel", "kernel_stack", "pagetables", "percpu", "sock", "vmalloc", "slab"};
+            std::array<std::optional<uint64_t>, 9> v;
+            if (!scanKeyed(text, keys, v)) return false;
+            s.memoryRss = v[0];
+            s.memoryCache = v[1];
+            s.memoryKernel = v[2];
+            // Kernels before 5.18 have no "kernel" line; its parts add up to it.
+            if (!v[2] && v[3] && v[8]) {
+                uint64_t sum = 0;
+                for (size_t i = 3; i < 9; ++i) sum += v[i].value_or(0);
+                s.memoryKernel = sum;
+            }
             return true;
+        }
         case StatFile::V1CpuacctStat: {
+            static constexpr std::array<std::string_view, 2> keys{"user", "system"};
+            std::array<std::optional<uint64_t>, 2> v;
+            if (!scanKeyed(text, keys, v)) return false;
             const auto tps = static_cast<uint64_t>(ticksPerSecond > 0 ? ticksPerSecond : 100);
             auto us = [tps](std::optional<uint64_t> ticks) -> std::optional<uint64_t> {
                 if (!ticks) return std::nullopt;
                 return *ticks * 1000000 / tps;
             };
-            s.cpuUserUs = us(get(*m, "user"));
-            s.cpuSystemUs = us(get(*m, "system"));
+            s.cpuUserUs = us(v[0]);
+            s.cpuSystemUs = us(v[1]);
             return true;
         }
-        case StatFile::V1CpuStat:
-            s.cpuThrottledPeriods = get(*m, "nr_throttled");
-            s.cpuThrottledTimeUs = divide(get(*m, "throttled_time"), kNsPerUs);
+        case StatFile::V1CpuStat: {
+            static constexpr std::array<std::string_view, 2> keys{"nr_throttled", "throttled_time"};
+            std::array<std::optional<uint64_t>, 2> v;
+            if (!scanKeyed(text, keys, v)) return false;
+            s.cpuThrottledPeriods = v[0];
+            s.cpuThrottledTimeUs = divide(v[1], kNsPerUs);
             return true;
-        case StatFile::V1MemoryStat:
+        }
+        case StatFile::V1MemoryStat: {
             // The total_ lines include descendants; a scope's processes may
-            // sit in child cgroups of it.
-            s.memoryRss = firstOf(*m, "total_rss", "rss");
-            s.memoryCache = firstOf(*m, "total_cache", "cache");
-            s.memorySwap = firstOf(*m, "total_swap", "swap");  // only with swap accounting
+            // sit in child cgroups of it. swap only with swap accounting.
+            static constexpr std::array<std::string_view, 6> keys{"total_rss",  "rss",        "total_cache",
+                                                                  "cache",      "total_swap", "swap"};
+            std::array<std::optional<uint64_t>, 6> v;
+            if (!scanKeyed(text, keys, v)) return false;
+            s.memoryRss = firstOf(v[0], v[1]);
+            s.memoryCache = firstOf(v[2], v[3]);
+            s.memorySwap = firstOf(v[4], v[5]);
             return true;
+        }
         default:
             return false;
     }

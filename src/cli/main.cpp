@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "cli/stats_command.hpp"
 #include "common/files.hpp"
 #include "dbus/manager1_proxy.h"
 #include "dbus/streamer1_proxy.h"
@@ -81,6 +82,10 @@ void usage(FILE* out) {
                  "  logs [-f] [-n N] [--stderr] ALLOC TASK\n"
                  "                      print a task's stdout (or stderr); -n: the last N lines;\n"
                  "                      -f: follow until the task has exited and its output is drained\n"
+                 "  stats [--json] [--watch] [--interval MS|default] [ALLOC TASK]\n"
+                 "                      resource usage of every task (a table), or of one; --watch: print\n"
+                 "                      each new sample as it arrives; --interval: sample the task every MS\n"
+                 "                      (0: off; 'default': the default again), or without a task set the default\n"
                  "Environment: TASKSCOPE_BUS_ADDRESS talks to a bus other than the system bus.\n");
 }
 
@@ -206,6 +211,7 @@ int run(std::vector<std::string> args, bool json) {
     args.erase(args.begin());
     auto conn = connect();
     if (cmd == "logs") return logs(*conn, args);
+    if (cmd == "stats") return taskscope::cli::statsCommand(*conn, args, json);
     ManagerProxy m(*conn);
     auto need = [&](size_t n) {
         if (args.size() != n) die("'" + cmd + "' takes " + std::to_string(n) + " arguments; see --help", 2);

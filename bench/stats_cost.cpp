@@ -1,0 +1,151 @@
+// taskscope-bench-stats: what one stats sample costs per task, in CPU time
+// of this process, with the streamer's own code path: the cgroup files kept
+// open and read with pread at offset 0, parsed, the CPU percentage computed
+// and the sample converted to its D-Bus struct (the signal's serialization
+// and the bus are not included; bench/stats_cpu.sh measures the daemon as a
+// whole). Runs anywhere, read-only:
+//
+//   taskscope-bench-stats ROOT v1|v2 CGROUP [COPIES [ROUNDS]]
+//       samples CGROUP (e.g. /nomad.slice/x.scope) as if it were COPIES tasks
+//       (default 1000), each with its own open files, ROUNDS times (default 20)
+//   taskscope-bench-stats ROOT v1|v2 --children PARENT [ROUNDS]
+//       samples every cgroup below PARENT (e.g. /nomad.slice) once per round
+//
+// ROOT is /sys/fs/cgroup, or a fixture tree such as tests/fixtures/stats/v2.
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "stream/cgroup_stats.hpp"
+#include "stream/stats_adaptor.hpp"
+#include "stream/stats_math.hpp"
+
+using namespace taskscope::stream;
+
+namespace {
+
+double cpuSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double wallSeconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+[[noreturn]] void usage() {
+    std::fprintf(stderr,
+                 "usage: taskscope-bench-stats ROOT v1|v2 CGROUP [COPIES [ROUNDS]]\n"
+                 "       taskscope-bench-stats ROOT v1|v2 --children PARENT [ROUNDS]\n");
+    std::exit(2);
+}
+
+// The cgroups below parent, in the hierarchy that has them all (v1: memory).
+std::vector<std::string> children(const std::string& root, CgroupVersion v, const std::string& parent) {
+    const std::string dir = root + (v == CgroupVersion::V1 ? "/memory" : "") + parent;
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (auto* e = ::readdir(d))
+        if (e->d_type == DT_DIR && e->d_name[0] != '.') out.push_back(parent + "/" + e->d_name);
+    ::closedir(d);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) usage();
+    const std::string root = argv[1];
+    const std::string vs = argv[2];
+    if (vs != "v1" && vs != "v2") usage();
+    const auto version = vs == "v2" ? CgroupVersion::V2 : CgroupVersion::V1;
+    std::vector<std::string> cgroups;
+    int rounds = 20;
+    if (std::string(argv[3]) == "--children") {
+        if (argc < 5) usage();
+        cgroups = children(root, version, argv[4]);
+        if (argc > 5) rounds = std::atoi(argv[5]);
+    } else {
+        const int copies = argc > 4 ? std::atoi(argv[4]) : 1000;
+        if (argc > 5) rounds = std::atoi(argv[5]);
+        cgroups.assign(static_cast<size_t>(copies > 0 ? copies : 1), argv[3]);
+    }
+    if (cgroups.empty() || rounds < 1) usage();
+
+    // Up to 9 files per task stay open, as in the streamer.
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    auto reader = CgroupStatsReader::open(root, version);
+    if (!reader) {
+        std::fprintf(stderr, "%s\n", reader.error().message.c_str());
+        return 1;
+    }
+    struct Task {
+        CgroupFiles files;
+        CpuPercentTracker cpu;
+    };
+    std::vector<Task> tasks;
+    tasks.reserve(cgroups.size());
+    size_t openFiles = 0, missing = 0;
+    const double openCpu0 = cpuSeconds();
+    for (const auto& c : cgroups) {
+        auto path = CgroupPath::parse(c);
+        if (!path) {
+            std::fprintf(stderr, "%s\n", path.error().message.c_str());
+            return 1;
+        }
+        auto files = reader->openCgroup(*path);
+        if (!files) {
+            std::fprintf(stderr, "%s\n", files.error().message.c_str());
+            return 1;
+        }
+        openFiles += files->openCount();
+        missing += files->missing().size();
+        tasks.push_back({std::move(*files), {}});
+    }
+    const double openCpu = cpuSeconds() - openCpu0;
+
+    uint64_t samples = 0, failed = 0;
+    const double cpu0 = cpuSeconds(), wall0 = wallSeconds();
+    for (int r = 0; r < rounds; ++r) {
+        const auto now = std::chrono::steady_clock::now();
+        for (auto& t : tasks) {
+            auto s = reader->read(t.files);
+            if (!s) {
+                ++failed;
+                continue;
+            }
+            TaskSample sample;
+            sample.key = {"bench", "task"};
+            sample.stats = *s;
+            sample.cpu = t.cpu.update(CpuTimes{s->cpuTotalUs, s->cpuUserUs, s->cpuSystemUs}, now);
+            auto wire = toWire(sample);
+            asm volatile("" : : "r"(&wire) : "memory");  // keep the conversion
+            ++samples;
+        }
+    }
+    const double cpu = cpuSeconds() - cpu0, wall = wallSeconds() - wall0;
+    const double perSampleUs = cpu / static_cast<double>(samples ? samples : 1) * 1e6;
+    std::printf("stats sample cost (%s, root %s): %zu tasks x %d rounds = %llu samples (%llu failed); "
+                "%zu files open (%zu missing)\n",
+                vs.c_str(), root.c_str(), tasks.size(), rounds, static_cast<unsigned long long>(samples),
+                static_cast<unsigned long long>(failed), openFiles, missing);
+    std::printf("per task and sample: %.2f us CPU (%.2f us wall); opening the files: %.2f us per task\n",
+                perSampleUs, wall / static_cast<double>(samples ? samples : 1) * 1e6,
+                openCpu / static_cast<double>(tasks.size()) * 1e6);
+    std::printf("=> 1000 tasks every 1 s would cost %.3f%% of one core in reading alone (target <= 1%%)\n",
+                perSampleUs * 1000 / 1e6 * 100);
+    return 0;
+}

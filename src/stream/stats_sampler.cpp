@@ -63,6 +63,17 @@ StatsSampler::StatsSampler(common::EventLoop& loop, CgroupStatsReader reader, St
 
 StatsSampler::~StatsSampler() {
     if (timer_) loop_.cancelTimer(timer_);
+    if (changeTimer_) loop_.cancelTimer(changeTimer_);
+}
+
+void StatsSampler::notifyTasksChanged() {
+    // Once per turn of the loop: learning 1000 tasks at start is one
+    // PropertiesChanged, not 1000.
+    if (changeTimer_ || !events_) return;
+    changeTimer_ = loop_.addTimer(Clock::now(), [this] {
+        changeTimer_ = 0;
+        events_->tasksChanged();
+    });
 }
 
 void StatsSampler::saveIntervals() {
@@ -83,7 +94,7 @@ void StatsSampler::addTask(const TaskKey& key, const CgroupPath& cgroup) {
         schedule_.remove(key);
     } else {
         tasks_.emplace(key, Task(cgroup));
-        if (events_) events_->tasksChanged();
+        notifyTasksChanged();
     }
     std::optional<Ms> own;
     if (auto i = intervals_.find(key); i != intervals_.end()) own = Ms(i->second);
@@ -95,7 +106,7 @@ void StatsSampler::removeTask(const TaskKey& key) {
     if (tasks_.erase(key) == 0) return;
     schedule_.remove(key);
     if (intervals_.erase(key)) saveIntervals();
-    if (events_) events_->tasksChanged();
+    notifyTasksChanged();
     arm();
 }
 
@@ -113,7 +124,7 @@ void StatsSampler::retainOnly(const std::set<TaskKey>& running) {
     const auto kept = intervals_.size();
     std::erase_if(intervals_, [&](const auto& kv) { return !running.contains(kv.first); });
     if (intervals_.size() != kept) saveIntervals();
-    if (removed && events_) events_->tasksChanged();
+    if (removed) notifyTasksChanged();
     arm();
 }
 

@@ -41,6 +41,7 @@ public:
     virtual ~StatsEvents() = default;
     /// The samples of one tick, all tasks due at that instant.
     virtual void samplesTaken(const std::vector<TaskSample>& samples) = 0;
+    /// The set of tasks changed (at most once per turn of the event loop).
     virtual void tasksChanged() = 0;
     virtual void defaultIntervalChanged() = 0;
 };
@@ -115,6 +116,7 @@ private:
     std::optional<TaskSample> sampleOne(const TaskKey& key, Task& t, Clock::time_point now, uint64_t timestampUs);
     void noteUnreadable(const TaskKey& key, Task& t, const common::Error& error);
     void saveIntervals();
+    void notifyTasksChanged();
     void arm();
     void onTimer();
 
@@ -126,6 +128,7 @@ private:
     std::map<TaskKey, Task> tasks_;
     std::map<TaskKey, uint64_t> intervals_;  ///< per-task intervals set by callers (0 = off), persisted
     uint64_t timer_ = 0;
+    uint64_t changeTimer_ = 0;  ///< a tasksChanged() is due at the loop's next turn
     std::optional<Clock::time_point> armedFor_;
 };
 

@@ -274,7 +274,21 @@ common::Result<CgroupFiles> CgroupStatsReader::openCgroup(const CgroupPath& cgro
 
 common::Result<CgroupStats> CgroupStatsReader::read(CgroupFiles& files) {
     CgroupStats stats;
+    auto merge = [](const CgroupStats& from, CgroupStats& into) {
+        for (auto field : {&CgroupStats::memoryRss, &CgroupStats::memoryCache, &CgroupStats::memorySwap,
+                           &CgroupStats::memoryKernel})
+            if (from.*field) into.*field = from.*field;
+    };
     for (auto& [file, fd] : files.open_) {
+        const bool memoryStat = file == StatFile::V2MemoryStat || file == StatFile::V1MemoryStat;
+        // The usage file comes before memory.stat in the table: its value
+        // says whether memory.stat can have changed.
+        if (memoryStat && files.statValid_ && stats.memoryUsage && files.statUsage_ == stats.memoryUsage &&
+            files.statSkipped_ + 1 < memoryStatEvery_) {
+            ++files.statSkipped_;
+            merge(files.statValues_, stats);
+            continue;
+        }
         ssize_t n;
         for (;;) {
             n = ::pread(fd.get(), buffer_.data(), buffer_.size(), 0);
@@ -292,8 +306,19 @@ common::Result<CgroupStats> CgroupStatsReader::read(CgroupFiles& files) {
             if (errno == ENODEV) return common::makeError("Gone", "the cgroup was removed");
             continue;  // unmeasured, like a missing file
         }
-        // Each file fills its own values, and a malformed one none.
-        (void)parseStatFile(file, std::string_view(buffer_.data(), static_cast<size_t>(n)), stats, ticksPerSecond_);
+        const std::string_view text(buffer_.data(), static_cast<size_t>(n));
+        if (!memoryStat) {
+            // Each file fills its own values, and a malformed one none.
+            (void)parseStatFile(file, text, stats, ticksPerSecond_);
+            continue;
+        }
+        CgroupStats values;
+        files.statValid_ = parseStatFile(file, text, values, ticksPerSecond_);
+        files.statValues_ = values;
+        files.statUsage_ = stats.memoryUsage;
+        files.statSkipped_ = 0;
+        ++files.statReads_;
+        merge(values, stats);
     }
     return stats;
 }

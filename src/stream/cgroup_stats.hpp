@@ -90,11 +90,19 @@ public:
     /// Files that did not exist when the cgroup was opened.
     const std::vector<StatFile>& missing() const { return missing_; }
     size_t openCount() const { return open_.size(); }
+    /// How often memory.stat was really read (see setMemoryStatEvery()).
+    uint64_t memoryStatReads() const { return statReads_; }
 
 private:
     friend class CgroupStatsReader;
     std::vector<std::pair<StatFile, common::UniqueFd>> open_;
     std::vector<StatFile> missing_;
+    // memory.stat's values at its last read, and the memory usage then.
+    CgroupStats statValues_;
+    std::optional<uint64_t> statUsage_;
+    bool statValid_ = false;
+    unsigned statSkipped_ = 0;
+    uint64_t statReads_ = 0;
 };
 
 class CgroupStatsReader {
@@ -109,6 +117,15 @@ public:
     CgroupStatsReader& operator=(CgroupStatsReader&&) = default;
 
     CgroupVersion version() const { return version_; }
+
+    /// memory.stat is by far the costliest file (the kernel formats ~50
+    /// counters for it: half of a sample's CPU time). It is read again
+    /// only when the memory usage (memory.current, memory.usage_in_bytes)
+    /// changed since its last read, and at least every `samples` samples;
+    /// in between its values are the last ones read. Usage is charged in
+    /// per-CPU batches, so a breakdown can lag by that much (<= 64 pages
+    /// per CPU) for at most `samples` samples. 1 reads it every time.
+    void setMemoryStatEvery(unsigned samples) { memoryStatEvery_ = samples ? samples : 1; }
 
     /// Opens the cgroup's files. NotFound when the cgroup exists in no
     /// hierarchy (it was removed, or never created).
@@ -129,6 +146,7 @@ private:
 
     CgroupVersion version_ = CgroupVersion::V2;
     long ticksPerSecond_ = 100;
+    unsigned memoryStatEvery_ = 10;
     std::vector<Hierarchy> hierarchies_;
     std::vector<char> buffer_;
 };

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "stream/cgroup_path.hpp"
 #include "stream/cgroup_stats.hpp"
@@ -159,6 +160,46 @@ BOOST_AUTO_TEST_CASE(open_files_see_new_contents) {
     BOOST_TEST(*reader->read(*files)->pids == 3u);
     writeFile(tmp.path + "/nomad.slice/a1-web.scope/pids.current", "42\n");
     BOOST_TEST(*reader->read(*files)->pids == 42u);
+}
+
+BOOST_AUTO_TEST_CASE(memory_stat_is_read_again_when_usage_moves_or_after_n_samples) {
+    for (auto [variant, version, usageFile, statText] :
+         {std::tuple{"v2", CgroupVersion::V2, "/nomad.slice/a1-web.scope/memory.current", "anon 7\nfile 8\nkernel 9\n"},
+          std::tuple{"v1", CgroupVersion::V1, "/memory/nomad.slice/a1-web.scope/memory.usage_in_bytes",
+                     "total_rss 7\ntotal_cache 8\ntotal_swap 9\n"}}) {
+        BOOST_TEST_CONTEXT(variant) {
+            taskscope::test::TempDir tmp;
+            fs::copy(fixture(variant), tmp.path, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+            const std::string statFile =
+                tmp.path + (version == CgroupVersion::V1 ? "/memory" : "") + "/nomad.slice/a1-web.scope/memory.stat";
+            auto reader = CgroupStatsReader::open(tmp.path, version, 100);
+            BOOST_REQUIRE(reader.ok());
+            reader->setMemoryStatEvery(3);
+            auto files = reader->openCgroup(path("/nomad.slice/a1-web.scope"));
+            BOOST_REQUIRE(files.ok());
+            BOOST_TEST(*reader->read(*files)->memoryRss == 209715200u);
+            // The usage holds still: memory.stat's last values stand.
+            writeFile(statFile, statText);
+            BOOST_TEST(*reader->read(*files)->memoryRss == 209715200u);
+            BOOST_TEST(*reader->read(*files)->memoryRss == 209715200u);
+            BOOST_TEST(files->memoryStatReads() == 1u);
+            // ... but it is read once in every 3 samples.
+            BOOST_TEST(*reader->read(*files)->memoryRss == 7u);
+            BOOST_TEST(files->memoryStatReads() == 2u);
+            // The usage moves: read at once.
+            writeFile(statFile, "anon 70\nfile 80\nkernel 90\ntotal_rss 70\ntotal_cache 80\n");
+            writeFile(tmp.path + usageFile, "12345\n");
+            const auto s = *reader->read(*files);
+            BOOST_TEST(*s.memoryRss == 70u);
+            BOOST_TEST(*s.memoryCache == 80u);
+            BOOST_TEST(*s.memoryUsage == 12345u);
+            BOOST_TEST(files->memoryStatReads() == 3u);
+            // 1: every time.
+            reader->setMemoryStatEvery(1);
+            (void)reader->read(*files);
+            BOOST_TEST(files->memoryStatReads() == 4u);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(malformed_files_set_nothing) {

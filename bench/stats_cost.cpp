@@ -16,6 +16,11 @@
 // goes, and what keeping the files open saves.
 //
 // ROOT is /sys/fs/cgroup, or a fixture tree such as tests/fixtures/stats/v2.
+//
+//   taskscope-bench-stats --signal [TASKS [ROUNDS]]
+//       what emitting one Samples signal with TASKS samples (default 1000)
+//       costs this process per sample: conversion and D-Bus serialization,
+//       on the bus in TASKSCOPE_BUS_ADDRESS (or the system bus)
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -28,6 +33,8 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <sdbus-c++/sdbus-c++.h>
 
 #include "stream/cgroup_stats.hpp"
 #include "stream/stats_adaptor.hpp"
@@ -50,7 +57,8 @@ double wallSeconds() {
 [[noreturn]] void usage() {
     std::fprintf(stderr,
                  "usage: taskscope-bench-stats ROOT v1|v2 CGROUP [COPIES [ROUNDS]]\n"
-                 "       taskscope-bench-stats ROOT v1|v2 --children PARENT [ROUNDS]\n");
+                 "       taskscope-bench-stats ROOT v1|v2 --children PARENT [ROUNDS]\n"
+                 "       taskscope-bench-stats --signal [TASKS [ROUNDS]]\n");
     std::exit(2);
 }
 
@@ -97,9 +105,42 @@ void perFile(const std::string& root, CgroupVersion version, const std::string& 
     }
 }
 
+int signalCost(int n, int rounds) {
+    const char* address = std::getenv("TASKSCOPE_BUS_ADDRESS");
+    auto bus = address && *address ? sdbus::createSessionBusConnectionWithAddress(address)
+                                   : sdbus::createSystemBusConnection();
+    taskscope::common::EventLoop loop;
+    auto reader = CgroupStatsReader::open("/", CgroupVersion::V2);
+    if (!reader) return 1;
+    StatsSampler sampler(loop, std::move(*reader), {});
+    StatsObject object(*bus, "/org/taskscope/BenchStats", sampler);
+    std::vector<TaskSample> samples(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        auto& s = samples[static_cast<size_t>(i)];
+        s.key = {"bench-alloc-0123456789abcdef", "task" + std::to_string(i)};
+        s.timestampUs = 1795367252963691;
+        s.intervalMs = 1000;
+        s.stats.cpuUserUs = s.stats.cpuSystemUs = s.stats.cpuTotalUs = 123456789;
+        s.stats.memoryRss = s.stats.memoryCache = s.stats.memoryUsage = s.stats.memoryPeak = 209715200;
+        s.stats.memoryKernel = s.stats.memorySwap = s.stats.pids = 3;
+        s.cpu.total = s.cpu.user = s.cpu.system = 99.5;
+    }
+    const double cpu0 = cpuSeconds();
+    for (int r = 0; r < rounds; ++r) {
+        object.samplesTaken(samples);
+        while (bus->processPendingRequest()) {
+        }
+    }
+    const double us = (cpuSeconds() - cpu0) / (static_cast<double>(n) * rounds) * 1e6;
+    std::printf("Samples signal: %.2f us CPU per sample (%d samples per signal, %d signals)\n", us, n, rounds);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 2 && std::string(argv[1]) == "--signal")
+        return signalCost(argc > 2 ? std::atoi(argv[2]) : 1000, argc > 3 ? std::atoi(argv[3]) : 50);
     if (argc < 4) usage();
     const std::string root = argv[1];
     const std::string vs = argv[2];

@@ -86,7 +86,6 @@ std::vector<TaskKey> StatsSchedule::takeDue(TimePoint now) {
         e.last = now;
         setDue(key, e, gridAfter(now, effective(e)));
     }
-    std::sort(out.begin(), out.end());
     return out;
 }
 

@@ -49,8 +49,8 @@ public:
     std::optional<TimePoint> nextDue() const;
     std::optional<TimePoint> due(const TaskKey& key) const;
 
-    /// The tasks due at `now`; each is then due again at the first multiple
-    /// of its interval after `now`.
+    /// The tasks due at `now`, by due time, then task; each is then due
+    /// again at the first multiple of its interval after `now`.
     std::vector<TaskKey> takeDue(TimePoint now);
 
 private:

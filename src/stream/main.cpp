@@ -10,12 +10,14 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/daemon.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "stream/bus_adaptor.hpp"
+#include "stream/exec_adaptor.hpp"
 #include "stream/streamer.hpp"
 
 #ifndef TASKSCOPE_VERSION
@@ -32,6 +34,7 @@ struct Options {
     bool verbose = false;
     std::string busAddress;  // empty: the system bus
     stream::StreamerOptions streamer;
+    stream::ExecServiceOptions exec;
 };
 
 void usage(FILE* out) {
@@ -41,17 +44,19 @@ void usage(FILE* out) {
                  "      --bus-address ADDR  serve on this bus instead of the system bus (tests)\n"
                  "      --spool-dir DIR     the manager's log spool (default /run/taskscope/logs)\n"
                  "      --state-dir DIR     records of completed logs (default /var/lib/taskscope-streamer)\n"
+                 "      --max-exec-sessions N  exec sessions at once (default 64)\n"
                  "  -v, --verbose           debug logging\n"
                  "  -h, --help              this help\n",
                  kBusName);
 }
 
 bool parseOptions(int argc, char** argv, Options& o) {
-    enum { kBus = 256, kSpool, kState };
+    enum { kBus = 256, kSpool, kState, kMaxExec };
     static const option longOpts[] = {
         {"bus-address", required_argument, nullptr, kBus},
         {"spool-dir", required_argument, nullptr, kSpool},
         {"state-dir", required_argument, nullptr, kState},
+        {"max-exec-sessions", required_argument, nullptr, kMaxExec},
         {"verbose", no_argument, nullptr, 'v'},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
@@ -68,6 +73,15 @@ bool parseOptions(int argc, char** argv, Options& o) {
             case kState:
                 o.streamer.stateDir = optarg;
                 break;
+            case kMaxExec: {
+                char* end = nullptr;
+                o.exec.maxSessions = std::strtoul(optarg, &end, 10);
+                if (*end || o.exec.maxSessions == 0) {
+                    std::fprintf(stderr, "--max-exec-sessions takes a positive number\n");
+                    return false;
+                }
+                break;
+            }
             case 'v':
                 o.verbose = true;
                 break;
@@ -96,6 +110,7 @@ int run(const Options& opts) {
     }
     stream::StreamerObject object(*bus, streamer, TASKSCOPE_VERSION);
     streamer.attach(object);
+    stream::ExecServer exec(loop, *bus, opts.exec);
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.
     bus->requestName(kBusName);

@@ -1,3 +1,5 @@
 taskscope_unit_test(stream/test_rotator.cpp taskscope_stream_lib)
 taskscope_unit_test(stream/test_log_reader.cpp taskscope_stream_lib)
 taskscope_unit_test(stream/test_collector.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_exec_request.cpp taskscope_stream_lib)
+taskscope_unit_test(stream/test_exec_service.cpp taskscope_stream_lib)

@@ -81,6 +81,12 @@ void usage(FILE* out) {
                  "  logs [-f] [-n N] [--stderr] ALLOC TASK\n"
                  "                      print a task's stdout (or stderr); -n: the last N lines;\n"
                  "                      -f: follow until the task has exited and its output is drained\n"
+                 "  exec [-i] [-t] ALLOC TASK -- COMMAND [ARGS...]\n"
+                 "                      run a command inside a running task; -t: on a terminal\n"
+                 "                      (stdin relayed), -i: relay stdin; exits with its exit code\n"
+                 "  exec --timeout MS [--max-output BYTES] ALLOC TASK -- COMMAND [ARGS...]\n"
+                 "                      run it to its end within MS (exit 124 past it), print\n"
+                 "                      its output (stdout and stderr, the first BYTES, default 65536)\n"
                  "Environment: TASKSCOPE_BUS_ADDRESS talks to a bus other than the system bus.\n");
 }
 
@@ -206,6 +212,7 @@ int run(std::vector<std::string> args, bool json) {
     args.erase(args.begin());
     auto conn = connect();
     if (cmd == "logs") return logs(*conn, args);
+    if (cmd == "exec") return taskscope::cli::execCommand(*conn, args);
     ManagerProxy m(*conn);
     auto need = [&](size_t n) {
         if (args.size() != n) die("'" + cmd + "' takes " + std::to_string(n) + " arguments; see --help", 2);

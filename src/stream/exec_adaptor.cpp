@@ -31,6 +31,16 @@ void ExecObject::execExited(uint64_t session, const std::string& allocId, const 
     emitExecExited(session, allocId, task, result.exitCode, result.signal);
 }
 
+void ExecObject::sessionsChanged() {
+    emitPropertiesChangedSignal(org::taskscope::Exec1_adaptor::INTERFACE_NAME, {"Sessions"});
+}
+
+std::vector<sdbus::Struct<uint64_t, std::string, std::string, bool>> ExecObject::Sessions() {
+    std::vector<sdbus::Struct<uint64_t, std::string, std::string, bool>> out;
+    for (const auto& s : service_.runningSessions()) out.emplace_back(s.session, s.allocId, s.task, s.tty);
+    return out;
+}
+
 void ExecObject::StartExec(sdbus::Result<uint64_t, std::vector<sdbus::UnixFd>>&& result, std::string allocId,
                            std::string task, std::vector<std::string> command,
                            std::map<std::string, std::string> env, bool tty, uint16_t rows, uint16_t cols) {

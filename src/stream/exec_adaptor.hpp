@@ -17,7 +17,7 @@
 
 namespace taskscope::stream {
 
-class ExecObject final : public sdbus::AdaptorInterfaces<org::taskscope::Exec1_adaptor>, public ExecEvents {
+class ExecObject final : public sdbus::AdaptorInterfaces<org::taskscope::Exec1_adaptor, sdbus::Properties_adaptor>, public ExecEvents {
 public:
     ExecObject(sdbus::IConnection& connection, ExecService& service);
     ~ExecObject();
@@ -27,6 +27,7 @@ public:
     // ExecEvents
     void execExited(uint64_t session, const std::string& allocId, const std::string& task,
                     const ExecResult& result) override;
+    void sessionsChanged() override;
 
 private:
     void StartExec(sdbus::Result<uint64_t, std::vector<sdbus::UnixFd>>&& result, std::string allocId,
@@ -37,6 +38,8 @@ private:
     void ExecOnce(sdbus::Result<int32_t, int32_t, std::vector<uint8_t>, bool>&& result, std::string allocId,
                   std::string task, std::vector<std::string> command, std::map<std::string, std::string> env,
                   uint32_t timeoutMs, uint32_t maxOutput) override;
+
+    std::vector<sdbus::Struct<uint64_t, std::string, std::string, bool>> Sessions() override;
 
     std::string sender() const;
 

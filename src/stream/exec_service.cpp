@@ -255,6 +255,7 @@ void ExecService::running(ExecSession& s) {
     started.session = id;
     started.fds = std::move(s.callerFds);
     p.mapped()->start(std::move(started));
+    if (events_) events_->sessionsChanged();
 }
 
 void ExecService::failStart(ExecSession& s, Error error) {
@@ -328,7 +329,18 @@ void ExecService::finish(uint64_t id, int status) {
     const auto task = s->task();
     sessions_.erase(id);
     for (auto& w : waiters) w(result);
-    if (events_) events_->execExited(id, allocId, task, result);
+    if (events_) {
+        events_->execExited(id, allocId, task, result);
+        events_->sessionsChanged();
+    }
+}
+
+std::vector<SessionInfo> ExecService::runningSessions() const {
+    std::vector<SessionInfo> out;
+    for (const auto& [id, s] : sessions_)
+        if (!s->once() && !s->discarded && s->phase == ExecPhase::Running)
+            out.push_back({id, s->allocId(), s->task(), s->tty});
+    return out;
 }
 
 void ExecService::drainOutput(ExecSession& s) {

@@ -44,6 +44,8 @@ public:
     virtual ~ExecEvents() = default;
     virtual void execExited(uint64_t session, const std::string& allocId, const std::string& task,
                             const ExecResult& result) = 0;
+    /// The list of running sessions changed.
+    virtual void sessionsChanged() = 0;
 };
 
 struct ExecServiceOptions {
@@ -70,6 +72,13 @@ struct ExecRequest {
 struct ExecStarted {
     uint64_t session = 0;
     std::vector<common::UniqueFd> fds;  ///< tty: the master; else stdin (write), stdout, stderr (read)
+};
+
+struct SessionInfo {
+    uint64_t session = 0;
+    std::string allocId;
+    std::string task;
+    bool tty = false;
 };
 
 struct OnceResult {
@@ -112,7 +121,10 @@ public:
     /// A bus client left: hang up the sessions it started.
     void clientGone(const std::string& owner);
 
+    /// Every session, starting or running, of both kinds.
     size_t activeSessions() const { return sessions_.size(); }
+    /// The StartExec sessions whose commands run.
+    std::vector<SessionInfo> runningSessions() const;
 
 private:
     struct Pending;  // the reply a session owes its caller

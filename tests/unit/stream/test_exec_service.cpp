@@ -64,6 +64,8 @@ struct Events : ExecEvents {
     void execExited(uint64_t id, const std::string&, const std::string&, const ExecResult& r) override {
         exited.emplace_back(id, r);
     }
+    int changes = 0;
+    void sessionsChanged() override { ++changes; }
 };
 
 // The cgroup path of this process, from the last line of /proc/self/cgroup.
@@ -277,6 +279,8 @@ BOOST_FIXTURE_TEST_CASE(exit_code_for_waiters_late_waiters_and_monitors, Fixture
     auto late = wait(s->session);
     BOOST_REQUIRE(late.ok());
     BOOST_TEST(late->exitCode == 7);
+    BOOST_TEST(events.changes == 2);  // started, ended
+    BOOST_TEST(service->runningSessions().empty());
     BOOST_REQUIRE(events.exited.size() == 1u);
     BOOST_TEST(events.exited[0].first == s->session);
     BOOST_TEST(events.exited[0].second.exitCode == 7);
@@ -391,6 +395,12 @@ BOOST_FIXTURE_TEST_CASE(nothing_runs_before_the_child_is_in_the_scope, Fixture) 
 BOOST_FIXTURE_TEST_CASE(a_caller_leaving_hangs_up_its_sessions, Fixture) {
     auto s = start(request({"sleep", "30"}));
     BOOST_REQUIRE(s.ok());
+    const auto running = service->runningSessions();
+    BOOST_REQUIRE(running.size() == 1u);
+    BOOST_TEST(running[0].session == s->session);
+    BOOST_TEST(running[0].allocId == "a1");
+    BOOST_TEST(running[0].task == "web");
+    BOOST_TEST(!running[0].tty);
     service->clientGone(":1.99");  // someone else
     service->clientGone(":1.42");
     auto w = wait(s->session);

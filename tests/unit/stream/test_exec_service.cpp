@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -414,4 +415,69 @@ BOOST_FIXTURE_TEST_CASE(a_caller_leaving_hangs_up_its_sessions, Fixture) {
     auto k = wait(stubborn->session);
     BOOST_REQUIRE(k.ok());
     BOOST_TEST(k->signal == SIGKILL);
+}
+
+// A "task" in its own pid, mount and uts namespaces (unshare needs root;
+// skipped without): the command runs in all three, through the relay that
+// a new pid namespace needs, and its exit comes back through the relay.
+BOOST_FIXTURE_TEST_CASE(joins_the_namespaces_of_a_task_that_has_its_own, Fixture) {
+    if (::geteuid() != 0) {
+        BOOST_TEST_MESSAGE("skipped: creating namespaces needs root");
+        return;
+    }
+    const pid_t unshare = ::fork();
+    if (unshare == 0) {
+        ::execlp("unshare", "unshare", "--pid", "--fork", "--mount-proc", "--uts", "sh", "-c",
+                 "hostname inner-host && exec sleep 60", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    // The task is unshare's child: pid 1 of the new namespace, once it is sleep.
+    pid_t task = 0;
+    runUntil(
+        [&] {
+            auto children =
+                taskscope::common::readFile("/proc/" + std::to_string(unshare) + "/task/" + std::to_string(unshare) +
+                                            "/children");
+            if (!children || children->empty()) return false;
+            task = std::stoi(*children);
+            auto comm = taskscope::common::readFile("/proc/" + std::to_string(task) + "/comm");
+            return comm && *comm == "sleep\n";
+        },
+        10s);
+    if (task == 0) {
+        ::kill(unshare, SIGKILL);
+        ::waitpid(unshare, nullptr, 0);
+        BOOST_TEST_MESSAGE("skipped: unshare did not start a task here");
+        return;
+    }
+    auto j = nlohmann::json::parse(directory.json);
+    j["pid"] = task;
+    j["spec"]["cwd"] = "/";
+    directory.json = j.dump();
+
+    auto r = once({"sh", "-c", "hostname; cat /proc/1/comm; echo $$"});
+    BOOST_REQUIRE_MESSAGE(r.ok(), why(r));
+    const auto out = text(*r);
+    BOOST_TEST(out.rfind("inner-host\nsleep\n", 0) == 0, out);
+    const int innerPid = std::stoi(out.substr(std::string("inner-host\nsleep\n").size()));
+    BOOST_TEST(innerPid < 100, "pid in the task's namespace: " << innerPid);
+    auto seven = once({"sh", "-c", "exit 7"});
+    BOOST_REQUIRE(seven.ok());
+    BOOST_TEST(seven->result.exitCode == 7);
+    auto killed = once({"sh", "-c", "kill -TERM $$"});
+    BOOST_REQUIRE(killed.ok());
+    BOOST_TEST(killed->result.signal == SIGTERM);
+    auto timed = once({"sh", "-c", "sleep 30"}, 300);
+    BOOST_TEST(timed.error().name == "Timeout");
+    auto s = start(request({"sh", "-c", "read x; tty; exit $x"}, true));
+    BOOST_REQUIRE_MESSAGE(s.ok(), why(s));
+    BOOST_REQUIRE(::write(s->fds[0].get(), "5\n", 2) == 2);
+    BOOST_TEST(readUntil(s->fds[0].get(), "/dev/pts/").find("/dev/pts/") != std::string::npos);
+    auto w = wait(s->session);
+    BOOST_REQUIRE(w.ok());
+    BOOST_TEST(w->exitCode == 5);
+
+    ::kill(unshare, SIGKILL);
+    ::kill(task, SIGKILL);
+    ::waitpid(unshare, nullptr, 0);
 }

@@ -25,13 +25,13 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <sdbus-c++/sdbus-c++.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sdbus-c++/sdbus-c++.h>
 #include <string>
 #include <vector>
 
@@ -43,8 +43,12 @@ constexpr const char* kExec = "org.taskscope.Exec1";
 constexpr const char* kAlloc = "benchexec";
 constexpr const char* kTask = "target";
 
-double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-double us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double ms(Clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+}
+double us(Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -212,13 +216,15 @@ int main(int argc, char** argv) {
     manager->callMethod("StopTask").onInterface(kManager).withArguments(kAlloc, kTask, std::string(), int64_t(0));
 
     const double s = median(start), f = median(floor), r = median(run);
-    std::printf("exec start until first output, median of %d (ms): floor %.1f, systemd-run --scope %.1f, "
-                "taskscope StartExec %.1f\n",
-                n, f, r, s);
+    std::printf(
+        "exec start until first output, median of %d (ms): floor %.1f, systemd-run --scope %.1f, "
+        "taskscope StartExec %.1f\n",
+        n, f, r, s);
     std::printf("ratio StartExec/floor: %.2f (target <= 2)\n", s / f);
     std::printf("ratio StartExec/systemd-run: %.2f\n", s / r);
-    std::printf("tty echo round trip, median of %d (us): local pty + cat %.1f, exec'd cat over the passed master %.1f\n",
-                n * 10, local, task);
+    std::printf(
+        "tty echo round trip, median of %d (us): local pty + cat %.1f, exec'd cat over the passed master %.1f\n",
+        n * 10, local, task);
     std::printf("ratio exec/local: %.2f (target <= 2)\n", task / local);
     return 0;
 }

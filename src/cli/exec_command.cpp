@@ -125,7 +125,7 @@ void enterRawMode() {
     if (::tcgetattr(STDIN_FILENO, &t) < 0) return;
     g_saved = t;
     std::atexit(restoreTerminal);
-    for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGINT}) ::signal(sig, restoreAndReraise);
+    for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGPIPE}) ::signal(sig, restoreAndReraise);
     ::cfmakeraw(&t);
     ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &t);
 }
@@ -143,7 +143,9 @@ std::pair<uint16_t, uint16_t> windowSize() {
     return {env("LINES", 24), env("COLUMNS", 80)};
 }
 
-void setNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void setNonBlocking(int fd) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 // Copies what is readable from `from` to `to`; false at end of file (EIO
 // on a terminal whose other side is all closed counts as one).
@@ -234,7 +236,8 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
         if (bus.timeout_usec != UINT64_MAX) {
             timespec now{};
             ::clock_gettime(CLOCK_MONOTONIC, &now);
-            const uint64_t nowUs = static_cast<uint64_t>(now.tv_sec) * 1000000 + static_cast<uint64_t>(now.tv_nsec) / 1000;
+            const uint64_t nowUs =
+                static_cast<uint64_t>(now.tv_sec) * 1000000 + static_cast<uint64_t>(now.tv_nsec) / 1000;
             timeout = bus.timeout_usec <= nowUs ? 0 : static_cast<int>((bus.timeout_usec - nowUs + 999) / 1000);
         }
         if (::poll(p.data(), p.size(), timeout) < 0) {
@@ -308,8 +311,7 @@ int once(sdbus::IConnection& conn, const Options& o) {
         die(e.getMessage(), kTimeoutExit);
     }
     writeAll(STDOUT_FILENO, reinterpret_cast<const char*>(output.data()), output.size());
-    if (truncated)
-        std::fprintf(stderr, "taskscopectl: output truncated to its first %u bytes\n", o.maxOutput);
+    if (truncated) std::fprintf(stderr, "taskscopectl: output truncated to its first %u bytes\n", o.maxOutput);
     return code;
 }
 

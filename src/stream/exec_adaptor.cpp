@@ -10,7 +10,9 @@ namespace {
 
 constexpr const char* kErrorPrefix = "org.taskscope.Error.";
 
-sdbus::Error toBus(const common::Error& e) { return sdbus::Error(kErrorPrefix + e.name, e.message); }
+sdbus::Error toBus(const common::Error& e) {
+    return sdbus::Error(kErrorPrefix + e.name, e.message);
+}
 
 }  // namespace
 
@@ -19,7 +21,9 @@ ExecObject::ExecObject(sdbus::IConnection& connection, ExecService& service)
     registerAdaptor();
 }
 
-ExecObject::~ExecObject() { unregisterAdaptor(); }
+ExecObject::~ExecObject() {
+    unregisterAdaptor();
+}
 
 std::string ExecObject::sender() const {
     const auto* msg = getObject().getCurrentlyProcessedMessage();
@@ -42,10 +46,9 @@ std::vector<sdbus::Struct<uint64_t, std::string, std::string, bool>> ExecObject:
 }
 
 void ExecObject::StartExec(sdbus::Result<uint64_t, std::vector<sdbus::UnixFd>>&& result, std::string allocId,
-                           std::string task, std::vector<std::string> command,
-                           std::map<std::string, std::string> env, bool tty, uint16_t rows, uint16_t cols) {
-    ExecRequest req{std::move(allocId), std::move(task), std::move(command), std::move(env), tty, rows, cols,
-                    sender()};
+                           std::string task, std::vector<std::string> command, std::map<std::string, std::string> env,
+                           bool tty, uint16_t rows, uint16_t cols) {
+    ExecRequest req{std::move(allocId), std::move(task), std::move(command), std::move(env), tty, rows, cols, sender()};
     auto reply = std::make_shared<sdbus::Result<uint64_t, std::vector<sdbus::UnixFd>>>(std::move(result));
     service_.start(std::move(req), [reply](common::Result<ExecStarted> started) {
         if (!started) return reply->returnError(toBus(started.error()));
@@ -69,8 +72,8 @@ void ExecObject::WaitExec(sdbus::Result<int32_t, int32_t>&& result, uint64_t ses
 }
 
 void ExecObject::ExecOnce(sdbus::Result<int32_t, int32_t, std::vector<uint8_t>, bool>&& result, std::string allocId,
-                          std::string task, std::vector<std::string> command,
-                          std::map<std::string, std::string> env, uint32_t timeoutMs, uint32_t maxOutput) {
+                          std::string task, std::vector<std::string> command, std::map<std::string, std::string> env,
+                          uint32_t timeoutMs, uint32_t maxOutput) {
     ExecRequest req{std::move(allocId), std::move(task), std::move(command), std::move(env), false, 0, 0, sender()};
     auto reply = std::make_shared<sdbus::Result<int32_t, int32_t, std::vector<uint8_t>, bool>>(std::move(result));
     service_.once(std::move(req), timeoutMs, maxOutput, [reply](common::Result<OnceResult> r) {

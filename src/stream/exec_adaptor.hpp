@@ -17,7 +17,8 @@
 
 namespace taskscope::stream {
 
-class ExecObject final : public sdbus::AdaptorInterfaces<org::taskscope::Exec1_adaptor, sdbus::Properties_adaptor>, public ExecEvents {
+class ExecObject final : public sdbus::AdaptorInterfaces<org::taskscope::Exec1_adaptor, sdbus::Properties_adaptor>,
+                         public ExecEvents {
 public:
     ExecObject(sdbus::IConnection& connection, ExecService& service);
     ~ExecObject();
@@ -30,9 +31,9 @@ public:
     void sessionsChanged() override;
 
 private:
-    void StartExec(sdbus::Result<uint64_t, std::vector<sdbus::UnixFd>>&& result, std::string allocId,
-                   std::string task, std::vector<std::string> command, std::map<std::string, std::string> env,
-                   bool tty, uint16_t rows, uint16_t cols) override;
+    void StartExec(sdbus::Result<uint64_t, std::vector<sdbus::UnixFd>>&& result, std::string allocId, std::string task,
+                   std::vector<std::string> command, std::map<std::string, std::string> env, bool tty, uint16_t rows,
+                   uint16_t cols) override;
     void ResizeExec(const uint64_t& session, const uint16_t& rows, const uint16_t& cols) override;
     void WaitExec(sdbus::Result<int32_t, int32_t>&& result, uint64_t session) override;
     void ExecOnce(sdbus::Result<int32_t, int32_t, std::vector<uint8_t>, bool>&& result, std::string allocId,

@@ -33,10 +33,10 @@ void SdbusTaskDirectory::getTask(const std::string& allocId, const std::string& 
             if (!error) return done(json);
             const auto& name = error->getName();
             if (name.rfind(kErrorPrefix, 0) == 0)
-                return done(common::makeError(name.substr(std::char_traits<char>::length(kErrorPrefix)),
-                                              error->getMessage()));
-            done(common::makeError("Internal", "ask taskscope-manager for the task: " + name + ": " +
-                                                   error->getMessage()));
+                return done(
+                    common::makeError(name.substr(std::char_traits<char>::length(kErrorPrefix)), error->getMessage()));
+            done(common::makeError("Internal",
+                                   "ask taskscope-manager for the task: " + name + ": " + error->getMessage()));
         });
 }
 
@@ -58,13 +58,12 @@ void SdbusScopeAttacher::attach(const std::string& unit, pid_t pid, std::functio
 }
 
 BusClientWatch::BusClientWatch(sdbus::IConnection& connection, std::function<void(const std::string&)> gone)
-    : match_(connection.addMatch(
-          "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-          "interface='org.freedesktop.DBus',member='NameOwnerChanged'",
-          [gone = std::move(gone)](sdbus::Message& msg) {
-              std::string name, oldOwner, newOwner;
-              msg >> name >> oldOwner >> newOwner;
-              if (!name.empty() && name[0] == ':' && newOwner.empty()) gone(name);
-          })) {}
+    : match_(connection.addMatch("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                 "interface='org.freedesktop.DBus',member='NameOwnerChanged'",
+                                 [gone = std::move(gone)](sdbus::Message& msg) {
+                                     std::string name, oldOwner, newOwner;
+                                     msg >> name >> oldOwner >> newOwner;
+                                     if (!name.empty() && name[0] == ':' && newOwner.empty()) gone(name);
+                                 })) {}
 
 }  // namespace taskscope::stream

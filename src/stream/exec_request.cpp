@@ -18,7 +18,9 @@ using common::Result;
 // The PATH the manager gives a task whose spec sets none (manager/task_spec.cpp).
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-common::Error invalid(std::string message) { return makeError("InvalidArgument", std::move(message)); }
+common::Error invalid(std::string message) {
+    return makeError("InvalidArgument", std::move(message));
+}
 
 }  // namespace
 
@@ -37,8 +39,7 @@ Result<void> validateCommand(const std::vector<std::string>& command) {
 
 Result<void> validateEnv(const std::map<std::string, std::string>& env) {
     if (env.size() > kMaxEnvVars)
-        return invalid(std::to_string(env.size()) + " environment variables, more than " +
-                       std::to_string(kMaxEnvVars));
+        return invalid(std::to_string(env.size()) + " environment variables, more than " + std::to_string(kMaxEnvVars));
     size_t bytes = 0;
     for (const auto& [k, v] : env) {
         if (k.empty() || k.find('=') != std::string::npos)

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "common/files.hpp"
 #include "stream/exec_request.hpp"
 
@@ -249,6 +251,8 @@ void ExecService::running(ExecSession& s) {
         s.watchFd(s.outputWatch, s.outputFd.get(), [this, id](short) { onOutput(id); });
         return;
     }
+    spdlog::info("Exec session {} in {}/{} started: {}{} for {}", id, s.allocId(), s.task(), s.program,
+                 s.tty ? " (tty)" : "", s.owner());
     auto p = pending_.extract(id);
     if (p.empty()) return;
     ExecStarted started;
@@ -260,6 +264,9 @@ void ExecService::running(ExecSession& s) {
 
 void ExecService::failStart(ExecSession& s, Error error) {
     const uint64_t id = s.id();
+    // The caller's error, not the daemon's: worth a line, not a warning.
+    spdlog::log(s.once() ? spdlog::level::debug : spdlog::level::info, "Exec of {} in {}/{} for {} failed: {}: {}",
+                s.program, s.allocId(), s.task(), s.owner(), error.name, error.message);
     s.discarded = true;
     s.cancelTimer(s.deadlineTimer);
     auto p = pending_.extract(id);
@@ -296,6 +303,8 @@ void ExecService::finish(uint64_t id, int status) {
     if (s->once() && s->timedOut) {
         auto p = pending_.extract(id);
         const auto ms = s->timeoutMs;
+        spdlog::debug("One-shot exec of {} in {}/{} killed at its deadline ({} ms)", s->program, s->allocId(),
+                      s->task(), ms);
         sessions_.erase(id);
         if (!p.empty())
             p.mapped()->fail(makeError("Timeout", "the command did not end within " + std::to_string(ms) +
@@ -314,6 +323,8 @@ void ExecService::finish(uint64_t id, int status) {
     s->callerFds.clear();
     if (s->once()) {
         drainOutput(*s);
+        spdlog::debug("One-shot exec of {} in {}/{}: exit code {}, {} bytes of output", s->program, s->allocId(),
+                      s->task(), result.exitCode, s->output->total());
         OnceResult out;
         out.result = result;
         out.truncated = s->output->truncated();
@@ -323,6 +334,8 @@ void ExecService::finish(uint64_t id, int status) {
         if (!p.empty()) p.mapped()->once(std::move(out));
         return;
     }
+    spdlog::info("Exec session {} in {}/{} ended: exit code {}{}", id, s->allocId(), s->task(), result.exitCode,
+                 result.signal ? " (signal " + std::to_string(result.signal) + ")" : "");
     results_.add(id, result, ExecResults::Clock::now());
     auto waiters = std::move(s->waiters);
     const auto allocId = s->allocId();
@@ -412,6 +425,9 @@ void ExecService::clientGone(const std::string& owner) {
         auto* s = find(id);
         if (!s) continue;
         s->hungUp = true;
+        if (!s->once())
+            spdlog::info("Exec session {} in {}/{}: its caller {} left, hanging up", id, s->allocId(), s->task(),
+                         owner);
         if (s->phase != ExecPhase::Running) {
             failStart(*s, makeError("Internal", "the caller left the bus"));
         } else if (s->once()) {

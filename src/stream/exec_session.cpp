@@ -35,8 +35,8 @@ void ExecResults::prune(Clock::time_point now) {
     }
 }
 
-ExecSession::ExecSession(common::EventLoop& loop, uint64_t id, std::string allocId, std::string task,
-                         std::string owner, bool once)
+ExecSession::ExecSession(common::EventLoop& loop, uint64_t id, std::string allocId, std::string task, std::string owner,
+                         bool once)
     : loop_(loop),
       id_(id),
       allocId_(std::move(allocId)),

@@ -81,11 +81,11 @@ public:
     std::string program;  ///< the command's argv[0], for messages
     bool tty = false;
     HeldChild child;
-    bool newPid = false;   ///< the command is a grandchild; its pid comes in reports
+    bool newPid = false;  ///< the command is a grandchild; its pid comes in reports
     SpawnReports reports;
     bool reaped = false;
-    common::UniqueFd master;                 ///< the terminal, kept for resizing
-    std::vector<common::UniqueFd> callerFds; ///< handed over with the start reply
+    common::UniqueFd master;                  ///< the terminal, kept for resizing
+    std::vector<common::UniqueFd> callerFds;  ///< handed over with the start reply
     std::vector<WaitDone> waiters;
 
     // ExecOnce

@@ -229,7 +229,9 @@ void closeFrom(unsigned first, bool onExec) {
 
 // --- back in the streamer ---
 
-bool sameFile(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+bool sameFile(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 }  // namespace
 
@@ -244,7 +246,8 @@ Result<TaskNamespaces> openTaskNamespaces(pid_t pid, const std::string& proc) {
     const auto base = proc + "/" + std::to_string(pid);
     bool mntDiffers = false;
     for (const auto& [kind, type] : kNamespaces) {
-        struct stat mine {}, theirs {};
+        struct stat mine {
+        }, theirs{};
         const auto self = proc + "/self/ns/" + kind;
         if (::stat(self.c_str(), &mine) != 0) {
             if (errno == ENOENT) continue;  // a kernel without this kind
@@ -260,7 +263,8 @@ Result<TaskNamespaces> openTaskNamespaces(pid_t pid, const std::string& proc) {
     }
     const auto rootPath = base + "/root";
     UniqueFd root(::open(rootPath.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    struct stat theirs {}, mine {};
+    struct stat theirs {
+    }, mine{};
     if (!root || ::fstat(root.get(), &theirs) != 0) return errnoError("open " + rootPath, errno);
     if (::stat((proc + "/self/root").c_str(), &mine) != 0) return errnoError("stat " + proc + "/self/root", errno);
     if (mntDiffers || !sameFile(mine, theirs)) ns.root = std::move(root);

@@ -83,10 +83,10 @@ common::Result<void> releaseChild(HeldChild& child);
 /// The pipe reaches end of file once the command was executed or the
 /// child gave up; a failure is reported before that.
 struct SpawnReports {
-    pid_t leader = 0;   ///< the command's process (group leader) when it is not the child itself
+    pid_t leader = 0;  ///< the command's process (group leader) when it is not the child itself
     bool failed = false;
-    std::string step;   ///< what failed: "setns pid", "chdir", "execve", ...
-    int error = 0;      ///< its errno
+    std::string step;  ///< what failed: "setns pid", "chdir", "execve", ...
+    int error = 0;     ///< its errno
     bool eof = false;
 
     /// Reads what is there without blocking.

@@ -35,11 +35,10 @@ int main(int argc, char** argv) {
     manager->registerMethod("GetTask")
         .onInterface("org.taskscope.Manager1")
         .implementedAs([&](const std::string& a, const std::string& t) -> std::string {
-            if (a != alloc || t != task)
-                throw sdbus::Error("org.taskscope.Error.NoSuchTask", "no task " + a + "/" + t);
+            if (a != alloc || t != task) throw sdbus::Error("org.taskscope.Error.NoSuchTask", "no task " + a + "/" + t);
             const nlohmann::json spec = {{"command", "/bin/sleep"}, {"cwd", "/tmp"}, {"env", {{"FROM_TASK", "yes"}}}};
-            return nlohmann::json{{"alloc_id", alloc}, {"task", task},         {"unit", alloc + "-" + task + ".scope"},
-                                  {"state", "running"}, {"pid", pid},          {"cgroup", cgroup},
+            return nlohmann::json{{"alloc_id", alloc},  {"task", task}, {"unit", alloc + "-" + task + ".scope"},
+                                  {"state", "running"}, {"pid", pid},   {"cgroup", cgroup},
                                   {"spec", spec}}
                 .dump();
         });

@@ -99,10 +99,12 @@ struct Fixture {
                                {"user", ::getpwuid(::getuid())->pw_name},
                                {"cwd", tmp.path},
                                {"env", {{"FROM_TASK", "yes"}}}};
-        directory.json = nlohmann::json{{"state", "running"},      {"pid", ::getpid()},
-                                        {"unit", "a1-web.scope"}, {"cgroup", ownCgroup()},
-                                        {"spec", spec}}
-                             .dump();
+        directory.json = nlohmann::json{
+            {"state", "running"},
+            {"pid", ::getpid()},
+            {"unit", "a1-web.scope"},
+            {"cgroup", ownCgroup()},
+            {"spec", spec}}.dump();
         options.hangupGrace = 200ms;
         make();
     }
@@ -168,7 +170,9 @@ std::string why(const Result<T>& r) {
     return r.ok() ? std::string() : r.error().name + ": " + r.error().message;
 }
 
-std::string text(const OnceResult& r) { return std::string(r.output.begin(), r.output.end()); }
+std::string text(const OnceResult& r) {
+    return std::string(r.output.begin(), r.output.end());
+}
 
 // Reads fd until `want` appears in what was read, or end of file / EIO.
 std::string readUntil(int fd, const std::string& want) {
@@ -194,8 +198,8 @@ bool goneOrZombie(pid_t pid) {
 }  // namespace
 
 BOOST_FIXTURE_TEST_CASE(once_runs_with_the_tasks_env_and_cwd_and_captures_both_streams, Fixture) {
-    auto r = once({"sh", "-c", "echo out; echo err >&2; echo $FROM_TASK $EXTRA; pwd"}, 10000, 4096,
-                  {{"EXTRA", "extra"}});
+    auto r =
+        once({"sh", "-c", "echo out; echo err >&2; echo $FROM_TASK $EXTRA; pwd"}, 10000, 4096, {{"EXTRA", "extra"}});
     BOOST_REQUIRE_MESSAGE(r.ok(), why(r));
     BOOST_TEST(r->result.exitCode == 0);
     BOOST_TEST(text(*r) == "out\nerr\nyes extra\n" + std::filesystem::canonical(tmp.path).string() + "\n");
@@ -289,7 +293,10 @@ BOOST_FIXTURE_TEST_CASE(exit_code_for_waiters_late_waiters_and_monitors, Fixture
 }
 
 BOOST_FIXTURE_TEST_CASE(tasks_that_do_not_run_get_named_errors_and_nothing_starts, Fixture) {
-    directory.json = nlohmann::json{{"state", "exited"}, {"pid", 0}, {"unit", "a1-web.scope"}, {"cgroup", "/x"},
+    directory.json = nlohmann::json{{"state", "exited"},
+                                    {"pid", 0},
+                                    {"unit", "a1-web.scope"},
+                                    {"cgroup", "/x"},
                                     {"spec", {{"command", "/bin/true"}}}}
                          .dump();
     auto r = start(request({"true"}));
@@ -435,9 +442,8 @@ BOOST_FIXTURE_TEST_CASE(joins_the_namespaces_of_a_task_that_has_its_own, Fixture
     pid_t task = 0;
     runUntil(
         [&] {
-            auto children =
-                taskscope::common::readFile("/proc/" + std::to_string(unshare) + "/task/" + std::to_string(unshare) +
-                                            "/children");
+            auto children = taskscope::common::readFile("/proc/" + std::to_string(unshare) + "/task/" +
+                                                        std::to_string(unshare) + "/children");
             if (!children || children->empty()) return false;
             task = std::stoi(*children);
             auto comm = taskscope::common::readFile("/proc/" + std::to_string(task) + "/comm");

@@ -308,7 +308,7 @@ int once(sdbus::IConnection& conn, const Options& o) {
             .storeResultsTo(code, sig, output, truncated);
     } catch (const sdbus::Error& e) {
         if (e.getName() != "org.taskscope.Error.Timeout") throw;
-        die(e.getMessage(), kTimeoutExit);
+        die(e.getMessage() + " (" + e.getName() + ")", kTimeoutExit);
     }
     writeAll(STDOUT_FILENO, reinterpret_cast<const char*>(output.data()), output.size());
     if (truncated) std::fprintf(stderr, "taskscopectl: output truncated to its first %u bytes\n", o.maxOutput);

@@ -147,7 +147,7 @@ ok "ExecOnce returns the first 3 bytes with truncated=true"
 # A caller that goes away takes its session with it.
 $CTL exec $A web -- sleep 999 &
 cli=$!
-wait_until "the sleep 999 session" 300 pgrep -f '^sleep 999$'
+wait_until "the sleep 999 session" 300 bash -c "pgrep -f '^sleep 999$' >/dev/null"
 kill -9 "$cli"
 wait "$cli" 2>/dev/null || true
 wait_until "the sleep of a gone caller to be hung up" 300 bash -c "! pgrep -f '^sleep 999$'"

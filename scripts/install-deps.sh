@@ -10,12 +10,15 @@ build_deps=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libboost-test-dev
   musl-tools
 )
-# The bus tier starts its own dbus-daemon.
-bus_deps=(dbus)
+# The bus tier starts its own dbus-daemon; the README's API reference is
+# generated from the interface XML with xsltproc (a unit-tier check).
+bus_deps=(dbus xsltproc)
 # The system tier boots a Debian guest under qemu.
 testbed_deps=(qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio zstd xz-utils)
+# The system tier installs the .deb that packaging/build-deb.sh builds.
+package_deps=(debhelper dpkg-dev lintian fakeroot)
 
-all=("${build_deps[@]}" "${bus_deps[@]}" "${testbed_deps[@]}" "$@")
+all=("${build_deps[@]}" "${bus_deps[@]}" "${testbed_deps[@]}" "${package_deps[@]}" "$@")
 missing=()
 for p in "${all[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")

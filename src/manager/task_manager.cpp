@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstring>
 
 #include "common/cpu_list.hpp"
@@ -34,6 +35,14 @@ uint64_t nowUs() {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count());
+}
+
+// A stop's deadline outlives the manager process but not the boot (tasks do
+// not survive a reboot either), and must not move when the wall clock does.
+uint64_t bootUs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
 const std::string kCgroupRoot = "/sys/fs/cgroup";
@@ -126,8 +135,16 @@ Result<void> TaskManager::recover() {
         if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
             collectExit(e);
         } else if (shimAlive(r)) {
-            r.state = TaskState::Running;
-            spdlog::info("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);
+            if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
+                // A stop was under way: its grace runs on from where it was.
+                armKillTimer(e);
+                spdlog::info("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms",
+                             taskLabel(r.allocId, r.name), r.pid, unit,
+                             r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
+            } else {
+                r.state = TaskState::Running;
+                spdlog::info("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);
+            }
             if (r.reservedCores)
                 if (auto ok = cpus_.restore(unit, r.cpus); !ok)
                     spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
@@ -318,16 +335,26 @@ Result<void> TaskManager::stop(const std::string& allocId, const std::string& ta
         forceKill(e);
         return {};
     }
+    // The deadline is on disk before the signal goes out: a manager that
+    // dies now still kills the task on time after its restart.
+    r.killDeadlineUs = bootUs() + static_cast<uint64_t>(grace) * 1000u;
+    persist(r);
     if (auto s = signalMain(r, sig); !s) spdlog::debug("Signal to {} not sent: {}", r.unit, s.error().message);
+    armKillTimer(e);
+    return {};
+}
+
+void TaskManager::armKillTimer(Entry& e) {
     if (e.killTimer) loop_.cancelTimer(e.killTimer);
-    const auto unit = r.unit;
-    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::milliseconds(grace), [this, unit] {
+    const uint64_t now = bootUs();
+    const uint64_t left = e.record.killDeadlineUs > now ? e.record.killDeadlineUs - now : 0;
+    const auto unit = e.record.unit;
+    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::microseconds(left), [this, unit] {
         auto it = tasks_.find(unit);
         if (it == tasks_.end()) return;
         it->second->killTimer = 0;
         if (!it->second->record.finished()) forceKill(*it->second);
     });
-    return {};
 }
 
 void TaskManager::forceKill(Entry& e) {
@@ -393,6 +420,7 @@ void TaskManager::collectExit(Entry& e) {
     r.exit = *status;
     r.state = TaskState::Exited;
     r.pid = 0;
+    r.killDeadlineUs = 0;
     releaseCpus(r);
     if (e.killTimer) {
         loop_.cancelTimer(e.killTimer);

@@ -74,6 +74,8 @@ private:
     void collectExit(Entry& entry);
     void reapChildren();
     void forceKill(Entry& entry);
+    /// Kills every process of the task at record.killDeadlineUs (at once if past).
+    void armKillTimer(Entry& entry);
     common::Result<void> signalMain(const TaskRecord& record, int signal) const;
     bool shimAlive(const TaskRecord& record) const;
     void persist(const TaskRecord& record);

@@ -45,6 +45,10 @@ struct TaskRecord {
     uint64_t startedAtUs = 0;
     ExitStatus exit;
     bool exitReported = false;  ///< TaskExited was emitted
+    /// While stopping: when the grace ends and every process is killed, in
+    /// CLOCK_BOOTTIME microseconds (0: no stop pending). Kept on disk so a
+    /// manager restart in the middle of a stop still ends it on time.
+    uint64_t killDeadlineUs = 0;
 
     bool finished() const { return state == TaskState::Exited || state == TaskState::Lost; }
 };

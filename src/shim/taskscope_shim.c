@@ -393,6 +393,11 @@ struct oom {
     int evfd;    /* v1 only: eventfd registered through cgroup.event_control */
     long long initial;
     long long max;
+    /* v1: the kernel signalled the eventfd while the cgroup still existed.
+     * It does so when an OOM starts, before the victim is killed and before
+     * oom_kill counts it; by the time the task's exit is seen systemd may
+     * have removed the cgroup, and the counter with it. */
+    int notified;
 };
 
 /* Returns the oom_kill counter, or -1. */
@@ -440,15 +445,16 @@ static void oom_close(struct oom *w)
  * POLLERR, so stop watching instead of spinning. */
 static void oom_refresh(struct oom *w)
 {
-    if (w->evfd >= 0) {
-        uint64_t cnt;
-        (void)!read(w->evfd, &cnt, sizeof cnt);
-    }
+    uint64_t cnt = 0;
+    if (w->evfd >= 0 && read(w->evfd, &cnt, sizeof cnt) != (ssize_t)sizeof cnt)
+        cnt = 0;
     long long v = oom_read(w->fd);
-    if (v < 0) {
+    if (v < 0) { /* the cgroup is gone: its removal also signals the eventfd */
         oom_close(w);
         return;
     }
+    if (cnt > 0)
+        w->notified = 1;
     if (v > w->max)
         w->max = v;
 }
@@ -535,6 +541,7 @@ static void oom_open(struct oom *w, const char *root, pid_t pid)
 {
     w->fd = w->evfd = -1;
     w->initial = w->max = 0;
+    w->notified = 0;
 
     char cg[4096];
     int ver = task_cgroup(pid, cg, sizeof cg);
@@ -882,7 +889,11 @@ int main(int argc, char **argv, char **envp)
 
     if (w.fd >= 0)
         oom_refresh(&w);
-    int oom_killed = w.max > w.initial;
+    /* On v1 a notification followed by death by SIGKILL is the OOM killer
+     * even when the counter could no longer be read. */
+    int oom_killed = w.max > w.initial ||
+                     (w.notified && have_status && WIFSIGNALED(status) &&
+                      WTERMSIG(status) == SIGKILL);
     oom_close(&w);
 
     if (write_exit_file(o.exit_file, status, have_status, oom_killed, exec_err,

@@ -1,19 +1,31 @@
 #!/bin/bash
 # boot.sh VARIANT SRC_DIR BUILD_DIR [CMAKE_COMMAND]
-# Stages the project's install tree, boots the guest once for VARIANT, runs the whole suite
-# (or only the tests named in TASKSCOPE_SYSTEM_ONLY, e.g. "test_cpuset test_testbed").
+# Boots the guest once for VARIANT, installs the project's .deb there (build/packages,
+# from system.package.build) and runs the whole suite (or only the tests named in
+# TASKSCOPE_SYSTEM_ONLY, e.g. "test_cpuset test_testbed").
+# TASKSCOPE_SYSTEM_INSTALL=stage installs the build's stage tree instead of the .deb.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 VARIANT SRC_DIR BUILD_DIR [CMAKE_COMMAND]" >&2; exit 2; }
 variant=$1 src=$(realpath -e "$2") build=$(realpath -e "$3") cmake=${4:-cmake}
 results=$build/system-results/$variant
 
+install=${TASKSCOPE_SYSTEM_INSTALL:-deb}
 rm -rf "$results" "$build/stage"
 mkdir -p "$results"
-DESTDIR=$build/stage "$cmake" --install "$build"
+case "$install" in
+deb)
+	ls "$build"/packages/taskscope_*.deb >/dev/null 2>&1 || {
+		echo "boot: no $build/packages/taskscope_*.deb (system.package.build makes it)" >&2
+		exit 1
+	}
+	;;
+stage) DESTDIR=$build/stage "$cmake" --install "$build" ;;
+*) echo "boot: TASKSCOPE_SYSTEM_INSTALL must be deb or stage, not '$install'" >&2; exit 2 ;;
+esac
 
 shares=(--share "$src")
 case "$build/" in "$src"/*) ;; *) shares+=(--share "$build") ;; esac
 
 cd "$src"
 exec "$src/testbed/run.sh" --variant "$variant" --smp "${TASKSCOPE_TESTBED_SMP:-4}" "${shares[@]}" -- \
-	bash "$src/tests/system/guest-suite.sh" "$variant" "$results" "$build" "${TASKSCOPE_SYSTEM_ONLY:-}"
+	bash "$src/tests/system/guest-suite.sh" "$variant" "$results" "$build" "$install" "${TASKSCOPE_SYSTEM_ONLY:-}"

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR [ONLY]
-# Runs every tests/system/test_*.sh (or only the names in ONLY, space-separated,
+# Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR INSTALL [ONLY]
+# Installs taskscope (INSTALL=deb: BUILD_DIR/packages/taskscope_*.deb with apt, as an
+# operator does; INSTALL=stage: the build's stage tree copied over /), then runs every tests/system/test_*.sh (or only the names in ONLY, space-separated,
 # e.g. "test_streamer_exec"; the others are recorded as skipped) and leaves
 # NAME.out / NAME.rc in RESULTS_DIR.
 # Exits non-zero only when setup fails; the results carry pass/fail.
 set -euo pipefail
 
-[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR [ONLY]" >&2; exit 2; }
-variant=$1 results=$2 build=$3 only=${4:-}
+[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR deb|stage [ONLY]" >&2; exit 2; }
+variant=$1 results=$2 build=$3 install=$4 only=${5:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
 
@@ -16,12 +17,33 @@ mountpoint -q /run/testbed-ctl || { echo "guest-suite: refusing to run outside t
 
 mkdir -p "$results"
 
-if [ -d "$build/stage" ]; then
+case "$install" in
+deb)
+	deb=$(ls "$build"/packages/taskscope_*.deb | head -n1)
+	echo "guest-suite: apt-get install $deb"
+	# Everything it depends on is in the image: apt resolves against the
+	# installed packages and downloads nothing.
+	apt-get install -y -o Dpkg::Use-Pty=0 "$deb" >"$results/install.log" 2>&1 || {
+		cat "$results/install.log" >&2
+		echo "guest-suite: the package did not install" >&2
+		exit 1
+	}
+	# The package enabled and started both daemons; nothing else is needed.
+	systemctl is-active --quiet taskscope-manager taskscope-streamer || {
+		systemctl status --no-pager taskscope-manager taskscope-streamer >&2 || true
+		echo "guest-suite: the daemons are not running after install" >&2
+		exit 1
+	}
+	;;
+stage)
 	echo "guest-suite: installing $build/stage into /"
 	cp -a "$build/stage/." /
 	systemctl daemon-reload
 	systemctl reload dbus
-fi
+	;;
+*) echo "guest-suite: INSTALL must be deb or stage" >&2; exit 2 ;;
+esac
+echo "$install" >"$results/install.txt"
 
 {
 	uname -a

@@ -36,4 +36,23 @@ assert_eq "$rc" 9 "exit code across systemctl restart"
 rc=0
 $CTL stop r1 long || rc=$?
 assert_eq "$rc" 143 "stop of a re-adopted task"
+# A stop's grace outlives the manager: a task that ignores SIGTERM is
+# killed when its grace ends even though the manager that started the stop
+# was killed -9 during it.
+$CTL run r1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null
+spid=$(task_field r1 stubborn pid)
+$CTL stop --no-wait --grace 6000 r1 stubborn
+assert_eq "$(task_field r1 stubborn state)" stopping "state during the grace"
+main=$(systemctl show -p MainPID --value taskscope-manager)
+kill -9 "$main"
+ok "killed manager pid $main during the grace"
+sleep 2
+kill -0 "$spid" || fail "the stubborn task died before its grace ended"
+# GetTask activates the manager again; the stop goes on from its record.
+assert_eq "$(task_field r1 stubborn state)" stopping "state after restart, grace not over"
+stubborn_exited() { [ "$(task_field r1 stubborn state)" = exited ]; }
+wait_until "the stubborn task killed after its grace" 300 stubborn_exited
+assert_eq "$(task_field r1 stubborn signal)" 9 "killed with SIGKILL when the grace ended"
+kill -0 "$spid" 2>/dev/null && fail "pid $spid still alive"
+ok "stop completed across a manager kill -9"
 echo "manager recovery: all checks passed"

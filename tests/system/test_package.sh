@@ -1,9 +1,13 @@
 #!/bin/bash
 # variants: v2
-# The .deb as an operator meets it, in the guest (systemd as PID 1): install,
-# enable --now, drive it with busctl and taskscopectl, upgrade with a task
-# running, purge with a task running. Needs $TASKSCOPE_BUILD_DIR/packages/
-# taskscope_*.deb from packaging/build-deb.sh; without one it is skipped.
+# The .deb as an operator meets it, in the guest (systemd as PID 1).
+# guest-suite.sh has already installed $TASKSCOPE_BUILD_DIR/packages/
+# taskscope_*.deb with `apt-get install ./taskscope_*.deb` and done nothing
+# else: this checks that the install alone left the daemons enabled and
+# running, then upgrades to the same package with its version bumped while a
+# task runs, purges with a task running, and installs it again, which
+# re-adopts that task. It ends with the package installed and running, as
+# the tests after it expect.
 #
 # What purge does (packaging/debian/rules, taskscope.postrm): remove and
 # purge stop and disable the daemons and take every file, but stop no task:
@@ -15,7 +19,7 @@ set -euo pipefail
 build=${TASKSCOPE_BUILD_DIR:?TASKSCOPE_BUILD_DIR must name the build tree}
 deb=$(ls "$build"/packages/taskscope_*.deb 2>/dev/null | head -n1 || true)
 if [ -z "$deb" ]; then
-	echo "SKIP: no .deb built (run packaging/build-deb.sh)"
+	echo "SKIP: no .deb built (TASKSCOPE_SYSTEM_INSTALL=stage, or run packaging/build-deb.sh)"
 	exit 77
 fi
 # It installs and purges packages on / : only ever inside the test bed guest.
@@ -27,40 +31,52 @@ source "$here/lib.sh"
 CTL=/usr/bin/taskscopectl
 
 A=pkg$$
-scope_active() { systemctl is-active --quiet "$1.scope"; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
-# guest-suite.sh may have copied the build's stage tree over / : the package
-# takes those paths over now and purge removes them, so put the stage tree
-# back at the end for the tests that run after this one.
-restore_stage() {
-	if [ -d "$build/stage" ]; then
-		# --remove-destination: a daemon may still run from these files.
-		cp -a --remove-destination "$build/stage/." /
-		systemctl daemon-reload
-		systemctl reload dbus || true
-	fi
-}
-trap restore_stage EXIT
+# With the stage tree in place (TASKSCOPE_SYSTEM_INSTALL=stage and a .deb
+# lying around), the package takes those paths over; that is fine in the
+# throwaway guest.
+if ! dpkg -s taskscope >/dev/null 2>&1; then
+	echo "== install (the suite installed the stage tree)"
+	systemctl stop taskscope-manager taskscope-streamer 2>/dev/null || true
+	apt-get install -y -o Dpkg::Use-Pty=0 "$deb"
+fi
 
-echo "== package: $deb"
-systemctl is-active --quiet taskscope-manager && systemctl stop taskscope-manager
-dpkg -i "$deb"
+echo "== installed: $deb"
 dpkg -s taskscope | grep -E '^(Status|Version):'
-dpkg -L taskscope | grep -E 'lib/systemd/system/|/etc/taskscope|dbus-1/system.d'
+version=$(dpkg-query -W -f='${Version}' taskscope)
+dpkg -L taskscope | grep -E 'lib/systemd/system/|/etc/taskscope|dbus-1/(system.d|interfaces)'
 
-echo "== enable --now"
-systemctl enable --now taskscope-manager
-assert_eq "$(systemctl is-active taskscope-manager)" active "taskscope-manager is-active"
-assert_eq "$(systemctl is-enabled taskscope-manager)" enabled "taskscope-manager is-enabled"
+echo "== enabled and running after apt install, with no other step"
+for u in taskscope-manager taskscope-streamer; do
+	assert_eq "$(systemctl is-active $u)" active "$u is-active"
+	assert_eq "$(systemctl is-enabled $u)" enabled "$u is-enabled"
+done
 assert_eq "$(systemctl show -P FragmentPath taskscope-manager)" /lib/systemd/system/taskscope-manager.service "unit from the package"
 tree=$(busctl tree --no-pager org.taskscope.Manager1)
 echo "$tree"
 grep -q /org/taskscope/Manager1 <<<"$tree" || fail "busctl tree shows no /org/taskscope/Manager1"
 ok "busctl tree org.taskscope.Manager1"
+busctl introspect --no-pager org.taskscope.Streamer1 /org/taskscope/Streamer1 | grep -q '^org.taskscope.Streamer1 ' ||
+	fail "busctl introspect shows no org.taskscope.Streamer1"
+ok "busctl introspect org.taskscope.Streamer1"
+for xml in /usr/share/dbus-1/interfaces/org.taskscope.*.xml; do
+	grep -q '<interface name=' "$xml" || fail "$xml has no interface"
+done
+ok "interface XML installed: $(ls /usr/share/dbus-1/interfaces/org.taskscope.*.xml | xargs -n1 basename | tr '\n' ' ')"
 
 echo "== systemd-analyze security (as packaged)"
 systemd-analyze security --no-pager taskscope-manager.service | tail -n 1
 systemd-analyze security --no-pager taskscope-streamer.service | tail -n 1
+
+# The same package with its version bumped: what an upgrade looks like to
+# dpkg (prerm upgrade, postinst configure OLD), without a second build.
+echo "== a bumped package: $version -> $version+1"
+dpkg-deb -R "$deb" "$work/pkg"
+sed -i "s/^Version: .*/Version: $version+1/" "$work/pkg/DEBIAN/control"
+dpkg-deb -b "$work/pkg" "$work/taskscope_bumped.deb" >/dev/null
+bumped=$work/taskscope_bumped.deb
 
 echo "== a task across an upgrade"
 $CTL run "$A" sleeper -- /bin/sleep 600
@@ -68,7 +84,8 @@ pid=$(task_field "$A" sleeper pid)
 mpid=$(systemctl show -P MainPID taskscope-manager)
 echo "task pid $pid, manager pid $mpid"
 kill -0 "$pid" || fail "task pid $pid not running"
-dpkg -i "$deb"
+apt-get install -y -o Dpkg::Use-Pty=0 "$bumped"
+assert_eq "$(dpkg-query -W -f='${Version}' taskscope)" "$version+1" "installed version after upgrade"
 assert_eq "$(task_field "$A" sleeper state)" running "state after upgrade"
 assert_eq "$(task_field "$A" sleeper pid)" "$pid" "task pid after upgrade"
 kill -0 "$pid" || fail "task pid $pid gone after upgrade"
@@ -95,7 +112,7 @@ $CTL run "$A" long -- /bin/sleep 600
 lpid=$(task_field "$A" long pid)
 lunit=$(task_field "$A" long unit)
 echo "long task pid $lpid in $lunit"
-dpkg --purge taskscope
+apt-get purge -y -o Dpkg::Use-Pty=0 taskscope
 dpkg -s taskscope >/dev/null 2>&1 && fail "taskscope still installed after purge"
 # The test bed's own taskscope-testbed.service also matches 'taskscope*'.
 systemctl list-unit-files 'taskscope*' || true
@@ -114,8 +131,19 @@ assert_eq "$(systemctl is-active "$lunit")" active "task scope $lunit after purg
 [ -d /var/lib/taskscope/tasks ] || fail "/var/lib/taskscope removed while a task runs"
 ok "state kept while a task runs"
 
-# The operator (the scheduler, after draining) ends what purge left.
-systemctl stop "$lunit"
-wait_until "task $lpid gone" 100 bash -c "! kill -0 $lpid 2>/dev/null"
-ok "leftover task stopped with systemctl stop $lunit"
+# Installing again brings the daemons back; the manager finds the task in
+# /var/lib/taskscope and adopts it (its shim never stopped).
+echo "== install again: the running task is adopted"
+apt-get install -y -o Dpkg::Use-Pty=0 "$deb"
+for u in taskscope-manager taskscope-streamer; do
+	assert_eq "$(systemctl is-active $u)" active "$u is-active after reinstall"
+done
+wait_until "manager answering after reinstall" 100 busctl call $I $M $I GetTask ss "$A" long >/dev/null
+assert_eq "$(task_field "$A" long state)" running "purged-over task state after reinstall"
+assert_eq "$(task_field "$A" long pid)" "$lpid" "purged-over task pid after reinstall"
+rc=0
+$CTL stop "$A" long || rc=$?
+assert_eq "$rc" 143 "exit code of the task that outlived the purge"
+$CTL forget "$A" long
+assert_eq "$(systemctl is-active "$lunit" || true)" inactive "its scope after stop"
 echo "PASS"

@@ -42,6 +42,26 @@ BOOST_AUTO_TEST_CASE(record_round_trips) {
     BOOST_TEST(back->exitReported);
 }
 
+BOOST_AUTO_TEST_CASE(a_stop_deadline_round_trips_and_older_records_have_none) {
+    TaskRecord r;
+    r.allocId = "a1";
+    r.name = "web";
+    r.unit = "a1-web.scope";
+    r.specJson = "{}";
+    r.state = TaskState::Stopping;
+    r.killDeadlineUs = 123456789;
+    auto j = toJson(r);
+    auto back = recordFromJson(j);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST((back->state == TaskState::Stopping));
+    BOOST_TEST(back->killDeadlineUs == 123456789u);
+    // A record written before the deadline was kept has no such field.
+    j.erase("kill_deadline_us");
+    back = recordFromJson(j);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST(back->killDeadlineUs == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(times_are_rfc3339) {
     BOOST_TEST(formatTime(0) == "");
     BOOST_TEST(formatTime(1700000000123456ull) == "2023-11-14T22:13:20.123456Z");

@@ -88,7 +88,9 @@ grep -q '20 70' "$BUS_TMP/screen" || fail "the CLI's window was not the command'
 ok "the command's terminal starts with the CLI's window (20 70)"
 cli=$(pgrep -f -n "^$CTL exec -t a1 web")
 stty -F "$(readlink /proc/$cli/fd/0)" rows 33 cols 99
-sleep 0.5
+# The command's own terminal, to see the resize arrive before it reads the size.
+command_tty() { readlink /proc/"$(pgrep -n -f '^sh -c stty size; read x')"/fd/0; }
+for ((i = 0; i < 100; i++)); do [[ "$(stty -F "$(command_tty)" size 2>/dev/null)" == "33 99" ]] && break; sleep 0.1; done
 printf '\n' >&$keys
 for ((i = 0; i < 100; i++)); do grep -q '33 99' "$BUS_TMP/screen" && break; sleep 0.1; done
 grep -q '33 99' "$BUS_TMP/screen" || fail "SIGWINCH did not resize: $(cat -v "$BUS_TMP/screen")"

@@ -107,7 +107,10 @@ wait_until "the first window size" 300 grep -q '20 70' /run/$A-screen
 ok "the command's terminal starts at the CLI's window, 20x70"
 cli=$(pgrep -n -f "^$CTL exec -t $A web")
 stty -F "$(readlink /proc/"$cli"/fd/0)" rows 33 cols 99
-sleep 1
+# The command's own terminal, to see the resize arrive before it reads the size.
+command_tty() { readlink /proc/"$(pgrep -n -f '^sh -c stty size; read x')"/fd/0; }
+size_is() { [[ "$(stty -F "$(command_tty)" size 2>/dev/null)" == "$1" ]]; }
+wait_until "the resize to reach the command's terminal" 300 size_is "33 99"
 printf '\n' >&$keys
 wait_until "the size after SIGWINCH" 300 grep -q '33 99' /run/$A-screen
 ok "SIGWINCH to taskscopectl resized the command's terminal: stty size says 33 99"

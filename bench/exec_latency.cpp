@@ -154,9 +154,10 @@ std::vector<double> echoRoundTrips(int master, int n) {
         } while (back != c);
         if (i >= 5) v.push_back(us(Clock::now() - t0));  // the first few warm up
     }
-    // Canonical again, so that an EOF character ends cat.
+    // Canonical again, so that an EOF character ends cat. cat's read that
+    // began in raw mode still wants a byte: a line first, then the EOF.
     if (::tcsetattr(master, TCSADRAIN, &saved) < 0) die("tcsetattr");
-    if (::write(master, "\x04", 1) != 1) die("write EOF");
+    if (::write(master, "x\n\x04", 3) != 3) die("write EOF");
     return v;
 }
 
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
     manager->callMethod("GetTask").onInterface(kManager).withArguments(kAlloc, kTask).storeResultsTo(json);
     const auto unit = nlohmann::json::parse(json).at("unit").get<std::string>();
 
+    std::fprintf(stderr, "bench: task %s running; %d rounds of start latency\n", unit.c_str(), n);
     std::vector<double> start, floor, run;
     // Interleaved so that drift in the guest hits all three alike.
     for (int i = 0; i < n; ++i) {
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
         run.push_back(systemdRunOnce());
     }
 
+    std::fprintf(stderr, "bench: tty echo\n");
     // TTY echo: cat in the task, on the terminal StartExec passed back...
     uint64_t session = 0;
     std::vector<sdbus::UnixFd> fds;

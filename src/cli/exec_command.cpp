@@ -90,15 +90,11 @@ Options parse(const std::vector<std::string>& args) {
         } else if (a.rfind("--", 0) == 0 && positional.size() < 2) {
             die("exec: unknown option " + a + "; see --help", 2);
         } else {
+            if (positional.size() == 2) break;  // the command starts here, without "--"
             positional.push_back(a);
-            if (positional.size() > 2) break;  // the command starts here
         }
     }
-    if (positional.size() > 2) {
-        o.command.assign(positional.begin() + 2, positional.end());
-        positional.resize(2);
-    }
-    o.command.insert(o.command.end(), args.begin() + static_cast<long>(i), args.end());
+    o.command.assign(args.begin() + static_cast<long>(i), args.end());
     if (positional.size() != 2 || o.command.empty()) die("exec takes ALLOC TASK -- COMMAND [ARGS...]; see --help", 2);
     if (o.timeoutMs && (o.tty || o.interactive)) die("exec: --timeout runs without -i and -t", 2);
     o.alloc = positional[0];

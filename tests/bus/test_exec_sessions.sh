@@ -52,6 +52,8 @@ assert_eq "$(cat "$BUS_TMP/err")" err "stderr apart"
 grep -q '^a1-web.scope [0-9]*$' "$BUS_TMP/attached" || fail "no AttachProcessesToUnit: $(cat "$BUS_TMP/attached")"
 ok "the child was handed to systemd for a1-web.scope"
 
+assert_eq "$("$CTL" exec a1 web echo -n no dashes)" "no dashes" "a command without --"
+assert_eq "$("$CTL" exec -i a1 web -- echo -t -i x)" "-t -i x" "options after -- are the command's"
 set +e
 "$CTL" exec a1 web -- sh -c 'kill -KILL $$'
 rc=$?

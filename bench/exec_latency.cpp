@@ -41,7 +41,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kManager = "org.taskscope.Manager1";
 constexpr const char* kExec = "org.taskscope.Exec1";
 constexpr const char* kAlloc = "benchexec";
-constexpr const char* kTask = "target";
 
 double ms(Clock::duration d) {
     return std::chrono::duration<double, std::milli>(d).count();
@@ -73,13 +72,16 @@ void reap(pid_t pid) {
     }
 }
 
+// One task per run, so that runs can follow each other.
+const std::string kTask = "target-" + std::to_string(::getpid());
+
 double startOnce(sdbus::IProxy& exec) {
     const auto t0 = Clock::now();
     uint64_t session = 0;
     std::vector<sdbus::UnixFd> fds;
     exec.callMethod("StartExec")
         .onInterface(kExec)
-        .withArguments(std::string(kAlloc), std::string(kTask), std::vector<std::string>{"echo", "x"},
+        .withArguments(std::string(kAlloc), kTask, std::vector<std::string>{"echo", "x"},
                        std::map<std::string, std::string>{}, false, uint16_t(0), uint16_t(0))
         .storeResultsTo(session, fds);
     readByte(fds.at(1).get());
@@ -192,7 +194,7 @@ int main(int argc, char** argv) {
     std::vector<sdbus::UnixFd> fds;
     exec->callMethod("StartExec")
         .onInterface(kExec)
-        .withArguments(std::string(kAlloc), std::string(kTask), std::vector<std::string>{"cat"},
+        .withArguments(std::string(kAlloc), kTask, std::vector<std::string>{"cat"},
                        std::map<std::string, std::string>{}, true, uint16_t(24), uint16_t(80))
         .storeResultsTo(session, fds);
     const auto task = median(echoRoundTrips(fds.at(0).get(), n * 10));
@@ -217,6 +219,14 @@ int main(int argc, char** argv) {
     exec->callMethod("WaitExec").onInterface(kExec).withArguments(session).storeResultsTo(code, sig);
 
     manager->callMethod("StopTask").onInterface(kManager).withArguments(kAlloc, kTask, std::string(), int64_t(0));
+    for (int tries = 0; tries < 100; ++tries) {
+        try {
+            manager->callMethod("ForgetTask").onInterface(kManager).withArguments(kAlloc, kTask);
+            break;
+        } catch (const sdbus::Error&) {
+            ::usleep(50000);  // its exit is on its way
+        }
+    }
 
     const double s = median(start), f = median(floor), r = median(run);
     std::printf(

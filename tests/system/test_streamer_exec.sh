@@ -143,7 +143,7 @@ assert_eq "$out" $'out\nerr' "exec --timeout output (stdout and stderr)"
 assert_eq "$($CTL exec --timeout 10000 --max-output 100 $A web -- head -c 5000000 /dev/zero 2>/run/$A-err | wc -c)" \
     100 "bytes kept of 5 MB under --max-output 100"
 grep -q truncated /run/$A-err || fail "no word of truncation: $(cat /run/$A-err)"
-busctl call $S $SP $X ExecOnce 'ssasa{ss}uu' $A web 2 echo abcdef 0 10000 3 | grep -qx 'iiayb 0 0 3 97 98 99 true' ||
+grep -qx 'iiayb 0 0 3 97 98 99 true' <<<"$(busctl call $S $SP $X ExecOnce 'ssasa{ss}uu' $A web 2 echo abcdef 0 10000 3)" ||
     fail "ExecOnce cap over busctl"
 ok "ExecOnce returns the first 3 bytes with truncated=true"
 

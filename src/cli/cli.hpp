@@ -26,4 +26,7 @@ void writeAll(int fd, const char* data, size_t len);
 /// Signals reach their proxies from here; the CLI has no other loop.
 void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done);
 
+/// taskscopectl exec ARGS... (exec_command.cpp); returns the exit code.
+int execCommand(sdbus::IConnection& conn, const std::vector<std::string>& args);
+
 }  // namespace taskscope::cli

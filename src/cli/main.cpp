@@ -86,6 +86,12 @@ void usage(FILE* out) {
                  "                      resource usage of every task (a table), or of one; --watch: print\n"
                  "                      each new sample as it arrives; --interval: sample the task every MS\n"
                  "                      (0: off; 'default': the default again), or without a task set the default\n"
+                 "  exec [-i] [-t] ALLOC TASK -- COMMAND [ARGS...]\n"
+                 "                      run a command inside a running task; -t: on a terminal\n"
+                 "                      (stdin relayed), -i: relay stdin; exits with its exit code\n"
+                 "  exec --timeout MS [--max-output BYTES] ALLOC TASK -- COMMAND [ARGS...]\n"
+                 "                      run it to its end within MS (exit 124 past it), print\n"
+                 "                      its output (stdout and stderr, the first BYTES, default 65536)\n"
                  "Environment: TASKSCOPE_BUS_ADDRESS talks to a bus other than the system bus.\n");
 }
 
@@ -212,6 +218,7 @@ int run(std::vector<std::string> args, bool json) {
     auto conn = connect();
     if (cmd == "logs") return logs(*conn, args);
     if (cmd == "stats") return taskscope::cli::statsCommand(*conn, args, json);
+    if (cmd == "exec") return taskscope::cli::execCommand(*conn, args);
     ManagerProxy m(*conn);
     auto need = [&](size_t n) {
         if (args.size() != n) die("'" + cmd + "' takes " + std::to_string(n) + " arguments; see --help", 2);

@@ -59,6 +59,9 @@ scope::UnitProperties baseProperties(const Config& config, const std::string& al
     p.emplace_back("MemoryAccounting", sdbus::Variant(true));
     p.emplace_back("CPUAccounting", sdbus::Variant(true));
     p.emplace_back("TasksAccounting", sdbus::Variant(true));
+    // Exec sessions join a running task's scope through systemd's
+    // AttachProcessesToUnit, which systemd allows only into delegated units.
+    p.emplace_back("Delegate", sdbus::Variant(true));
     return p;
 }
 

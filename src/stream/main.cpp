@@ -18,6 +18,7 @@
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "stream/bus_adaptor.hpp"
+#include "stream/exec_adaptor.hpp"
 #include "stream/stats_service.hpp"
 #include "stream/streamer.hpp"
 
@@ -36,6 +37,7 @@ struct Options {
     std::string busAddress;  // empty: the system bus
     stream::StreamerOptions streamer;
     stream::StatsServiceOptions stats;
+    stream::ExecServiceOptions exec;
 };
 
 void usage(FILE* out) {
@@ -46,18 +48,20 @@ void usage(FILE* out) {
                  "      --spool-dir DIR     the manager's log spool (default /run/taskscope/logs)\n"
                  "      --state-dir DIR     records of completed logs (default /var/lib/taskscope-streamer)\n"
                  "      --stats-interval-ms MS  default stats interval (default 1000; 0: none)\n"
+                 "      --max-exec-sessions N  exec sessions at once (default 64)\n"
                  "  -v, --verbose           debug logging\n"
                  "  -h, --help              this help\n",
                  kBusName);
 }
 
 bool parseOptions(int argc, char** argv, Options& o) {
-    enum { kBus = 256, kSpool, kState, kStatsInterval };
+    enum { kBus = 256, kSpool, kState, kStatsInterval, kMaxExec };
     static const option longOpts[] = {
         {"bus-address", required_argument, nullptr, kBus},
         {"spool-dir", required_argument, nullptr, kSpool},
         {"state-dir", required_argument, nullptr, kState},
         {"stats-interval-ms", required_argument, nullptr, kStatsInterval},
+        {"max-exec-sessions", required_argument, nullptr, kMaxExec},
         {"verbose", no_argument, nullptr, 'v'},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
@@ -80,6 +84,15 @@ bool parseOptions(int argc, char** argv, Options& o) {
                 o.stats.defaultIntervalMs = std::strtoull(optarg, &end, 10);
                 if (errno || *end || !*optarg || *optarg == '-') {
                     std::fprintf(stderr, "taskscope-streamer: --stats-interval-ms takes milliseconds\n");
+                    return false;
+                }
+                break;
+            }
+            case kMaxExec: {
+                char* end = nullptr;
+                o.exec.maxSessions = std::strtoul(optarg, &end, 10);
+                if (*end || o.exec.maxSessions == 0) {
+                    std::fprintf(stderr, "--max-exec-sessions takes a positive number\n");
                     return false;
                 }
                 break;
@@ -118,6 +131,7 @@ int run(const Options& opts) {
         return 1;
     }
     (*stats)->start();
+    stream::ExecServer exec(loop, *bus, opts.exec);
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.
     bus->requestName(kBusName);

@@ -56,5 +56,14 @@ assert_eq "$(log_of caps | awk '/^CapBnd:/ {print $2}')" "$(awk '/^CapBnd:/ {pri
 
 $CTL run --wait "$A" write -- /bin/sh -c 'echo x >/var/local/taskscope-hardening && rm /var/local/taskscope-hardening && echo wrote' >/dev/null
 assert_eq "$(log_of write)" wrote "a task writes outside its cwd"
-for t in net dev caps write; do $CTL forget "$A" $t 2>/dev/null || true; done
+echo "== the streamer's unit, and a command exec'd through it"
+assert_eq "$(systemctl show -P IPAddressDeny taskscope-streamer | tr ' ' '\n' | sort | xargs)" "0.0.0.0/0 ::/0" "streamer IPAddressDeny"
+systemctl start taskscope-streamer
+$CTL run "$A" host -- /bin/sleep 600 >/dev/null
+out=$($CTL exec --timeout 20000 "$A" host -- /bin/bash -c 'echo x >/dev/udp/127.0.0.1/9 && echo sent; grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status' 2>&1 || true)
+echo "$out"
+grep -q '^sent' <<<"$out" || fail "an exec'd command could not send UDP: '$out'"
+ok "an exec'd command is not under the streamer's IPAddressDeny"
+$CTL stop --grace 0 "$A" host >/dev/null || true
+for t in net dev caps write host; do $CTL forget "$A" $t 2>/dev/null || true; done
 echo PASS

@@ -44,7 +44,9 @@ struct Fixture {
     taskscope::common::EventLoop loop;
     std::unique_ptr<StatsSampler> sampler;
     Recorder events;
-    Clock::time_point t0 = Clock::now() + 10ms;
+    // Set once the tree is copied: a copy slower than the margin (a loaded
+    // CI machine) would otherwise put a task's first due time after t0.
+    Clock::time_point t0;
 
     explicit Fixture(const std::string& variant = "v2", StatsOptions options = {}) {
         fs::copy(fixture(variant), tmp.path, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
@@ -52,6 +54,7 @@ struct Fixture {
         BOOST_REQUIRE(reader.ok());
         sampler = std::make_unique<StatsSampler>(loop, std::move(*reader), std::move(options));
         sampler->attach(events);
+        t0 = Clock::now() + 50ms;
     }
     void write(const std::string& rel, const std::string& text) {
         std::ofstream out(tmp.path + rel, std::ios::trunc);  // in place: the open fd sees it

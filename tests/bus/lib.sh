@@ -41,11 +41,16 @@ EOT
 EOT
     exec {addr_fd}< <(dbus-daemon --config-file="$BUS_TMP/bus.conf" --nofork --print-address=1 \
         2>"$BUS_TMP/dbus.log" & echo "pid $!")
-    local line
-    read -r line <&"$addr_fd"
-    BUS_PID=${line#pid }
-    read -r line <&"$addr_fd"
-    [[ "$line" == unix:* ]] || { echo "dbus-daemon did not start: $line"; cat "$BUS_TMP/dbus.log"; exit 1; }
+    # The echo and dbus-daemon's address race each other to the pipe.
+    local line addr=""
+    BUS_PID=""
+    while [[ -z "$BUS_PID" || -z "$addr" ]] && read -r line <&"$addr_fd"; do
+        case "$line" in
+        "pid "*) BUS_PID=${line#pid } ;;
+        unix:*) addr=$line ;;
+        esac
+    done
+    [[ -n "$addr" ]] || { echo "dbus-daemon did not start: $line"; cat "$BUS_TMP/dbus.log"; exit 1; }
 }
 
 # Calls a method and prints the reply, or "ERROR <name>: <message>".

@@ -2,24 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bus_error.hpp"
 #include "common/cpu_list.hpp"
 
 namespace taskscope::manager {
 
 namespace {
 
-constexpr const char* kErrorPrefix = "org.taskscope.Error.";
-
-// The one place library errors become D-Bus errors.
-template <class T>
-T unwrap(common::Result<T>&& r) {
-    if (!r) throw sdbus::Error(kErrorPrefix + r.error().name, r.error().message);
-    if constexpr (!std::is_void_v<T>) return std::move(r).value();
-}
-
-void check(common::Result<void>&& r) {
-    if (!r) throw sdbus::Error(kErrorPrefix + r.error().name, r.error().message);
-}
+using common::unwrapForBus;
 
 }  // namespace
 
@@ -98,21 +88,21 @@ void ManagerObject::taskRemoved(const TaskRecord& task) {
 
 sdbus::ObjectPath ManagerObject::StartTask(const std::string& allocId, const std::string& task,
                                            const std::string& specJson) {
-    const auto* r = unwrap(tasks_.start(allocId, task, specJson));
+    const auto* r = unwrapForBus(tasks_.start(allocId, task, specJson));
     return r->objectPath;
 }
 
 void ManagerObject::StopTask(const std::string& allocId, const std::string& task, const std::string& signal,
                              const int64_t& graceMs) {
-    check(tasks_.stop(allocId, task, signal, graceMs));
+    unwrapForBus(tasks_.stop(allocId, task, signal, graceMs));
 }
 
 void ManagerObject::SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) {
-    check(tasks_.signal(allocId, task, signal));
+    unwrapForBus(tasks_.signal(allocId, task, signal));
 }
 
 std::string ManagerObject::GetTask(const std::string& allocId, const std::string& task) {
-    return taskJson(*unwrap(tasks_.get(allocId, task)));
+    return taskJson(*unwrapForBus(tasks_.get(allocId, task)));
 }
 
 std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ManagerObject::ListTasks() {
@@ -123,11 +113,11 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPa
 
 void ManagerObject::UpdateTask(const std::string& allocId, const std::string& task,
                                const std::string& resourcesJson) {
-    check(tasks_.update(allocId, task, resourcesJson));
+    unwrapForBus(tasks_.update(allocId, task, resourcesJson));
 }
 
 void ManagerObject::ForgetTask(const std::string& allocId, const std::string& task) {
-    check(tasks_.forget(allocId, task));
+    unwrapForBus(tasks_.forget(allocId, task));
 }
 
 }  // namespace taskscope::manager

@@ -2,17 +2,14 @@
 
 #include <memory>
 
+#include "common/bus_error.hpp"
 #include "stream/bus_adaptor.hpp"
 
 namespace taskscope::stream {
 
 namespace {
 
-constexpr const char* kErrorPrefix = "org.taskscope.Error.";
-
-sdbus::Error toBus(const common::Error& e) {
-    return sdbus::Error(kErrorPrefix + e.name, e.message);
-}
+sdbus::Error toBus(const common::Error& e) { return common::toBusError(e); }
 
 }  // namespace
 

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/bus_error.hpp"
+
 namespace taskscope::stream {
 
 namespace {
@@ -13,7 +15,7 @@ constexpr const char* kManagerPath = "/org/taskscope/Manager1";
 constexpr const char* kSystemd = "org.freedesktop.systemd1";
 constexpr const char* kSystemdPath = "/org/freedesktop/systemd1";
 constexpr const char* kSystemdManager = "org.freedesktop.systemd1.Manager";
-constexpr const char* kErrorPrefix = "org.taskscope.Error.";
+constexpr const char* kErrorPrefix = common::kBusErrorPrefix;
 constexpr auto kTimeout = std::chrono::seconds(25);
 
 }  // namespace

@@ -1,20 +1,12 @@
 #include "stream/stats_adaptor.hpp"
 
+#include "common/bus_error.hpp"
+
 namespace taskscope::stream {
 
 namespace {
 
-constexpr const char* kErrorPrefix = "org.taskscope.Error.";
-
-template <class T>
-T unwrap(common::Result<T>&& r) {
-    if (!r) throw sdbus::Error(kErrorPrefix + r.error().name, r.error().message);
-    if constexpr (!std::is_void_v<T>) return std::move(r).value();
-}
-
-void check(common::Result<void>&& r) {
-    if (!r) throw sdbus::Error(kErrorPrefix + r.error().name, r.error().message);
-}
+using common::unwrapForBus;
 
 }  // namespace
 
@@ -74,7 +66,7 @@ void StatsObject::defaultIntervalChanged() {
 }
 
 wire::TaskStats StatsObject::GetTaskStats(const std::string& allocId, const std::string& task) {
-    return toWire(unwrap(sampler_.latest(TaskKey{allocId, task})));
+    return toWire(unwrapForBus(sampler_.latest(TaskKey{allocId, task})));
 }
 
 std::vector<wire::TaskStats> StatsObject::GetAllStats() {
@@ -84,9 +76,9 @@ std::vector<wire::TaskStats> StatsObject::GetAllStats() {
 }
 
 void StatsObject::SetTaskInterval(const std::string& allocId, const std::string& task, const int64_t& intervalMs) {
-    check(sampler_.setTaskInterval(TaskKey{allocId, task}, intervalMs));
+    unwrapForBus(sampler_.setTaskInterval(TaskKey{allocId, task}, intervalMs));
 }
 
-void StatsObject::DefaultIntervalMs(const uint64_t& value) { check(sampler_.setDefaultInterval(value)); }
+void StatsObject::DefaultIntervalMs(const uint64_t& value) { unwrapForBus(sampler_.setDefaultInterval(value)); }
 
 }  // namespace taskscope::stream

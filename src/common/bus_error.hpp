@@ -1,0 +1,27 @@
+#pragma once
+// The one way a library error crosses the bus: common::Error{name, message}
+// becomes the D-Bus error org.taskscope.Error.<name> with that message, and
+// back. Every adaptor converts through here so the names stay one family.
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "common/result.hpp"
+
+namespace taskscope::common {
+
+inline constexpr const char* kBusErrorPrefix = "org.taskscope.Error.";
+
+inline sdbus::Error toBusError(const Error& e) { return sdbus::Error(kBusErrorPrefix + e.name, e.message); }
+
+/// The value of r, or throws its error as an sdbus::Error.
+template <class T>
+T unwrapForBus(Result<T>&& r) {
+    if (!r) throw toBusError(r.error());
+    if constexpr (!std::is_void_v<T>) return std::move(r).value();
+}
+
+}  // namespace taskscope::common

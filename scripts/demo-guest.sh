@@ -36,6 +36,16 @@ busctl tree org.taskscope.Manager1 --no-pager
 busctl get-property org.taskscope.Manager1 "$(taskscopectl --json status $alloc web | jq -r .object_path)" \
     org.taskscope.Task1 State
 
+step "taskscopectl logs -n 3 (web's stdout, collected by the streamer)"
+taskscopectl logs -n 3 $alloc web
+
+step "taskscopectl exec: a command inside web (its scope, user, cwd, env)"
+taskscopectl exec --timeout 10000 $alloc web -- /bin/sh -c 'echo "pid $$ in $(cut -d: -f3 /proc/self/cgroup)"; id'
+
+step "taskscopectl stats (CPU, memory, pids of every task, from its cgroup)"
+sleep 2
+taskscopectl stats
+
 step "how batch ended"
 taskscopectl wait $alloc batch || true
 taskscopectl status $alloc batch

@@ -167,14 +167,14 @@ void printLine(const std::string& line) {
 // Like `docker stats` / `systemd-cgtop`: one row per task.
 void printHeader(bool withTime) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s%-20s %-16s %7s %10s %10s %10s %10s %10s %5s %9s", withTime ? "TIME         " : "",
+    std::snprintf(buf, sizeof buf, "%s%-36s %-16s %7s %10s %10s %10s %10s %10s %5s %9s", withTime ? "TIME         " : "",
                   "ALLOC", "TASK", "CPU", "MEM", "RSS", "CACHE", "SWAP", "PEAK", "PIDS", "INTERVAL");
     printLine(buf);
 }
 
 void printRow(const TaskStats& s, bool withTime) {
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%s%-20s %-16s %7s %10s %10s %10s %10s %10s %5s %7" PRIu64 "ms",
+    std::snprintf(buf, sizeof buf, "%s%-36s %-16s %7s %10s %10s %10s %10s %10s %5s %7" PRIu64 "ms",
                   withTime ? (clockTime(s.get<wire::kTimestampUs>()) + " ").c_str() : "",
                   s.get<wire::kAllocId>().c_str(), s.get<wire::kTask>().c_str(),
                   percent(s, wire::kCpuPercent, s.get<wire::kCpuPercent>()).c_str(),

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/identity.hpp"
 #include "common/signals.hpp"
 
 namespace taskscope::manager {
@@ -177,27 +178,11 @@ Result<TaskSpec> parseTaskSpec(const std::string& text) {
 }
 
 Result<void> resolveTaskSpec(TaskSpec& spec) {
-    // getpwnam_r/getgrnam_r with fixed buffers would truncate on large
-    // group databases; the daemon is single-threaded, so the plain calls
-    // are safe.
-    errno = 0;
-    const passwd* pw = ::getpwnam(spec.user.c_str());
-    if (pw == nullptr) return makeError("UnknownUser", "user '" + spec.user + "' does not exist");
-    spec.uid = pw->pw_uid;
-    spec.gid = pw->pw_gid;
-    const std::string userName = pw->pw_name;
-    if (!spec.group.empty()) {
-        const group* gr = ::getgrnam(spec.group.c_str());
-        if (gr == nullptr) return makeError("UnknownUser", "group '" + spec.group + "' does not exist");
-        spec.gid = gr->gr_gid;
-    }
-    int n = 0;
-    ::getgrouplist(userName.c_str(), spec.gid, nullptr, &n);
-    spec.groups.resize(static_cast<size_t>(n));
-    if (n > 0 && ::getgrouplist(userName.c_str(), spec.gid, spec.groups.data(), &n) >= 0)
-        spec.groups.resize(static_cast<size_t>(n));
-    else
-        spec.groups = {spec.gid};
+    auto id = common::resolveIdentity(spec.user, spec.group);
+    if (!id) return id.error();
+    spec.uid = id->uid;
+    spec.gid = id->gid;
+    spec.groups = std::move(id->groups);
 
     if (!spec.env.count("PATH")) spec.env["PATH"] = kDefaultPath;
     auto path = findExecutable(spec.command, spec.env["PATH"]);

@@ -113,29 +113,6 @@ bool inCgroup(std::string_view procCgroup, std::string_view cgroup) {
     return false;
 }
 
-Result<ExecIdentity> resolveIdentity(const std::string& user, const std::string& group) {
-    // The plain calls, as the manager makes them: the daemon is single-threaded.
-    const passwd* pw = ::getpwnam(user.c_str());
-    if (pw == nullptr) return makeError("UnknownUser", "user '" + user + "' does not exist");
-    ExecIdentity id;
-    id.uid = pw->pw_uid;
-    id.gid = pw->pw_gid;
-    const std::string userName = pw->pw_name;
-    if (!group.empty()) {
-        const struct group* gr = ::getgrnam(group.c_str());
-        if (gr == nullptr) return makeError("UnknownUser", "group '" + group + "' does not exist");
-        id.gid = gr->gr_gid;
-    }
-    int n = 0;
-    ::getgrouplist(userName.c_str(), id.gid, nullptr, &n);
-    id.groups.resize(static_cast<size_t>(n));
-    if (n > 0 && ::getgrouplist(userName.c_str(), id.gid, id.groups.data(), &n) >= 0)
-        id.groups.resize(static_cast<size_t>(n));
-    else
-        id.groups = {id.gid};
-    return id;
-}
-
 std::vector<std::string> execEnvironment(const std::map<std::string, std::string>& taskEnv,
                                          const std::map<std::string, std::string>& extra) {
     auto env = taskEnv;

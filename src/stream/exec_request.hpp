@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/identity.hpp"
 #include "common/result.hpp"
 
 namespace taskscope::stream {
@@ -56,16 +57,10 @@ common::Result<ExecTarget> parseExecTarget(const std::string& getTaskJson);
 /// it, on any hierarchy (v2, or v1's name=systemd and controllers).
 bool inCgroup(std::string_view procCgroup, std::string_view cgroup);
 
-/// The credentials the command runs with.
-struct ExecIdentity {
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::vector<gid_t> groups;  ///< supplementary groups, the primary one included
-};
-
-/// Looks up user and group in the system's databases the way the manager
-/// did for the task (UnknownUser when either is gone).
-common::Result<ExecIdentity> resolveIdentity(const std::string& user, const std::string& group);
+/// The credentials the command runs with, looked up the way the manager
+/// did for the task (common::resolveIdentity; UnknownUser when either is gone).
+using ExecIdentity = common::Identity;
+using common::resolveIdentity;
 
 /// The command's environment, "NAME=value" sorted by name: the task's
 /// env, PATH defaulted as the manager defaults it for the task, then the

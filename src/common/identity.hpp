@@ -1,0 +1,25 @@
+#pragma once
+// Who a task (and a command exec'd into it) runs as: a user and optional
+// group name resolved in the system's databases, the same way for the
+// manager when it starts a task and for the streamer when it execs into one.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace taskscope::common {
+
+struct Identity {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;  ///< supplementary groups, the primary one included
+};
+
+/// The user's uid, the group's gid (the user's primary group when `group`
+/// is empty) and the user's groups; UnknownUser when either does not exist.
+Result<Identity> resolveIdentity(const std::string& user, const std::string& group);
+
+}  // namespace taskscope::common

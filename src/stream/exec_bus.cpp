@@ -6,12 +6,12 @@
 
 #include "common/bus_error.hpp"
 
+#include "stream/manager_address.hpp"
+
 namespace taskscope::stream {
 
 namespace {
 
-constexpr const char* kManager = "org.taskscope.Manager1";
-constexpr const char* kManagerPath = "/org/taskscope/Manager1";
 constexpr const char* kSystemd = "org.freedesktop.systemd1";
 constexpr const char* kSystemdPath = "/org/freedesktop/systemd1";
 constexpr const char* kSystemdManager = "org.freedesktop.systemd1.Manager";

@@ -3,11 +3,11 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <nlohmann/json.hpp>
 
+#include "stream/manager_address.hpp"
+
 namespace taskscope::stream {
 
 namespace {
-constexpr const char* kManager = "org.taskscope.Manager1";
-constexpr const char* kManagerPath = "/org/taskscope/Manager1";
 constexpr auto kTimeout = std::chrono::seconds(5);
 }  // namespace
 

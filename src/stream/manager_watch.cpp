@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stream/manager_address.hpp"
+
 namespace taskscope::stream {
 
 namespace {
 
-constexpr const char* kManager = "org.taskscope.Manager1";
-constexpr const char* kManagerPath = "/org/taskscope/Manager1";
 constexpr const char* kTaskInterface = "org.taskscope.Task1";
 constexpr const char* kObjectManager = "org.freedesktop.DBus.ObjectManager";
 constexpr const char* kBus = "org.freedesktop.DBus";

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "common/bus_error.hpp"
-
 #include "stream/manager_address.hpp"
 
 namespace taskscope::stream {

@@ -1,7 +1,12 @@
 #!/bin/bash
 # Builds (or reuses) the Debian 12 guest image of the system-test bed.
 # Prints the cache directory (rootfs.img, vmlinuz, initrd.img) as its last line.
+#   TASKSCOPE_TESTBED_CACHE  where images live (default /var/cache/taskscope-testbed)
+#   TASKSCOPE_TESTBED_DEBS   where downloaded .debs are kept between builds
+#                            (default: debs/ in the image cache)
 set -euo pipefail
+# No way out of this script without a reason on stderr.
+trap 'echo "build-image: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${TASKSCOPE_TESTBED_CACHE:-/var/cache/taskscope-testbed}
@@ -26,9 +31,9 @@ if [ -f "$out/complete" ]; then
 	exit 0
 fi
 
-mkdir -p "$cache_root"
+mkdir -p "$cache_root" || { say "cannot create the image cache $cache_root"; exit 1; }
 exec 9>"$cache_root/.lock"
-flock 9
+flock 9 || { say "cannot lock $cache_root/.lock"; exit 1; }
 if [ -f "$out/complete" ]; then
 	echo "$out"
 	exit 0
@@ -64,7 +69,7 @@ pkgs=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/packages.txt" | grep -v '^$
 root=$tmp/root
 
 # Keep the downloaded .debs between builds: a rebuild after a script change then needs no download.
-debs=$cache_root/debs
+debs=${TASKSCOPE_TESTBED_DEBS:-$cache_root/debs}
 mkdir -p "$debs" "$tmp/debs"
 say "mmdebstrap $suite (${mirrors[*]})"
 mmdebstrap --quiet --variant=minbase --mode=root --format=directory \
@@ -79,7 +84,7 @@ mmdebstrap --quiet --variant=minbase --mode=root --format=directory \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
 	--dpkgopt='path-exclude=/usr/share/info/*' \
-	"$suite" "$root" "${mirrors[@]}" >&2
+	"$suite" "$root" "${mirrors[@]}" >&2 || { say "mmdebstrap failed (its output is above)"; exit 1; }
 t1=$(date +%s)
 
 echo taskscope-testbed >"$root/etc/hostname"

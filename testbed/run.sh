@@ -2,6 +2,8 @@
 # Boots the Debian 12 test guest under qemu, runs one command in it, returns its exit code.
 #   testbed/run.sh [--variant v2|v1] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
 set -euo pipefail
+# No way out of this script without a reason on stderr: anything set -e stops is named.
+trap 'echo "testbed: run.sh line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 variant=v2 smp=2 mem=2048 timeout_s=1800
@@ -37,8 +39,12 @@ esac
 [[ "$smp" =~ ^[1-9][0-9]*$ && "$mem" =~ ^[1-9][0-9]*$ && "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||
 	die "--smp, --mem and --timeout take positive integers"
 
-img=$("$here/build-image.sh" | tail -n1)
-[ -f "$img/complete" ] || die "image build failed"
+if [ -n "${TASKSCOPE_TESTBED_IMAGE:-}" ]; then
+	img=$TASKSCOPE_TESTBED_IMAGE
+else
+	img=$("$here/build-image.sh" | tail -n1) || die "the guest image did not build (build-image.sh's output is above)"
+fi
+[ -f "$img/complete" ] || die "no complete guest image in '$img'"
 
 # Under TCG the guest cannot calibrate its TSC against the PIT: hand it the host's rate.
 mhz=$(awk -F: '/^cpu MHz/ {printf "%d", $2 * 1000; exit}' /proc/cpuinfo)
@@ -49,22 +55,17 @@ base_cmdline="console=ttyS0 panic=-1 quiet mitigations=off $tsc_args"
 qemu_common=(qemu-system-x86_64 -M pc -nodefaults -no-user-config -display none -no-reboot
 	-kernel "$img/vmlinuz" -initrd "$img/initrd.img")
 
-# /dev/kvm here is a paravirtual KVM that cannot boot a stock kernel; probe once per image.
+# The accelerator is probed once per image (testbed/probe-accel.sh says why)
+# and the verdict kept beside it; the probe itself never fails the run.
 accel_file=$img/accel
 if [ ! -s "$accel_file" ]; then
-	exec 8>"$img/.accel.lock"
-	flock 8
+	exec 8>"$img/.accel.lock" || die "cannot open $img/.accel.lock"
+	flock 8 || die "cannot lock $img/.accel.lock"
 	if [ ! -s "$accel_file" ]; then
-		verdict=tcg
-		if [ -w /dev/kvm ]; then
-			probe_log=$(mktemp)
-			(timeout -k 2 20 "${qemu_common[@]}" -accel kvm -cpu host -smp 1 -m 512 \
-				-append "$base_cmdline testbed.probe" -serial "file:$probe_log"; true) >/dev/null 2>&1
-			grep -q TESTBED-PROBE-OK "$probe_log" && verdict=kvm
-			rm -f "$probe_log"
-		fi
-		echo "$verdict" >"$accel_file.tmp" && mv -f "$accel_file.tmp" "$accel_file"
-		echo "testbed: KVM probe: using $verdict" >&2
+		verdict=$("$here/probe-accel.sh" "$img/vmlinuz" "$img/initrd.img") || verdict=tcg
+		case "$verdict" in kvm | tcg) ;; *) verdict=tcg ;; esac
+		echo "$verdict" >"$accel_file.tmp" && mv -f "$accel_file.tmp" "$accel_file" ||
+			die "cannot record the accelerator verdict in $accel_file"
 	fi
 	exec 8>&-
 fi
@@ -77,11 +78,11 @@ fi
 # One guest at a time on this machine: each wants every host core, and two
 # under TCG only make both slow enough to trip their timeouts. Waits, never fails.
 if [ -z "${TASKSCOPE_TESTBED_NO_LOCK:-}" ]; then
-	exec 9>"${TMPDIR:-/tmp}/taskscope-testbed.lock"
-	flock 9 || true
+	exec 9>"${TMPDIR:-/tmp}/taskscope-testbed.lock" || die "cannot open the machine-wide guest lock"
+	flock 9 || die "cannot take the machine-wide guest lock"
 fi
 
-ctl=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-testbed.XXXXXX")
+ctl=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-testbed.XXXXXX") || die "cannot create a control directory in ${TMPDIR:-/tmp}"
 chmod 0755 "$ctl"
 
 share_args=()
@@ -104,7 +105,7 @@ done
 } >"$ctl/cmd"
 
 t0=$(date +%s.%N)
-set +e
+qrc=0
 timeout -k 10 "$timeout_s" "${qemu_common[@]}" "${accel[@]}" -smp "$smp" -m "$mem" \
 	-append "$base_cmdline $cg_args" \
 	-drive "file=$img/rootfs.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
@@ -112,9 +113,7 @@ timeout -k 10 "$timeout_s" "${qemu_common[@]}" "${accel[@]}" -smp "$smp" -m "$me
 	-device "virtio-9p-pci,fsdev=tbctl,mount_tag=tbctl" \
 	"${share_args[@]}" \
 	-device virtio-rng-pci \
-	-serial "file:$ctl/serial.log" </dev/null >"$ctl/qemu.log" 2>&1
-qrc=$?
-set -e
+	-serial "file:$ctl/serial.log" </dev/null >"$ctl/qemu.log" 2>&1 || qrc=$?
 t1=$(date +%s.%N)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b - a}')
 
@@ -142,9 +141,9 @@ else
 fi
 {
 	echo "---- qemu output:"
-	tail -n 20 "$ctl/qemu.log"
+	tail -n 20 "$ctl/qemu.log" || true
 	echo "---- serial log tail ($ctl/serial.log):"
-	tail -n 60 "$ctl/serial.log" 2>/dev/null
+	tail -n 60 "$ctl/serial.log" 2>/dev/null || echo "(no serial log)"
 	echo "testbed: guest did not finish: $reason (wall ${wall}s)"
 	echo "testbed: serial log: $ctl/serial.log"
 } >&2

@@ -5,6 +5,8 @@
 # TASKSCOPE_SYSTEM_ONLY, e.g. "test_cpuset test_testbed").
 # TASKSCOPE_SYSTEM_INSTALL=stage installs the build's stage tree instead of the .deb.
 set -euo pipefail
+# No way out of this script without a reason on stderr.
+trap 'echo "boot: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 [ $# -ge 3 ] || { echo "usage: $0 VARIANT SRC_DIR BUILD_DIR [CMAKE_COMMAND]" >&2; exit 2; }
 variant=$1 src=$(realpath -e "$2") build=$(realpath -e "$3") cmake=${4:-cmake}
 results=$build/system-results/$variant
@@ -19,7 +21,7 @@ deb)
 		exit 1
 	}
 	;;
-stage) DESTDIR=$build/stage "$cmake" --install "$build" ;;
+stage) DESTDIR=$build/stage "$cmake" --install "$build" >/dev/null || { echo "boot: cmake --install into $build/stage failed" >&2; exit 1; } ;;
 *) echo "boot: TASKSCOPE_SYSTEM_INSTALL must be deb or stage, not '$install'" >&2; exit 2 ;;
 esac
 

@@ -6,6 +6,8 @@
 # NAME.out / NAME.rc in RESULTS_DIR.
 # Exits non-zero only when setup fails; the results carry pass/fail.
 set -euo pipefail
+# No way out of the setup without a reason (run.sh shows this output on the host).
+trap 'echo "guest-suite: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 
 [ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR deb|stage [ONLY]" >&2; exit 2; }
 variant=$1 results=$2 build=$3 install=$4 only=${5:-}
@@ -78,10 +80,8 @@ for t in "${tests[@]}"; do
 		continue
 	fi
 	start=$(date +%s)
-	set +e
-	(cd "$src" && timeout -k 10 600 bash "$t") </dev/null >"$results/$name.out" 2>&1
-	rc=$?
-	set -e
+	rc=0
+	(cd "$src" && timeout -k 10 600 bash "$t") </dev/null >"$results/$name.out" 2>&1 || rc=$?
 	[ $rc -ne 124 ] || echo "guest-suite: $name timed out after 600 s" >>"$results/$name.out"
 	echo "$rc" >"$results/$name.rc"
 	echo "guest-suite: $name: rc=$rc ($(($(date +%s) - start)) s)"

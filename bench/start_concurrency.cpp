@@ -1,0 +1,381 @@
+// Filling a node: N tasks started with L requests in flight, for each level
+// L, against a floor measured in the same run with the same concurrency.
+//   floor      - bare systemd work any launcher needs, issued from one
+//                process with L in flight: fork a child held before exec,
+//                StartTransientUnit of a scope holding it, wait for its
+//                JobRemoved, release it (it then sleeps). Measured before
+//                and after taskscope at every level; both and their spread
+//                are printed, and the ratio uses their mean.
+//   taskscope  - StartTask over the system bus with L in flight (each
+//                reply comes once the task runs in its scope).
+// While taskscope starts, a second connection reads (ListTasks, GetTask of
+// one task) in a loop: p50/p99 against the same reads on an idle manager.
+// Then every task is stopped (L in flight) and forgotten: stop-all time.
+//
+//   taskscope-bench-concurrency [N] [LEVELS] [--no-logs]
+//   (defaults: 1000, "8,32,128"; logs collected unless --no-logs)
+//
+// Independent of taskscope's own systemd client on purpose: the floor
+// must not move when the client under test changes.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sdbus-c++/sdbus-c++.h>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kSystemd = "org.freedesktop.systemd1";
+constexpr const char* kSystemdPath = "/org/freedesktop/systemd1";
+constexpr const char* kSystemdManager = "org.freedesktop.systemd1.Manager";
+constexpr const char* kTaskscope = "org.taskscope.Manager1";
+constexpr const char* kTaskscopePath = "/org/taskscope/Manager1";
+constexpr const char* kBenchSlice = "bench-concurrency.slice";
+
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    auto i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(i, v.size() - 1)];
+}
+
+// At most `limit` operations in flight; wait() returns when all are done.
+class InFlight {
+public:
+    explicit InFlight(int limit) : limit_(limit) {}
+    void acquire() {
+        std::unique_lock lock(m_);
+        cv_.wait(lock, [&] { return busy_ < limit_; });
+        ++busy_;
+    }
+    void release() {
+        {
+            std::lock_guard lock(m_);
+            --busy_;
+        }
+        cv_.notify_all();
+    }
+    void drain() {
+        std::unique_lock lock(m_);
+        cv_.wait(lock, [&] { return busy_ == 0; });
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    int limit_;
+    int busy_ = 0;
+};
+
+// The floor: held child + StartTransientUnit + JobRemoved + release, L in flight.
+class Floor {
+public:
+    explicit Floor(sdbus::IConnection& bus) : systemd_(sdbus::createProxy(bus, kSystemd, kSystemdPath)) {
+        systemd_->uponSignal("JobRemoved")
+            .onInterface(kSystemdManager)
+            .call([this](uint32_t, const sdbus::ObjectPath& job, const std::string&, const std::string& result) {
+                jobDone(job, result);
+            });
+        systemd_->finishRegistration();
+        systemd_->callMethod("Subscribe").onInterface(kSystemdManager);
+    }
+
+    // Starts n scopes with `level` in flight; returns starts per second.
+    double run(const std::string& tag, int n, int level) {
+        InFlight inflight(level);
+        failures_ = 0;
+        const auto t0 = Clock::now();
+        for (int i = 0; i < n; ++i) {
+            inflight.acquire();
+            startOne("bench-floor-" + tag + "-" + std::to_string(i) + ".scope", inflight);
+        }
+        inflight.drain();
+        const double secs = msSince(t0) / 1000.0;
+        if (failures_) std::fprintf(stderr, "floor %s: %d failures\n", tag.c_str(), failures_.load());
+        return n / secs;
+    }
+
+    // Everything the floor started goes; waits until systemd is done.
+    void clear() {
+        try {
+            sdbus::ObjectPath job;
+            systemd_->callMethod("StopUnit").onInterface(kSystemdManager).withArguments(kBenchSlice, "replace")
+                .storeResultsTo(job);
+            waitJob(job);
+        } catch (const sdbus::Error& e) {
+            std::fprintf(stderr, "stop %s: %s\n", kBenchSlice, e.getMessage().c_str());
+        }
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+    }
+
+private:
+    struct Pending {
+        int go = -1;
+        pid_t child = 0;
+        InFlight* inflight = nullptr;
+    };
+
+    void startOne(const std::string& unit, InFlight& inflight) {
+        int go[2];
+        if (::pipe2(go, O_CLOEXEC) < 0) std::abort();
+        const pid_t child = ::fork();
+        if (child == 0) {
+            char c;
+            if (::read(go[0], &c, 1) != 1) _exit(127);
+            ::execl("/bin/sleep", "sleep", "3600", nullptr);
+            _exit(127);
+        }
+        ::close(go[0]);
+        std::vector<sdbus::Struct<std::string, sdbus::Variant>> props{
+            {"Slice", sdbus::Variant(std::string(kBenchSlice))},
+            {"PIDs", sdbus::Variant(std::vector<uint32_t>{static_cast<uint32_t>(child)})},
+            {"CollectMode", sdbus::Variant(std::string("inactive-or-failed"))}};
+        std::vector<sdbus::Struct<std::string, std::vector<sdbus::Struct<std::string, sdbus::Variant>>>> aux;
+        Pending p{go[1], child, &inflight};
+        systemd_->callMethodAsync("StartTransientUnit")
+            .onInterface(kSystemdManager)
+            .withArguments(unit, "fail", props, aux)
+            .uponReplyInvoke([this, p](const sdbus::Error* err, sdbus::ObjectPath job) {
+                if (err) {
+                    std::fprintf(stderr, "floor start: %s\n", err->getMessage().c_str());
+                    ++failures_;
+                    finish(p);
+                    return;
+                }
+                std::lock_guard lock(m_);
+                if (auto it = done_.find(job); it != done_.end()) {
+                    done_.erase(it);
+                    finish(p);
+                } else {
+                    waiting_[job] = p;
+                }
+            });
+    }
+
+    void jobDone(const sdbus::ObjectPath& job, const std::string& result) {
+        std::unique_lock lock(m_);
+        results_[job] = result;
+        jobCv_.notify_all();
+        // JobRemoved may come before the call's reply: keep it for the reply.
+        auto it = waiting_.find(job);
+        if (it == waiting_.end()) {
+            done_.insert(job);
+            return;
+        }
+        auto p = it->second;
+        waiting_.erase(it);
+        lock.unlock();
+        if (result != "done") ++failures_;
+        finish(p);
+    }
+
+    void finish(const Pending& p) {
+        if (::write(p.go, "g", 1) != 1) {
+        }
+        ::close(p.go);
+        p.inflight->release();
+    }
+
+    void waitJob(const sdbus::ObjectPath& job) {
+        std::unique_lock lock(m_);
+        jobCv_.wait_for(lock, std::chrono::seconds(120), [&] { return results_.count(job) > 0; });
+    }
+
+    std::unique_ptr<sdbus::IProxy> systemd_;
+    std::mutex m_;
+    std::condition_variable jobCv_;
+    std::map<sdbus::ObjectPath, Pending> waiting_;
+    std::set<sdbus::ObjectPath> done_;
+    std::map<sdbus::ObjectPath, std::string> results_;
+    std::atomic<int> failures_{0};
+};
+
+struct Reads {
+    std::vector<double> list, get;
+};
+
+// Reads in a loop on its own connection until `stop`.
+Reads readLoop(const std::atomic<bool>& stop, const std::string& alloc, const std::string& task) {
+    auto bus = sdbus::createSystemBusConnection();
+    auto m = sdbus::createProxy(*bus, kTaskscope, kTaskscopePath);
+    Reads r;
+    while (!stop) {
+        auto t0 = Clock::now();
+        try {
+            m->callMethod("ListTasks").onInterface(kTaskscope);
+            r.list.push_back(msSince(t0));
+            t0 = Clock::now();
+            m->callMethod("GetTask").onInterface(kTaskscope).withArguments(alloc, task);
+            r.get.push_back(msSince(t0));
+        } catch (const sdbus::Error& e) {
+            std::fprintf(stderr, "read: %s\n", e.getMessage().c_str());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return r;
+}
+
+void printReads(const char* what, const Reads& r) {
+    std::printf("  %s: ListTasks p50 %.1f p99 %.1f ms, GetTask p50 %.1f p99 %.1f ms (%zu reads)\n", what,
+                percentile(r.list, 0.5), percentile(r.list, 0.99), percentile(r.get, 0.5), percentile(r.get, 0.99),
+                r.list.size());
+}
+
+// Runs `call(i, done)` for i in [0, n) with `level` in flight; returns seconds.
+template <class Call>
+double fanOut(int n, int level, Call call) {
+    InFlight inflight(level);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+        inflight.acquire();
+        call(i, [&inflight] { inflight.release(); });
+    }
+    inflight.drain();
+    return msSince(t0) / 1000.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int n = 1000;
+    std::vector<int> levels{8, 32, 128};
+    bool logs = true;
+    int pos = 0;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--no-logs") {
+            logs = false;
+        } else if (pos == 0) {
+            n = std::atoi(a.c_str());
+            ++pos;
+        } else {
+            levels.clear();
+            for (size_t s = 0; s <= a.size();) {
+                auto e = a.find(',', s);
+                if (e == std::string::npos) e = a.size();
+                levels.push_back(std::atoi(a.substr(s, e - s).c_str()));
+                s = e + 1;
+            }
+        }
+    }
+    if (n <= 0 || levels.empty()) {
+        std::fprintf(stderr, "usage: %s [N] [LEVELS e.g. 8,32,128] [--no-logs]\n", argv[0]);
+        return 2;
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+
+    auto bus = sdbus::createSystemBusConnection();
+    Floor floor(*bus);
+    auto manager = sdbus::createProxy(*bus, kTaskscope, kTaskscopePath);
+    bus->enterEventLoopAsync();
+
+    const std::string probeAlloc = "bench-probe";
+    const std::string spec =
+        nlohmann::json{{"command", "/bin/sleep"}, {"args", {"3600"}}, {"logs", logs}, {"kill_timeout_ms", 0}}.dump();
+    manager->callMethod("StartTask").onInterface(kTaskscope).withArguments(probeAlloc, "probe", spec);
+
+    std::printf("start concurrency: %d tasks per level, logs %s\n", n, logs ? "on" : "off");
+    for (int level : levels) {
+        const auto tag = std::to_string(level);
+        const double floorBefore = floor.run(tag + "a", n, level);
+        floor.clear();
+
+        // Idle reads: the manager holds only the probe task.
+        std::atomic<bool> stop{false};
+        Reads idle;
+        {
+            std::thread t([&] { idle = readLoop(stop, probeAlloc, "probe"); });
+            std::this_thread::sleep_for(std::chrono::seconds(3));
+            stop = true;
+            t.join();
+        }
+
+        const std::string alloc = "bench-c" + tag;
+        std::atomic<int> failed{0};
+        std::string firstError;
+        std::mutex errMutex;
+        stop = false;
+        Reads busy;
+        std::thread reader([&] { busy = readLoop(stop, probeAlloc, "probe"); });
+        const double startSecs = fanOut(n, level, [&](int i, auto done) {
+            manager->callMethodAsync("StartTask")
+                .onInterface(kTaskscope)
+                .withArguments(alloc, "t" + std::to_string(i), spec)
+                .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
+                    if (err) {
+                        if (failed++ == 0) {
+                            std::lock_guard lock(errMutex);
+                            firstError = err->getName() + ": " + err->getMessage();
+                        }
+                    }
+                    done();
+                });
+        });
+        stop = true;
+        reader.join();
+
+        const double stopSecs = fanOut(n, level, [&](int i, auto done) {
+            manager->callMethodAsync("StopTask")
+                .onInterface(kTaskscope)
+                .withArguments(alloc, "t" + std::to_string(i), std::string(), int64_t{0})
+                .uponReplyInvoke([done](const sdbus::Error*) { done(); });
+        });
+        // Forget once every exit has arrived (the exit follows the stop's reply).
+        int left = n;
+        for (int round = 0; left > 0 && round < 600; ++round) {
+            std::atomic<int> notYet{0};
+            fanOut(n, level, [&](int i, auto done) {
+                manager->callMethodAsync("ForgetTask")
+                    .onInterface(kTaskscope)
+                    .withArguments(alloc, "t" + std::to_string(i))
+                    .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                        if (err && err->getName() == "org.taskscope.Error.StillRunning") ++notYet;
+                        done();
+                    });
+            });
+            left = notYet;
+            if (left) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+
+        const double floorAfter = floor.run(tag + "b", n, level);
+        floor.clear();
+        const double floorMean = (floorBefore + floorAfter) / 2;
+        const double rate = (n - failed) / startSecs;
+        std::printf("level %d in flight:\n", level);
+        std::printf("  floor (bare StartTransientUnit + held child): %.1f / %.1f starts/s before/after (spread %.0f%%)\n",
+                    floorBefore, floorAfter, 100.0 * std::abs(floorBefore - floorAfter) / floorMean);
+        std::printf("  taskscope StartTask: %.1f starts/s, %d of %d failed%s%s\n", rate, failed.load(), n,
+                    failed ? "; first: " : "", failed ? firstError.c_str() : "");
+        std::printf("  ratio taskscope/floor: %.2f (target >= 0.5)\n", rate / floorMean);
+        printReads("reads idle    ", idle);
+        printReads("reads starting", busy);
+        std::printf("  stop-all of %d: %.1f s (%d not forgotten)\n", n, stopSecs, left);
+        std::fflush(stdout);
+    }
+    try {
+        manager->callMethod("StopTask").onInterface(kTaskscope).withArguments(probeAlloc, "probe", std::string(),
+                                                                              int64_t{0});
+    } catch (const sdbus::Error&) {
+    }
+    bus->leaveEventLoop();
+    return 0;
+}

@@ -38,17 +38,16 @@
 #include <thread>
 #include <vector>
 
+#include "scope_floor.hpp"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr const char* kSystemd = "org.freedesktop.systemd1";
-constexpr const char* kSystemdPath = "/org/freedesktop/systemd1";
-constexpr const char* kSystemdManager = "org.freedesktop.systemd1.Manager";
+using bench::Clock;
+using bench::Floor;
+using bench::InFlight;
+using bench::msSince;
 constexpr const char* kTaskscope = "org.taskscope.Manager1";
 constexpr const char* kTaskscopePath = "/org/taskscope/Manager1";
-constexpr const char* kBenchSlice = "bench-concurrency.slice";
-
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
@@ -56,158 +55,6 @@ double percentile(std::vector<double> v, double p) {
     auto i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
     return v[std::min(i, v.size() - 1)];
 }
-
-// At most `limit` operations in flight; wait() returns when all are done.
-class InFlight {
-public:
-    explicit InFlight(int limit) : limit_(limit) {}
-    void acquire() {
-        std::unique_lock lock(m_);
-        cv_.wait(lock, [&] { return busy_ < limit_; });
-        ++busy_;
-    }
-    void release() {
-        {
-            std::lock_guard lock(m_);
-            --busy_;
-        }
-        cv_.notify_all();
-    }
-    void drain() {
-        std::unique_lock lock(m_);
-        cv_.wait(lock, [&] { return busy_ == 0; });
-    }
-
-private:
-    std::mutex m_;
-    std::condition_variable cv_;
-    int limit_;
-    int busy_ = 0;
-};
-
-// The floor: held child + StartTransientUnit + JobRemoved + release, L in flight.
-class Floor {
-public:
-    explicit Floor(sdbus::IConnection& bus) : systemd_(sdbus::createProxy(bus, kSystemd, kSystemdPath)) {
-        systemd_->uponSignal("JobRemoved")
-            .onInterface(kSystemdManager)
-            .call([this](uint32_t, const sdbus::ObjectPath& job, const std::string&, const std::string& result) {
-                jobDone(job, result);
-            });
-        systemd_->finishRegistration();
-        systemd_->callMethod("Subscribe").onInterface(kSystemdManager);
-    }
-
-    // Starts n scopes with `level` in flight; returns starts per second.
-    double run(const std::string& tag, int n, int level) {
-        InFlight inflight(level);
-        failures_ = 0;
-        const auto t0 = Clock::now();
-        for (int i = 0; i < n; ++i) {
-            inflight.acquire();
-            startOne("bench-floor-" + tag + "-" + std::to_string(i) + ".scope", inflight);
-        }
-        inflight.drain();
-        const double secs = msSince(t0) / 1000.0;
-        if (failures_) std::fprintf(stderr, "floor %s: %d failures\n", tag.c_str(), failures_.load());
-        return n / secs;
-    }
-
-    // Everything the floor started goes; waits until systemd is done.
-    void clear() {
-        try {
-            sdbus::ObjectPath job;
-            systemd_->callMethod("StopUnit").onInterface(kSystemdManager).withArguments(kBenchSlice, "replace")
-                .storeResultsTo(job);
-            waitJob(job);
-        } catch (const sdbus::Error& e) {
-            std::fprintf(stderr, "stop %s: %s\n", kBenchSlice, e.getMessage().c_str());
-        }
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-        }
-    }
-
-private:
-    struct Pending {
-        int go = -1;
-        pid_t child = 0;
-        InFlight* inflight = nullptr;
-    };
-
-    void startOne(const std::string& unit, InFlight& inflight) {
-        int go[2];
-        if (::pipe2(go, O_CLOEXEC) < 0) std::abort();
-        const pid_t child = ::fork();
-        if (child == 0) {
-            char c;
-            if (::read(go[0], &c, 1) != 1) _exit(127);
-            ::execl("/bin/sleep", "sleep", "3600", nullptr);
-            _exit(127);
-        }
-        ::close(go[0]);
-        std::vector<sdbus::Struct<std::string, sdbus::Variant>> props{
-            {"Slice", sdbus::Variant(std::string(kBenchSlice))},
-            {"PIDs", sdbus::Variant(std::vector<uint32_t>{static_cast<uint32_t>(child)})},
-            {"CollectMode", sdbus::Variant(std::string("inactive-or-failed"))}};
-        std::vector<sdbus::Struct<std::string, std::vector<sdbus::Struct<std::string, sdbus::Variant>>>> aux;
-        Pending p{go[1], child, &inflight};
-        systemd_->callMethodAsync("StartTransientUnit")
-            .onInterface(kSystemdManager)
-            .withArguments(unit, "fail", props, aux)
-            .uponReplyInvoke([this, p](const sdbus::Error* err, sdbus::ObjectPath job) {
-                if (err) {
-                    std::fprintf(stderr, "floor start: %s\n", err->getMessage().c_str());
-                    ++failures_;
-                    finish(p);
-                    return;
-                }
-                std::lock_guard lock(m_);
-                if (auto it = done_.find(job); it != done_.end()) {
-                    done_.erase(it);
-                    finish(p);
-                } else {
-                    waiting_[job] = p;
-                }
-            });
-    }
-
-    void jobDone(const sdbus::ObjectPath& job, const std::string& result) {
-        std::unique_lock lock(m_);
-        results_[job] = result;
-        jobCv_.notify_all();
-        // JobRemoved may come before the call's reply: keep it for the reply.
-        auto it = waiting_.find(job);
-        if (it == waiting_.end()) {
-            done_.insert(job);
-            return;
-        }
-        auto p = it->second;
-        waiting_.erase(it);
-        lock.unlock();
-        if (result != "done") ++failures_;
-        finish(p);
-    }
-
-    void finish(const Pending& p) {
-        if (::write(p.go, "g", 1) != 1) {
-        }
-        ::close(p.go);
-        p.inflight->release();
-    }
-
-    void waitJob(const sdbus::ObjectPath& job) {
-        std::unique_lock lock(m_);
-        jobCv_.wait_for(lock, std::chrono::seconds(120), [&] { return results_.count(job) > 0; });
-    }
-
-    std::unique_ptr<sdbus::IProxy> systemd_;
-    std::mutex m_;
-    std::condition_variable jobCv_;
-    std::map<sdbus::ObjectPath, Pending> waiting_;
-    std::set<sdbus::ObjectPath> done_;
-    std::map<sdbus::ObjectPath, std::string> results_;
-    std::atomic<int> failures_{0};
-};
 
 struct Reads {
     std::vector<double> list, get;

@@ -1,0 +1,174 @@
+#include "stream/daemon/manager_watch.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "stream/daemon/manager_address.hpp"
+
+namespace taskscope::stream::daemon {
+
+namespace {
+
+constexpr const char* kTaskInterface = "org.taskscope.Task1";
+constexpr const char* kObjectManager = "org.freedesktop.DBus.ObjectManager";
+constexpr const char* kBus = "org.freedesktop.DBus";
+constexpr const char* kBusPath = "/org/freedesktop/DBus";
+// Only the manager's name: every other service's comings and goings would
+// wake us for nothing.
+constexpr const char* kOwnerMatch =
+    "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.taskscope.Manager1'";
+// Listing 1000 tasks under software emulation takes a while.
+constexpr auto kCallTimeout = std::chrono::seconds(30);
+constexpr auto kRetryAfter = std::chrono::seconds(1);
+
+// A task with processes, whose cgroup is worth reading.
+bool active(const std::string& state) { return state == "starting" || state == "running" || state == "stopping"; }
+
+std::string stringProperty(const std::map<std::string, sdbus::Variant>& props, const char* name) {
+    const auto it = props.find(name);
+    if (it == props.end() || !it->second.containsValueOfType<std::string>()) return {};
+    return it->second.get<std::string>();
+}
+
+}  // namespace
+
+ManagerWatch::ManagerWatch(sdbus::IConnection& connection, common::EventLoop& loop, stats::StatsSampler& sampler)
+    : connection_(connection),
+      loop_(loop),
+      sampler_(sampler),
+      manager_(sdbus::createProxy(connection, kManager, kManagerPath)),
+      dbus_(sdbus::createProxy(connection, kBus, kBusPath)) {}
+
+ManagerWatch::~ManagerWatch() {
+    if (retryTimer_) loop_.cancelTimer(retryTimer_);
+}
+
+void ManagerWatch::start() {
+    // Subscribed before asking, so that nothing happens unseen in between.
+    ownerMatch_ = connection_.addMatch(kOwnerMatch, [this](sdbus::Message& m) {
+        std::string name, oldOwner, newOwner;
+        m >> name >> oldOwner >> newOwner;
+        onOwnerChanged(newOwner);
+    });
+    manager_->uponSignal("InterfacesAdded")
+        .onInterface(kObjectManager)
+        .call([this](const sdbus::ObjectPath&, const Interfaces& interfaces) { onInterfacesAdded(interfaces); });
+    manager_->uponSignal("TaskStateChanged")
+        .onInterface(kManager)
+        .call([this](const std::string& allocId, const std::string& task, const std::string& state) {
+            onStateChanged(allocId, task, state);
+        });
+    manager_->uponSignal("TaskExited")
+        .onInterface(kManager)
+        .call([this](const std::string& allocId, const std::string& task, int32_t, int32_t, bool) {
+            sampler_.removeTask(stats::TaskKey{allocId, task});
+        });
+    manager_->finishRegistration();
+    dbus_->finishRegistration();
+    // Asking the manager itself would start it through bus activation.
+    dbus_->callMethodAsync("GetNameOwner")
+        .onInterface(kBus)
+        .withTimeout(kCallTimeout)
+        .withArguments(std::string(kManager))
+        .uponReplyInvoke([this](const sdbus::Error* error, const std::string& owner) {
+            if (!error && !owner.empty()) onOwnerChanged(owner);
+        });
+}
+
+void ManagerWatch::onOwnerChanged(const std::string& newOwner) {
+    managerUp_ = !newOwner.empty();
+    if (managerUp_) {
+        spdlog::debug("taskscope-manager is on the bus as {}; listing its tasks", newOwner);
+        fetchAll();
+        return;
+    }
+    spdlog::info("taskscope-manager left the bus; sampling the tasks known until it returns");
+    ++generation_;  // a reply still on its way is from the instance that left
+    if (retryTimer_) loop_.cancelTimer(retryTimer_);
+    retryTimer_ = 0;
+}
+
+void ManagerWatch::fetchAll() {
+    const auto generation = ++generation_;
+    manager_->callMethodAsync("GetManagedObjects")
+        .onInterface(kObjectManager)
+        .withTimeout(kCallTimeout)
+        .uponReplyInvoke([this, generation](const sdbus::Error* error,
+                                            const std::map<sdbus::ObjectPath, Interfaces>& objects) {
+            onManagedObjects(generation, error, objects);
+        });
+}
+
+void ManagerWatch::onManagedObjects(uint64_t generation, const sdbus::Error* error,
+                                    const std::map<sdbus::ObjectPath, Interfaces>& objects) {
+    if (generation != generation_) return;
+    if (error) {
+        spdlog::warn("Failed to list the tasks of taskscope-manager: {}: {}; retrying in {} s", error->getName(),
+                     error->getMessage(), kRetryAfter.count());
+        scheduleRetry();
+        return;
+    }
+    std::set<stats::TaskKey> running;
+    for (const auto& [path, interfaces] : objects) {
+        const auto it = interfaces.find(kTaskInterface);
+        if (it == interfaces.end()) continue;
+        if (!active(stringProperty(it->second, "State"))) continue;
+        running.insert(stats::TaskKey{stringProperty(it->second, "AllocId"), stringProperty(it->second, "Name")});
+        learn(it->second);
+    }
+    // Tasks that ended while the manager was away, and intervals kept for them.
+    sampler_.retainOnly(running);
+    spdlog::debug("taskscope-manager runs {} tasks; {} sampled", running.size(), sampler_.taskCount());
+}
+
+void ManagerWatch::onInterfacesAdded(const Interfaces& interfaces) {
+    if (const auto it = interfaces.find(kTaskInterface); it != interfaces.end()) learn(it->second);
+}
+
+bool ManagerWatch::learn(const Properties& task) {
+    const stats::TaskKey key{stringProperty(task, "AllocId"), stringProperty(task, "Name")};
+    if (key.allocId.empty() || !active(stringProperty(task, "State"))) return false;
+    const auto cgroup = scope::CgroupPath::parse(stringProperty(task, "ControlGroup"));
+    if (!cgroup) {
+        spdlog::warn("Cannot sample task {}: {}, ignoring", key.str(), cgroup.error().message);
+        return false;
+    }
+    sampler_.addTask(key, *cgroup);
+    return true;
+}
+
+void ManagerWatch::onStateChanged(const std::string& allocId, const std::string& task, const std::string& state) {
+    const stats::TaskKey key{allocId, task};
+    if (!active(state)) return sampler_.removeTask(key);
+    if (!sampler_.knows(key)) fetchOne(key);
+}
+
+void ManagerWatch::fetchOne(const stats::TaskKey& key) {
+    manager_->callMethodAsync("GetTask")
+        .onInterface(kManager)
+        .withTimeout(kCallTimeout)
+        .withArguments(key.allocId, key.task)
+        .uponReplyInvoke([this, key](const sdbus::Error* error, const std::string& json) {
+            if (error) return;  // gone again, or the manager went away: its return lists everything anew
+            const auto j = nlohmann::json::parse(json, nullptr, false);
+            if (!j.is_object() || !j.value("state", nlohmann::json()).is_string() ||
+                !j.value("cgroup", nlohmann::json()).is_string())
+                return;
+            learn(Properties{{"AllocId", sdbus::Variant(key.allocId)},
+                             {"Name", sdbus::Variant(key.task)},
+                             {"State", sdbus::Variant(j["state"].get<std::string>())},
+                             {"ControlGroup", sdbus::Variant(j["cgroup"].get<std::string>())}});
+        });
+}
+
+void ManagerWatch::scheduleRetry() {
+    if (retryTimer_ || !managerUp_) return;
+    retryTimer_ = loop_.addTimer(common::EventLoop::Clock::now() + kRetryAfter, [this] {
+        retryTimer_ = 0;
+        if (managerUp_) fetchAll();
+    });
+}
+
+}  // namespace taskscope::stream::daemon

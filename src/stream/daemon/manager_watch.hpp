@@ -1,0 +1,59 @@
+#pragma once
+// Keeps the stats sampler's view of the running tasks in step with
+// taskscope-manager, without ever waiting for it: the tasks and their
+// cgroups (the Task1 objects' ControlGroup, which is systemd's) come from
+// one GetManagedObjects call whenever the manager takes its bus name (at
+// our start and after every restart of the manager), then from its signals.
+// One call rather than ListTasks plus a GetTask per task: at 1000 tasks the
+// latter would exceed the bus's limit of pending replies per connection.
+// While the manager is down the view stays as it was; the tasks keep
+// running and keep being sampled.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include "common/event_loop.hpp"
+#include "stream/stats/stats_sampler.hpp"
+
+namespace taskscope::stream::daemon {
+
+class ManagerWatch {
+public:
+    ManagerWatch(sdbus::IConnection& connection, common::EventLoop& loop, stats::StatsSampler& sampler);
+    ~ManagerWatch();
+    ManagerWatch(const ManagerWatch&) = delete;
+    ManagerWatch& operator=(const ManagerWatch&) = delete;
+
+    /// Subscribes to the manager's signals, then asks whether it runs.
+    void start();
+
+private:
+    using Properties = std::map<std::string, sdbus::Variant>;
+    using Interfaces = std::map<std::string, Properties>;
+
+    void onOwnerChanged(const std::string& newOwner);
+    void fetchAll();
+    void onManagedObjects(uint64_t generation, const sdbus::Error* error,
+                          const std::map<sdbus::ObjectPath, Interfaces>& objects);
+    void onInterfacesAdded(const Interfaces& interfaces);
+    void onStateChanged(const std::string& allocId, const std::string& task, const std::string& state);
+    void fetchOne(const stats::TaskKey& key);
+    /// Adds the task when its properties say it runs in a cgroup; true if so.
+    bool learn(const Properties& task);
+    void scheduleRetry();
+
+    sdbus::IConnection& connection_;
+    common::EventLoop& loop_;
+    stats::StatsSampler& sampler_;
+    std::unique_ptr<sdbus::IProxy> manager_;
+    std::unique_ptr<sdbus::IProxy> dbus_;
+    sdbus::Slot ownerMatch_;
+    bool managerUp_ = false;
+    uint64_t generation_ = 0;  ///< of the latest GetManagedObjects; older replies are stale
+    uint64_t retryTimer_ = 0;
+};
+
+}  // namespace taskscope::stream::daemon

@@ -81,10 +81,10 @@ void ExecObject::ExecOnce(sdbus::Result<int32_t, int32_t, std::vector<uint8_t>, 
     });
 }
 
-ExecServer::ExecServer(common::EventLoop& loop, sdbus::IConnection& connection, exec::ExecServiceOptions options)
-    : tasks_(connection),
-      scopes_(connection),
-      service_(loop, tasks_, scopes_, std::move(options)),
+ExecServer::ExecServer(common::EventLoop& loop, sdbus::IConnection& connection, ManagerClient& manager,
+                       exec::ExecServiceOptions options)
+    : scopes_(connection),
+      service_(loop, manager, scopes_, std::move(options)),
       object_(connection, service_),
       clients_(connection, [this](const std::string& name) { service_.clientGone(name); }) {
     service_.attach(object_);

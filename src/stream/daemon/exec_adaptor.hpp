@@ -13,6 +13,7 @@
 #include "common/event_loop.hpp"
 #include "dbus/exec1_adaptor.h"
 #include "stream/daemon/exec_bus.hpp"
+#include "stream/daemon/manager_client.hpp"
 #include "stream/exec/exec_service.hpp"
 
 namespace taskscope::stream::daemon {
@@ -51,12 +52,12 @@ private:
 /// service, its bus object and the watch on callers leaving the bus.
 class ExecServer {
 public:
-    ExecServer(common::EventLoop& loop, sdbus::IConnection& connection, exec::ExecServiceOptions options);
+    ExecServer(common::EventLoop& loop, sdbus::IConnection& connection, ManagerClient& manager,
+               exec::ExecServiceOptions options);
     ExecServer(const ExecServer&) = delete;
     ExecServer& operator=(const ExecServer&) = delete;
 
 private:
-    SdbusTaskDirectory tasks_;
     SdbusScopeAttacher scopes_;
     exec::ExecService service_;
     ExecObject object_;

@@ -1,11 +1,9 @@
 #include "stream/daemon/exec_bus.hpp"
 
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
-#include "common/bus_error.hpp"
-#include "stream/daemon/manager_address.hpp"
+#include "dbus/systemd1_manager_proxy.h"
 
 namespace taskscope::stream::daemon {
 
@@ -13,49 +11,60 @@ namespace {
 
 constexpr const char* kSystemd = "org.freedesktop.systemd1";
 constexpr const char* kSystemdPath = "/org/freedesktop/systemd1";
-constexpr const char* kSystemdManager = "org.freedesktop.systemd1.Manager";
-constexpr const char* kErrorPrefix = common::kBusErrorPrefix;
-constexpr auto kTimeout = std::chrono::seconds(25);
 
 }  // namespace
 
-SdbusTaskDirectory::SdbusTaskDirectory(sdbus::IConnection& connection)
-    : proxy_(sdbus::createProxy(connection, kManager, kManagerPath)) {
-    proxy_->finishRegistration();
-}
+/// One AttachProcessesToUnit in flight (see call_pool.hpp).
+class SdbusScopeAttacher::Call final : public sdbus::ProxyInterfaces<org::freedesktop::systemd1::Manager_proxy> {
+public:
+    using Done = std::function<void(common::Result<void>)>;
 
-void SdbusTaskDirectory::getTask(const std::string& allocId, const std::string& task,
-                                 std::function<void(common::Result<std::string>)> done) {
-    proxy_->callMethodAsync("GetTask")
-        .onInterface(kManager)
-        .withTimeout(kTimeout)
-        .withArguments(allocId, task)
-        .uponReplyInvoke([done = std::move(done)](const sdbus::Error* error, const std::string& json) {
-            if (!error) return done(json);
-            const auto& name = error->getName();
-            if (name.rfind(kErrorPrefix, 0) == 0)
-                return done(
-                    common::makeError(name.substr(std::char_traits<char>::length(kErrorPrefix)), error->getMessage()));
-            done(common::makeError("Internal",
-                                   "ask taskscope-manager for the task: " + name + ": " + error->getMessage()));
-        });
-}
+    explicit Call(sdbus::IConnection& connection) : ProxyInterfaces(connection, kSystemd, kSystemdPath) {}
+    ~Call() { unregisterProxy(); }
+
+    bool busy() const { return busy_; }
+
+    void start(const std::string& unit, pid_t pid, Done done) {
+        unit_ = unit;
+        done_ = std::move(done);
+        busy_ = true;
+        try {
+            AttachProcessesToUnit(unit, std::string(), std::vector<uint32_t>{static_cast<uint32_t>(pid)});
+        } catch (...) {
+            busy_ = false;
+            done_ = nullptr;
+            throw;
+        }
+    }
+
+private:
+    void onAttachProcessesToUnitReply(const sdbus::Error* error) override {
+        struct Idle {
+            bool& busy;
+            ~Idle() { busy = false; }
+        } idle{busy_};
+        auto done = std::move(done_);
+        done_ = nullptr;
+        if (!error) return done({});
+        done(common::makeError("SystemdFailed", "systemd did not move the child into " + unit_ + ": " +
+                                                    error->getName() + ": " + error->getMessage()));
+    }
+    // A call's proxy subscribes to no signal.
+    void onJobRemoved(const uint32_t&, const sdbus::ObjectPath&, const std::string&, const std::string&) override {}
+    void onUnitRemoved(const std::string&, const sdbus::ObjectPath&) override {}
+
+    bool busy_ = false;
+    std::string unit_;
+    Done done_;
+};
 
 SdbusScopeAttacher::SdbusScopeAttacher(sdbus::IConnection& connection)
-    : proxy_(sdbus::createProxy(connection, kSystemd, kSystemdPath)) {
-    proxy_->finishRegistration();
-}
+    : calls_([&connection] { return std::make_unique<Call>(connection); }) {}
+
+SdbusScopeAttacher::~SdbusScopeAttacher() = default;
 
 void SdbusScopeAttacher::attach(const std::string& unit, pid_t pid, std::function<void(common::Result<void>)> done) {
-    proxy_->callMethodAsync("AttachProcessesToUnit")
-        .onInterface(kSystemdManager)
-        .withTimeout(kTimeout)
-        .withArguments(unit, std::string(), std::vector<uint32_t>{static_cast<uint32_t>(pid)})
-        .uponReplyInvoke([done = std::move(done), unit](const sdbus::Error* error) {
-            if (!error) return done({});
-            done(common::makeError("SystemdFailed", "systemd did not move the child into " + unit + ": " +
-                                                        error->getName() + ": " + error->getMessage()));
-        });
+    calls_.idle().start(unit, pid, std::move(done));
 }
 
 BusClientWatch::BusClientWatch(sdbus::IConnection& connection, std::function<void(const std::string&)> gone)

@@ -1,7 +1,8 @@
 #pragma once
-// The exec service's view of the bus: the manager (GetTask), systemd
-// (AttachProcessesToUnit), and the callers' presence (NameOwnerChanged).
-// All asynchronous: the streamer's loop never waits for a reply.
+// The exec service's view of the bus beside the manager (ManagerClient):
+// systemd (AttachProcessesToUnit) and the callers' presence
+// (NameOwnerChanged). All asynchronous: the streamer's loop never waits
+// for a reply.
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -9,30 +10,26 @@
 #include <memory>
 #include <string>
 
+#include "stream/daemon/call_pool.hpp"
 #include "stream/exec/exec_service.hpp"
 
 namespace taskscope::stream::daemon {
 
-/// org.taskscope.Manager1.GetTask; the manager's named errors pass through.
-class SdbusTaskDirectory final : public exec::TaskDirectory {
-public:
-    explicit SdbusTaskDirectory(sdbus::IConnection& connection);
-    void getTask(const std::string& allocId, const std::string& task,
-                 std::function<void(common::Result<std::string>)> done) override;
-
-private:
-    std::unique_ptr<sdbus::IProxy> proxy_;
-};
-
-/// org.freedesktop.systemd1.Manager.AttachProcessesToUnit(unit, "", [pid]);
+/// org.freedesktop.systemd1.Manager.AttachProcessesToUnit(unit, "", [pid]),
+/// through the proxy generated from dbus/org.freedesktop.systemd1.Manager.xml;
 /// a refusal is SystemdFailed.
 class SdbusScopeAttacher final : public exec::ScopeAttacher {
 public:
     explicit SdbusScopeAttacher(sdbus::IConnection& connection);
+    ~SdbusScopeAttacher() override;
+    SdbusScopeAttacher(const SdbusScopeAttacher&) = delete;
+    SdbusScopeAttacher& operator=(const SdbusScopeAttacher&) = delete;
+
     void attach(const std::string& unit, pid_t pid, std::function<void(common::Result<void>)> done) override;
 
 private:
-    std::unique_ptr<sdbus::IProxy> proxy_;
+    class Call;
+    CallPool<Call> calls_;
 };
 
 /// Calls gone(name) when a unique bus name (a client) leaves the bus. One

@@ -123,16 +123,17 @@ int run(const Options& opts) {
         spdlog::error("Failed to start: {}", r.error().message);
         return 1;
     }
-    stream::daemon::StreamerObject object(*bus, streamer, TASKSCOPE_VERSION);
+    stream::daemon::ManagerClient manager(*bus);
+    stream::daemon::StreamerObject object(*bus, streamer, manager, TASKSCOPE_VERSION);
     streamer.attach(object);
-    auto stats = stream::daemon::StatsService::create(loop, *bus, stream::daemon::kStreamerPath, opts.stats,
+    auto stats = stream::daemon::StatsService::create(loop, *bus, manager, stream::daemon::kStreamerPath, opts.stats,
                                                       opts.streamer.stateDir);
     if (!stats) {
         spdlog::error("Failed to start stats: {}", stats.error().message);
         return 1;
     }
     (*stats)->start();
-    stream::daemon::ExecServer exec(loop, *bus, opts.exec);
+    stream::daemon::ExecServer exec(loop, *bus, manager, opts.exec);
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.
     bus->requestName(kBusName);

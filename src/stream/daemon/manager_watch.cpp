@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include "stream/daemon/manager_address.hpp"
 
 namespace taskscope::stream::daemon {
@@ -34,8 +32,10 @@ std::string stringProperty(const std::map<std::string, sdbus::Variant>& props, c
 
 }  // namespace
 
-ManagerWatch::ManagerWatch(sdbus::IConnection& connection, common::EventLoop& loop, stats::StatsSampler& sampler)
+ManagerWatch::ManagerWatch(sdbus::IConnection& connection, ManagerClient& manager, common::EventLoop& loop,
+                           stats::StatsSampler& sampler)
     : connection_(connection),
+      managerClient_(manager),
       loop_(loop),
       sampler_(sampler),
       manager_(sdbus::createProxy(connection, kManager, kManagerPath)),
@@ -55,16 +55,7 @@ void ManagerWatch::start() {
     manager_->uponSignal("InterfacesAdded")
         .onInterface(kObjectManager)
         .call([this](const sdbus::ObjectPath&, const Interfaces& interfaces) { onInterfacesAdded(interfaces); });
-    manager_->uponSignal("TaskStateChanged")
-        .onInterface(kManager)
-        .call([this](const std::string& allocId, const std::string& task, const std::string& state) {
-            onStateChanged(allocId, task, state);
-        });
-    manager_->uponSignal("TaskExited")
-        .onInterface(kManager)
-        .call([this](const std::string& allocId, const std::string& task, int32_t, int32_t, bool) {
-            sampler_.removeTask(stats::TaskKey{allocId, task});
-        });
+    managerClient_.listen(*this);
     manager_->finishRegistration();
     dbus_->finishRegistration();
     // Asking the manager itself would start it through bus activation.
@@ -139,28 +130,24 @@ bool ManagerWatch::learn(const Properties& task) {
     return true;
 }
 
-void ManagerWatch::onStateChanged(const std::string& allocId, const std::string& task, const std::string& state) {
+void ManagerWatch::taskExited(const std::string& allocId, const std::string& task) {
+    sampler_.removeTask(stats::TaskKey{allocId, task});
+}
+
+void ManagerWatch::taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) {
     const stats::TaskKey key{allocId, task};
     if (!active(state)) return sampler_.removeTask(key);
     if (!sampler_.knows(key)) fetchOne(key);
 }
 
 void ManagerWatch::fetchOne(const stats::TaskKey& key) {
-    manager_->callMethodAsync("GetTask")
-        .onInterface(kManager)
-        .withTimeout(kCallTimeout)
-        .withArguments(key.allocId, key.task)
-        .uponReplyInvoke([this, key](const sdbus::Error* error, const std::string& json) {
-            if (error) return;  // gone again, or the manager went away: its return lists everything anew
-            const auto j = nlohmann::json::parse(json, nullptr, false);
-            if (!j.is_object() || !j.value("state", nlohmann::json()).is_string() ||
-                !j.value("cgroup", nlohmann::json()).is_string())
-                return;
-            learn(Properties{{"AllocId", sdbus::Variant(key.allocId)},
-                             {"Name", sdbus::Variant(key.task)},
-                             {"State", sdbus::Variant(j["state"].get<std::string>())},
-                             {"ControlGroup", sdbus::Variant(j["cgroup"].get<std::string>())}});
-        });
+    managerClient_.getTask(key.allocId, key.task, [this, key](common::Result<wire::TaskInfo> task) {
+        if (!task) return;  // gone again, or the manager went away: its return lists everything anew
+        learn(Properties{{"AllocId", sdbus::Variant(key.allocId)},
+                         {"Name", sdbus::Variant(key.task)},
+                         {"State", sdbus::Variant(task->state)},
+                         {"ControlGroup", sdbus::Variant(task->cgroup)}});
+    });
 }
 
 void ManagerWatch::scheduleRetry() {

@@ -16,14 +16,16 @@
 #include <sdbus-c++/sdbus-c++.h>
 
 #include "common/event_loop.hpp"
+#include "stream/daemon/manager_client.hpp"
 #include "stream/stats/stats_sampler.hpp"
 
 namespace taskscope::stream::daemon {
 
-class ManagerWatch {
+class ManagerWatch final : public ManagerEvents {
 public:
-    ManagerWatch(sdbus::IConnection& connection, common::EventLoop& loop, stats::StatsSampler& sampler);
-    ~ManagerWatch();
+    ManagerWatch(sdbus::IConnection& connection, ManagerClient& manager, common::EventLoop& loop,
+                 stats::StatsSampler& sampler);
+    ~ManagerWatch() override;
     ManagerWatch(const ManagerWatch&) = delete;
     ManagerWatch& operator=(const ManagerWatch&) = delete;
 
@@ -39,16 +41,19 @@ private:
     void onManagedObjects(uint64_t generation, const sdbus::Error* error,
                           const std::map<sdbus::ObjectPath, Interfaces>& objects);
     void onInterfacesAdded(const Interfaces& interfaces);
-    void onStateChanged(const std::string& allocId, const std::string& task, const std::string& state);
+    // ManagerEvents
+    void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override;
+    void taskExited(const std::string& allocId, const std::string& task) override;
     void fetchOne(const stats::TaskKey& key);
     /// Adds the task when its properties say it runs in a cgroup; true if so.
     bool learn(const Properties& task);
     void scheduleRetry();
 
     sdbus::IConnection& connection_;
+    ManagerClient& managerClient_;
     common::EventLoop& loop_;
     stats::StatsSampler& sampler_;
-    std::unique_ptr<sdbus::IProxy> manager_;
+    std::unique_ptr<sdbus::IProxy> manager_;  ///< its ObjectManager (sdbus-c++'s standard interface)
     std::unique_ptr<sdbus::IProxy> dbus_;
     sdbus::Slot ownerMatch_;
     bool managerUp_ = false;

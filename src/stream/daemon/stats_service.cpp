@@ -26,7 +26,7 @@ void raiseFdLimit() {
 
 common::Result<std::unique_ptr<StatsService>> StatsService::create(common::EventLoop& loop,
                                                                    sdbus::IConnection& connection,
-                                                                   const std::string& path,
+                                                                   ManagerClient& manager, const std::string& path,
                                                                    const StatsServiceOptions& options,
                                                                    const std::string& stateDir) {
     raiseFdLimit();
@@ -45,15 +45,15 @@ common::Result<std::unique_ptr<StatsService>> StatsService::create(common::Event
                          kept.error().message);
     }
     auto service = std::unique_ptr<StatsService>(
-        new StatsService(loop, connection, path, std::move(*reader), std::move(so)));
+        new StatsService(loop, connection, manager, path, std::move(*reader), std::move(so)));
     return service;
 }
 
-StatsService::StatsService(common::EventLoop& loop, sdbus::IConnection& connection, const std::string& path,
-                           scope::CgroupStatsReader reader, stats::StatsOptions options)
+StatsService::StatsService(common::EventLoop& loop, sdbus::IConnection& connection, ManagerClient& manager,
+                           const std::string& path, scope::CgroupStatsReader reader, stats::StatsOptions options)
     : sampler_(loop, std::move(reader), std::move(options)),
       object_(connection, path, sampler_),
-      watch_(connection, loop, sampler_) {
+      watch_(connection, manager, loop, sampler_) {
     sampler_.attach(object_);
 }
 

@@ -25,9 +25,8 @@ class StatsService {
 public:
     /// Opens the cgroup hierarchies, loads the per-task intervals kept in
     /// stateDir and publishes org.taskscope.Stats1 at `path`.
-    static common::Result<std::unique_ptr<StatsService>> create(common::EventLoop& loop,
-                                                                sdbus::IConnection& connection,
-                                                                const std::string& path,
+    static common::Result<std::unique_ptr<StatsService>> create(common::EventLoop& loop, sdbus::IConnection& connection,
+                                                                ManagerClient& manager, const std::string& path,
                                                                 const StatsServiceOptions& options,
                                                                 const std::string& stateDir);
     ~StatsService();
@@ -36,8 +35,8 @@ public:
     void start() { watch_.start(); }
 
 private:
-    StatsService(common::EventLoop& loop, sdbus::IConnection& connection, const std::string& path,
-                 scope::CgroupStatsReader reader, stats::StatsOptions options);
+    StatsService(common::EventLoop& loop, sdbus::IConnection& connection, ManagerClient& manager,
+                 const std::string& path, scope::CgroupStatsReader reader, stats::StatsOptions options);
 
     stats::StatsSampler sampler_;
     StatsObject object_;

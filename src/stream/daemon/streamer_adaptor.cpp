@@ -1,15 +1,14 @@
 #include "stream/daemon/streamer_adaptor.hpp"
 
+#include "common/bus_error.hpp"
+
 namespace taskscope::stream::daemon {
 
-namespace {
-constexpr const char* kErrorPrefix = "org.taskscope.Error.";
-}  // namespace
-
-StreamerObject::StreamerObject(sdbus::IConnection& connection, logs::Streamer& streamer, std::string version)
+StreamerObject::StreamerObject(sdbus::IConnection& connection, logs::Streamer& streamer, ManagerClient& manager,
+                               std::string version)
     : AdaptorInterfaces(connection, kStreamerPath),
       streamer_(streamer),
-      manager_(connection),
+      manager_(manager),
       version_(std::move(version)) {
     registerAdaptor();
 }
@@ -34,18 +33,20 @@ void StreamerObject::ReadLogs(sdbus::Result<sdbus::UnixFd>&& result, std::string
         result.returnResults(sdbus::UnixFd(fd->get()));
         return;
     }
-    const auto error = sdbus::Error(kErrorPrefix + fd.error().name, fd.error().message);
+    const auto error = common::toBusError(fd.error());
     if (fd.error().name != "NoSuchTask") {
         result.returnError(error);
         return;
     }
-    // Only the manager knows a task whose logs are off; the reply waits for it.
+    // Only the manager knows a task whose logs are off (it creates no spool
+    // entry for one, so we cannot tell that from "no such task"); the reply
+    // waits for it, and any failure to ask keeps our NoSuchTask.
     auto pending = std::make_shared<sdbus::Result<sdbus::UnixFd>>(std::move(result));
-    manager_.logsDisabled(allocId, task, [pending, error, allocId, task](bool disabled) {
-        if (!disabled) return pending->returnError(error);
-        pending->returnError(sdbus::Error(
-            std::string(kErrorPrefix) + "LogsDisabled",
-            "task '" + task + "' of allocation '" + allocId + "' runs with log collection off (\"logs\": false)"));
+    manager_.getTask(allocId, task, [pending, error, allocId, task](common::Result<wire::TaskInfo> t) {
+        if (!t || !t->spec || t->spec->logs) return pending->returnError(error);
+        pending->returnError(common::toBusError(common::makeError(
+            "LogsDisabled",
+            "task '" + task + "' of allocation '" + allocId + "' runs with log collection off (\"logs\": false)")));
     });
 }
 

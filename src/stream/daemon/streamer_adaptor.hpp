@@ -7,7 +7,7 @@
 #include <string>
 
 #include "dbus/streamer1_adaptor.h"
-#include "stream/daemon/manager_lookup.hpp"
+#include "stream/daemon/manager_client.hpp"
 #include "stream/logs/streamer.hpp"
 
 namespace taskscope::stream::daemon {
@@ -18,7 +18,8 @@ class StreamerObject final
     : public sdbus::AdaptorInterfaces<org::taskscope::Streamer1_adaptor, sdbus::Properties_adaptor>,
       public logs::StreamerEvents {
 public:
-    StreamerObject(sdbus::IConnection& connection, logs::Streamer& streamer, std::string version);
+    StreamerObject(sdbus::IConnection& connection, logs::Streamer& streamer, ManagerClient& manager,
+                   std::string version);
     ~StreamerObject();
     StreamerObject(const StreamerObject&) = delete;
     StreamerObject& operator=(const StreamerObject&) = delete;
@@ -34,7 +35,7 @@ private:
     uint32_t Tasks() override { return streamer_.taskCount(); }
 
     logs::Streamer& streamer_;
-    ManagerLookup manager_;
+    ManagerClient& manager_;
     std::string version_;
 };
 

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include <nlohmann/json.hpp>
-
 namespace taskscope::stream::exec {
 
 namespace {
@@ -68,32 +66,20 @@ Result<void> validateOnce(uint32_t timeoutMs, uint32_t maxOutput) {
     return {};
 }
 
-Result<ExecTarget> parseExecTarget(const std::string& getTaskJson) {
-    const auto j = nlohmann::json::parse(getTaskJson, nullptr, false);
-    if (!j.is_object()) return makeError("Internal", "the manager's task description is not a JSON object");
-    try {
-        const auto state = j.at("state").get<std::string>();
-        const auto pid = j.at("pid").get<int64_t>();
-        if (state != "running" || pid <= 0)
-            return makeError("NotRunning", "the task is not running (state " + state + ")");
-        ExecTarget t;
-        t.pid = static_cast<pid_t>(pid);
-        t.unit = j.at("unit").get<std::string>();
-        t.cgroup = j.at("cgroup").get<std::string>();
-        // GetTask embeds the spec as an object, or as the stored string when
-        // that does not parse (it always did when the task started).
-        auto spec = j.at("spec");
-        if (spec.is_string()) spec = nlohmann::json::parse(spec.get<std::string>(), nullptr, false);
-        if (!spec.is_object()) return makeError("Internal", "the task's spec is not a JSON object");
-        t.user = spec.value("user", t.user);
-        t.group = spec.value("group", t.group);
-        t.cwd = spec.value("cwd", t.cwd);
-        if (spec.contains("env")) t.env = spec.at("env").get<std::map<std::string, std::string>>();
-        if (t.unit.empty() || t.cgroup.empty()) return makeError("Internal", "the manager names no scope for the task");
-        return t;
-    } catch (const nlohmann::json::exception& e) {
-        return makeError("Internal", std::string("the manager's task description is malformed: ") + e.what());
-    }
+Result<ExecTarget> execTarget(const wire::TaskInfo& task) {
+    if (task.state != "running" || task.pid <= 0)
+        return makeError("NotRunning", "the task is not running (state " + task.state + ")");
+    if (!task.spec) return makeError("Internal", "the task's spec is not a JSON object");
+    ExecTarget t;
+    t.pid = static_cast<pid_t>(task.pid);
+    t.unit = task.unit;
+    t.cgroup = task.cgroup;
+    t.user = task.spec->user;
+    t.group = task.spec->group;
+    t.cwd = task.spec->cwd;
+    t.env = task.spec->env;
+    if (t.unit.empty() || t.cgroup.empty()) return makeError("Internal", "the manager names no scope for the task");
+    return t;
 }
 
 bool inCgroup(std::string_view procCgroup, std::string_view cgroup) {

@@ -13,6 +13,7 @@
 
 #include "common/identity.hpp"
 #include "common/result.hpp"
+#include "wire/task_json.hpp"
 
 namespace taskscope::stream::exec {
 
@@ -38,7 +39,7 @@ common::Result<void> validateWindow(uint32_t rows, uint32_t cols);
 /// maxOutput <= kMaxOnceOutput.
 common::Result<void> validateOnce(uint32_t timeoutMs, uint32_t maxOutput);
 
-/// A running task as an exec sees it: from the manager's GetTask JSON.
+/// A running task as an exec sees it: from what the manager's GetTask says.
 struct ExecTarget {
     pid_t pid = 0;       ///< the task's main process
     std::string unit;    ///< its scope
@@ -49,9 +50,9 @@ struct ExecTarget {
     std::map<std::string, std::string> env;
 };
 
-/// Reads GetTask's JSON: NotRunning unless the task's state is "running"
-/// with a main process; Internal when the JSON is not what the manager sends.
-common::Result<ExecTarget> parseExecTarget(const std::string& getTaskJson);
+/// NotRunning unless the task's state is "running" with a main process;
+/// Internal when its spec is unreadable or it names no scope.
+common::Result<ExecTarget> execTarget(const wire::TaskInfo& task);
 
 /// Whether a /proc/<pid>/cgroup text puts the process in `cgroup` or below
 /// it, on any hierarchy (v2, or v1's name=systemd and controllers).

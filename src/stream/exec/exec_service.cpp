@@ -133,17 +133,17 @@ void ExecService::once(ExecRequest request, uint32_t timeoutMs, uint32_t maxOutp
 void ExecService::resolve(uint64_t id, ExecRequest request) {
     auto req = std::make_shared<ExecRequest>(std::move(request));
     std::weak_ptr<bool> alive = alive_;
-    tasks_.getTask(req->allocId, req->task, [this, alive, id, req](Result<std::string> json) {
-        if (!alive.expired()) onTask(id, *req, std::move(json));
+    tasks_.getTask(req->allocId, req->task, [this, alive, id, req](Result<wire::TaskInfo> task) {
+        if (!alive.expired()) onTask(id, *req, std::move(task));
     });
 }
 
-void ExecService::onTask(uint64_t id, const ExecRequest& request, Result<std::string> json) {
+void ExecService::onTask(uint64_t id, const ExecRequest& request, Result<wire::TaskInfo> task) {
     auto* s = find(id);
     if (!s || s->phase != ExecPhase::Resolving || s->discarded) return;  // timed out or abandoned meanwhile
-    if (!json) return failStart(*s, json.error());
+    if (!task) return failStart(*s, task.error());
     std::string unit;
-    if (auto r = spawn(*s, request, *json, unit); !r) return failStart(*s, r.error());
+    if (auto r = spawn(*s, request, *task, unit); !r) return failStart(*s, r.error());
     s->phase = ExecPhase::Attaching;
     s->watchFd(s->childWatch, s->child.pidfd.get(), [this, id](short) { onChildExit(id); });
     std::weak_ptr<bool> alive = alive_;
@@ -152,9 +152,9 @@ void ExecService::onTask(uint64_t id, const ExecRequest& request, Result<std::st
     });
 }
 
-Result<void> ExecService::spawn(ExecSession& s, const ExecRequest& request, const std::string& taskJson,
+Result<void> ExecService::spawn(ExecSession& s, const ExecRequest& request, const wire::TaskInfo& task,
                                 std::string& unit) {
-    auto target = parseExecTarget(taskJson);
+    auto target = execTarget(task);
     if (!target) return target.error();
     auto identity = resolveIdentity(target->user, target->group);
     if (!identity) return identity.error();

@@ -20,15 +20,16 @@
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
 #include "stream/exec/exec_session.hpp"
+#include "wire/task_json.hpp"
 
 namespace taskscope::stream::exec {
 
-/// The manager: GetTask's JSON for a task, or its named error.
+/// The manager: a task as its GetTask describes it, or its named error.
 class TaskDirectory {
 public:
     virtual ~TaskDirectory() = default;
     virtual void getTask(const std::string& allocId, const std::string& task,
-                         std::function<void(common::Result<std::string>)> done) = 0;
+                         std::function<void(common::Result<wire::TaskInfo>)> done) = 0;
 };
 
 /// systemd: moves a process into a unit's cgroup (AttachProcessesToUnit).
@@ -131,8 +132,8 @@ private:
 
     common::Result<uint64_t> admit(const ExecRequest& request, bool once);
     void resolve(uint64_t id, ExecRequest request);
-    void onTask(uint64_t id, const ExecRequest& request, common::Result<std::string> json);
-    common::Result<void> spawn(ExecSession& s, const ExecRequest& request, const std::string& taskJson,
+    void onTask(uint64_t id, const ExecRequest& request, common::Result<wire::TaskInfo> task);
+    common::Result<void> spawn(ExecSession& s, const ExecRequest& request, const wire::TaskInfo& task,
                                std::string& unit);
     void onAttached(uint64_t id, common::Result<void> result);
     void onReports(uint64_t id);

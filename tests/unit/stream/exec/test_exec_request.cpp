@@ -20,6 +20,13 @@ std::string taskJson(const std::string& state, const std::string& spec) {
            R"(","pid":4242,"cgroup":"/nomad.slice/a1-web.scope","spec":)" + spec + "}";
 }
 
+// GetTask's JSON as the manager client reads it, then as an exec sees it.
+taskscope::common::Result<ExecTarget> targetOf(const std::string& json) {
+    auto task = taskscope::wire::parseTaskJson(json);
+    if (!task) return task.error();
+    return execTarget(*task);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(command_must_name_a_program_within_bounds) {
@@ -59,7 +66,7 @@ BOOST_AUTO_TEST_CASE(once_deadline_and_cap_bounds) {
 }
 
 BOOST_AUTO_TEST_CASE(target_from_a_running_task_with_its_spec) {
-    auto t = parseExecTarget(taskJson(
+    auto t = targetOf(taskJson(
         "running", R"({"command":"/bin/sleep","user":"nobody","group":"nogroup","cwd":"/srv","env":{"A":"1"}})"));
     BOOST_REQUIRE(t.ok());
     BOOST_TEST(t->pid == 4242);
@@ -72,7 +79,7 @@ BOOST_AUTO_TEST_CASE(target_from_a_running_task_with_its_spec) {
 }
 
 BOOST_AUTO_TEST_CASE(target_defaults_as_the_manager_does) {
-    auto t = parseExecTarget(taskJson("running", R"({"command":"/bin/sleep"})"));
+    auto t = targetOf(taskJson("running", R"({"command":"/bin/sleep"})"));
     BOOST_REQUIRE(t.ok());
     BOOST_TEST(t->user == "root");
     BOOST_TEST(t->group == "");
@@ -81,14 +88,14 @@ BOOST_AUTO_TEST_CASE(target_defaults_as_the_manager_does) {
 }
 
 BOOST_AUTO_TEST_CASE(target_spec_may_come_as_a_string) {
-    auto t = parseExecTarget(taskJson("running", R"("{\"command\":\"/bin/sleep\",\"cwd\":\"/tmp\"}")"));
+    auto t = targetOf(taskJson("running", R"("{\"command\":\"/bin/sleep\",\"cwd\":\"/tmp\"}")"));
     BOOST_REQUIRE(t.ok());
     BOOST_TEST(t->cwd == "/tmp");
 }
 
 BOOST_AUTO_TEST_CASE(target_not_running_is_named) {
     for (const auto* state : {"exited", "lost", "starting", "stopping"}) {
-        auto t = parseExecTarget(taskJson(state, R"({"command":"/bin/true"})"));
+        auto t = targetOf(taskJson(state, R"({"command":"/bin/true"})"));
         BOOST_REQUIRE(!t.ok());
         BOOST_TEST(t.error().name == "NotRunning");
         BOOST_TEST(t.error().message.find(state) != std::string::npos);
@@ -96,9 +103,9 @@ BOOST_AUTO_TEST_CASE(target_not_running_is_named) {
 }
 
 BOOST_AUTO_TEST_CASE(target_from_garbage_is_internal) {
-    BOOST_TEST(parseExecTarget("not json").error().name == "Internal");
-    BOOST_TEST(parseExecTarget(R"({"state":"running"})").error().name == "Internal");
-    BOOST_TEST(parseExecTarget(taskJson("running", "17")).error().name == "Internal");
+    BOOST_TEST(targetOf("not json").error().name == "Internal");
+    BOOST_TEST(targetOf(R"({"state":"running"})").error().name == "Internal");
+    BOOST_TEST(targetOf(taskJson("running", "17")).error().name == "Internal");
 }
 
 BOOST_AUTO_TEST_CASE(cgroup_membership_on_v2_and_v1) {

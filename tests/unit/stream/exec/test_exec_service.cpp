@@ -37,12 +37,13 @@ struct FakeDirectory : TaskDirectory {
     std::string json;
     std::optional<Error> error;
     bool hold = false;
-    std::vector<std::function<void(Result<std::string>)>> held;
+    std::vector<std::function<void(Result<taskscope::wire::TaskInfo>)>> held;
 
-    void getTask(const std::string&, const std::string&, std::function<void(Result<std::string>)> done) override {
+    void getTask(const std::string&, const std::string&,
+                 std::function<void(Result<taskscope::wire::TaskInfo>)> done) override {
         if (hold) return held.push_back(std::move(done));
         if (error) return done(*error);
-        done(json);
+        done(taskscope::wire::parseTaskJson(json));
     }
 };
 

@@ -1,0 +1,86 @@
+#include "stream/daemon/manager_client.hpp"
+
+#include "common/bus_error.hpp"
+#include "dbus/manager1_proxy.h"
+#include "stream/daemon/manager_address.hpp"
+
+namespace taskscope::stream::daemon {
+
+/// One GetTask in flight (see call_pool.hpp).
+class ManagerClient::Call final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
+public:
+    explicit Call(sdbus::IConnection& connection) : ProxyInterfaces(connection, kManager, kManagerPath) {}
+    ~Call() { unregisterProxy(); }
+
+    bool busy() const { return busy_; }
+
+    void start(const std::string& allocId, const std::string& task, TaskDone done) {
+        done_ = std::move(done);
+        busy_ = true;
+        try {
+            GetTask(allocId, task);
+        } catch (...) {
+            busy_ = false;
+            done_ = nullptr;
+            throw;
+        }
+    }
+
+private:
+    void onGetTaskReply(const std::string& json, const sdbus::Error* error) override {
+        struct Idle {
+            bool& busy;
+            ~Idle() { busy = false; }
+        } idle{busy_};
+        auto done = std::move(done_);
+        done_ = nullptr;
+        if (error) return done(common::fromBusError(*error, "ask taskscope-manager for the task"));
+        done(wire::parseTaskJson(json));
+    }
+    // A call's proxy subscribes to no signal.
+    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
+    void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
+    void onTaskExited(const std::string&, const std::string&, const int32_t&, const int32_t&, const bool&) override {}
+
+    bool busy_ = false;
+    TaskDone done_;
+};
+
+/// The manager's task signals, subscribed once.
+class ManagerClient::Signals final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
+public:
+    Signals(sdbus::IConnection& connection, ManagerEvents& events)
+        : ProxyInterfaces(connection, kManager, kManagerPath), events_(events) {
+        registerProxy();
+    }
+    ~Signals() { unregisterProxy(); }
+
+private:
+    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
+    void onTaskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override {
+        events_.taskStateChanged(allocId, task, state);
+    }
+    void onTaskExited(const std::string& allocId, const std::string& task, const int32_t&, const int32_t&,
+                      const bool&) override {
+        events_.taskExited(allocId, task);
+    }
+    // Never called: this proxy makes no calls.
+    void onGetTaskReply(const std::string&, const sdbus::Error*) override {}
+
+    ManagerEvents& events_;
+};
+
+ManagerClient::ManagerClient(sdbus::IConnection& connection)
+    : connection_(connection), calls_([&connection] { return std::make_unique<Call>(connection); }) {}
+
+ManagerClient::~ManagerClient() = default;
+
+void ManagerClient::getTask(const std::string& allocId, const std::string& task, TaskDone done) {
+    calls_.idle().start(allocId, task, std::move(done));
+}
+
+void ManagerClient::listen(ManagerEvents& events) {
+    signals_ = std::make_unique<Signals>(connection_, events);
+}
+
+}  // namespace taskscope::stream::daemon

@@ -1,0 +1,56 @@
+#pragma once
+// The streamer's one client of taskscope-manager (org.taskscope.Manager1),
+// through the proxy generated from dbus/org.taskscope.Manager1.xml: GetTask,
+// read into a wire::TaskInfo in one place, and the task signals. Everything
+// is asynchronous, so the streamer's loop never waits for the manager.
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/result.hpp"
+#include "stream/daemon/call_pool.hpp"
+#include "stream/exec/exec_service.hpp"
+#include "wire/task_json.hpp"
+
+namespace taskscope::stream::daemon {
+
+/// What the manager announces about its tasks.
+class ManagerEvents {
+public:
+    virtual ~ManagerEvents() = default;
+    virtual void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) = 0;
+    virtual void taskExited(const std::string& allocId, const std::string& task) = 0;
+};
+
+class ManagerClient final : public exec::TaskDirectory {
+public:
+    using TaskDone = std::function<void(common::Result<wire::TaskInfo>)>;
+
+    explicit ManagerClient(sdbus::IConnection& connection);
+    ~ManagerClient() override;
+    ManagerClient(const ManagerClient&) = delete;
+    ManagerClient& operator=(const ManagerClient&) = delete;
+
+    /// GetTask: done gets the task, the manager's named error (NoSuchTask,
+    /// ...), or Internal when the manager could not be asked or answered
+    /// what is not a task.
+    void getTask(const std::string& allocId, const std::string& task, TaskDone done) override;
+
+    /// Subscribes to the manager's task signals and passes them to events
+    /// (one listener, for the client's lifetime).
+    void listen(ManagerEvents& events);
+
+private:
+    class Call;
+    class Signals;
+
+    sdbus::IConnection& connection_;
+    CallPool<Call> calls_;
+    std::unique_ptr<Signals> signals_;
+};
+
+}  // namespace taskscope::stream::daemon

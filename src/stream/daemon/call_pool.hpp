@@ -10,12 +10,50 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace taskscope::stream::daemon {
 
-/// Call: a proxy class with bool busy() const, true from the call until its
-/// reply handler has returned.
+/// A call object's continuation, and whether its call is in flight: from
+/// start() until the continuation given to it has returned.
+template <class Done>
+class InFlight {
+public:
+    bool busy() const { return busy_; }
+
+    /// Keeps done and sends; a send that throws leaves the call idle.
+    template <class Send>
+    void start(Done done, Send&& send) {
+        done_ = std::move(done);
+        busy_ = true;
+        try {
+            send();
+        } catch (...) {
+            busy_ = false;
+            done_ = nullptr;
+            throw;
+        }
+    }
+
+    /// Hands the reply to the continuation (which may start the next call).
+    template <class... Reply>
+    void finish(Reply&&... reply) {
+        struct Idle {
+            bool& busy;
+            ~Idle() { busy = false; }
+        } idle{busy_};
+        auto done = std::move(done_);
+        done_ = nullptr;
+        done(std::forward<Reply>(reply)...);
+    }
+
+private:
+    bool busy_ = false;
+    Done done_;
+};
+
+/// Call: a proxy class with bool busy() const (its InFlight's).
 template <class Call>
 class CallPool {
 public:

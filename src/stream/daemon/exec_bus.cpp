@@ -22,40 +22,27 @@ public:
     explicit Call(sdbus::IConnection& connection) : ProxyInterfaces(connection, kSystemd, kSystemdPath) {}
     ~Call() { unregisterProxy(); }
 
-    bool busy() const { return busy_; }
+    bool busy() const { return call_.busy(); }
 
     void start(const std::string& unit, pid_t pid, Done done) {
         unit_ = unit;
-        done_ = std::move(done);
-        busy_ = true;
-        try {
+        call_.start(std::move(done), [&] {
             AttachProcessesToUnit(unit, std::string(), std::vector<uint32_t>{static_cast<uint32_t>(pid)});
-        } catch (...) {
-            busy_ = false;
-            done_ = nullptr;
-            throw;
-        }
+        });
     }
 
 private:
     void onAttachProcessesToUnitReply(const sdbus::Error* error) override {
-        struct Idle {
-            bool& busy;
-            ~Idle() { busy = false; }
-        } idle{busy_};
-        auto done = std::move(done_);
-        done_ = nullptr;
-        if (!error) return done({});
-        done(common::makeError("SystemdFailed", "systemd did not move the child into " + unit_ + ": " +
-                                                    error->getName() + ": " + error->getMessage()));
+        if (!error) return call_.finish(common::Result<void>());
+        call_.finish(common::makeError("SystemdFailed", "systemd did not move the child into " + unit_ + ": " +
+                                                            error->getName() + ": " + error->getMessage()));
     }
     // A call's proxy subscribes to no signal.
     void onJobRemoved(const uint32_t&, const sdbus::ObjectPath&, const std::string&, const std::string&) override {}
     void onUnitRemoved(const std::string&, const sdbus::ObjectPath&) override {}
 
-    bool busy_ = false;
     std::string unit_;
-    Done done_;
+    InFlight<Done> call_;
 };
 
 SdbusScopeAttacher::SdbusScopeAttacher(sdbus::IConnection& connection)

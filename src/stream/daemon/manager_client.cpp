@@ -12,38 +12,23 @@ public:
     explicit Call(sdbus::IConnection& connection) : ProxyInterfaces(connection, kManager, kManagerPath) {}
     ~Call() { unregisterProxy(); }
 
-    bool busy() const { return busy_; }
+    bool busy() const { return call_.busy(); }
 
     void start(const std::string& allocId, const std::string& task, TaskDone done) {
-        done_ = std::move(done);
-        busy_ = true;
-        try {
-            GetTask(allocId, task);
-        } catch (...) {
-            busy_ = false;
-            done_ = nullptr;
-            throw;
-        }
+        call_.start(std::move(done), [&] { GetTask(allocId, task); });
     }
 
 private:
     void onGetTaskReply(const std::string& json, const sdbus::Error* error) override {
-        struct Idle {
-            bool& busy;
-            ~Idle() { busy = false; }
-        } idle{busy_};
-        auto done = std::move(done_);
-        done_ = nullptr;
-        if (error) return done(common::fromBusError(*error, "ask taskscope-manager for the task"));
-        done(wire::parseTaskJson(json));
+        if (error) return call_.finish(common::fromBusError(*error, "ask taskscope-manager for the task"));
+        call_.finish(wire::parseTaskJson(json));
     }
     // A call's proxy subscribes to no signal.
     void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
     void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
     void onTaskExited(const std::string&, const std::string&, const int32_t&, const int32_t&, const bool&) override {}
 
-    bool busy_ = false;
-    TaskDone done_;
+    InFlight<TaskDone> call_;
 };
 
 /// The manager's task signals, subscribed once.

@@ -1,7 +1,9 @@
 #define BOOST_TEST_MODULE stream_daemon_call_pool
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "stream/daemon/call_pool.hpp"
@@ -59,4 +61,25 @@ BOOST_AUTO_TEST_CASE(idle_calls_beyond_a_few_are_let_go) {
     (void)pool.idle();
     BOOST_TEST(alive <= 5);
     BOOST_TEST(pool.size() == static_cast<size_t>(alive));
+}
+
+BOOST_AUTO_TEST_CASE(in_flight_from_start_until_the_continuation_returned) {
+    using taskscope::stream::daemon::InFlight;
+    InFlight<std::function<void(int)>> call;
+    BOOST_TEST(!call.busy());
+    int got = 0;
+    bool busyInside = false;
+    call.start([&](int v) { got = v, busyInside = call.busy(); }, [] {});
+    BOOST_TEST(call.busy());
+    call.finish(7);
+    BOOST_TEST(got == 7);
+    BOOST_TEST(busyInside);
+    BOOST_TEST(!call.busy());
+}
+
+BOOST_AUTO_TEST_CASE(a_send_that_throws_leaves_the_call_idle) {
+    using taskscope::stream::daemon::InFlight;
+    InFlight<std::function<void()>> call;
+    BOOST_CHECK_THROW(call.start([] {}, [] { throw std::runtime_error("bus gone"); }), std::runtime_error);
+    BOOST_TEST(!call.busy());
 }

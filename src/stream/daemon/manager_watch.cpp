@@ -8,8 +8,6 @@ namespace taskscope::stream::daemon {
 
 namespace {
 
-constexpr const char* kTaskInterface = "org.taskscope.Task1";
-constexpr const char* kObjectManager = "org.freedesktop.DBus.ObjectManager";
 constexpr const char* kBus = "org.freedesktop.DBus";
 constexpr const char* kBusPath = "/org/freedesktop/DBus";
 // Only the manager's name: every other service's comings and goings would
@@ -17,7 +15,6 @@ constexpr const char* kBusPath = "/org/freedesktop/DBus";
 constexpr const char* kOwnerMatch =
     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.taskscope.Manager1'";
-// Listing 1000 tasks under software emulation takes a while.
 constexpr auto kCallTimeout = std::chrono::seconds(30);
 constexpr auto kRetryAfter = std::chrono::seconds(1);
 
@@ -38,7 +35,6 @@ ManagerWatch::ManagerWatch(sdbus::IConnection& connection, ManagerClient& manage
       managerClient_(manager),
       loop_(loop),
       sampler_(sampler),
-      manager_(sdbus::createProxy(connection, kManager, kManagerPath)),
       dbus_(sdbus::createProxy(connection, kBus, kBusPath)) {}
 
 ManagerWatch::~ManagerWatch() {
@@ -52,11 +48,7 @@ void ManagerWatch::start() {
         m >> name >> oldOwner >> newOwner;
         onOwnerChanged(newOwner);
     });
-    manager_->uponSignal("InterfacesAdded")
-        .onInterface(kObjectManager)
-        .call([this](const sdbus::ObjectPath&, const Interfaces& interfaces) { onInterfacesAdded(interfaces); });
     managerClient_.listen(*this);
-    manager_->finishRegistration();
     dbus_->finishRegistration();
     // Asking the manager itself would start it through bus activation.
     dbus_->callMethodAsync("GetNameOwner")
@@ -83,42 +75,29 @@ void ManagerWatch::onOwnerChanged(const std::string& newOwner) {
 
 void ManagerWatch::fetchAll() {
     const auto generation = ++generation_;
-    manager_->callMethodAsync("GetManagedObjects")
-        .onInterface(kObjectManager)
-        .withTimeout(kCallTimeout)
-        .uponReplyInvoke([this, generation](const sdbus::Error* error,
-                                            const std::map<sdbus::ObjectPath, Interfaces>& objects) {
-            onManagedObjects(generation, error, objects);
-        });
+    managerClient_.listTasks(
+        [this, generation](common::Result<std::vector<TaskProperties>> tasks) { onTasks(generation, tasks); });
 }
 
-void ManagerWatch::onManagedObjects(uint64_t generation, const sdbus::Error* error,
-                                    const std::map<sdbus::ObjectPath, Interfaces>& objects) {
+void ManagerWatch::onTasks(uint64_t generation, const common::Result<std::vector<TaskProperties>>& tasks) {
     if (generation != generation_) return;
-    if (error) {
-        spdlog::warn("Failed to list the tasks of taskscope-manager: {}: {}; retrying in {} s", error->getName(),
-                     error->getMessage(), kRetryAfter.count());
+    if (!tasks) {
+        spdlog::warn("Failed to {}; retrying in {} s", tasks.error().message, kRetryAfter.count());
         scheduleRetry();
         return;
     }
     std::set<stats::TaskKey> running;
-    for (const auto& [path, interfaces] : objects) {
-        const auto it = interfaces.find(kTaskInterface);
-        if (it == interfaces.end()) continue;
-        if (!active(stringProperty(it->second, "State"))) continue;
-        running.insert(stats::TaskKey{stringProperty(it->second, "AllocId"), stringProperty(it->second, "Name")});
-        learn(it->second);
+    for (const auto& task : *tasks) {
+        if (!active(stringProperty(task, "State"))) continue;
+        running.insert(stats::TaskKey{stringProperty(task, "AllocId"), stringProperty(task, "Name")});
+        learn(task);
     }
     // Tasks that ended while the manager was away, and intervals kept for them.
     sampler_.retainOnly(running);
     spdlog::debug("taskscope-manager runs {} tasks; {} sampled", running.size(), sampler_.taskCount());
 }
 
-void ManagerWatch::onInterfacesAdded(const Interfaces& interfaces) {
-    if (const auto it = interfaces.find(kTaskInterface); it != interfaces.end()) learn(it->second);
-}
-
-bool ManagerWatch::learn(const Properties& task) {
+bool ManagerWatch::learn(const TaskProperties& task) {
     const stats::TaskKey key{stringProperty(task, "AllocId"), stringProperty(task, "Name")};
     if (key.allocId.empty() || !active(stringProperty(task, "State"))) return false;
     const auto cgroup = scope::CgroupPath::parse(stringProperty(task, "ControlGroup"));
@@ -143,10 +122,10 @@ void ManagerWatch::taskStateChanged(const std::string& allocId, const std::strin
 void ManagerWatch::fetchOne(const stats::TaskKey& key) {
     managerClient_.getTask(key.allocId, key.task, [this, key](common::Result<wire::TaskInfo> task) {
         if (!task) return;  // gone again, or the manager went away: its return lists everything anew
-        learn(Properties{{"AllocId", sdbus::Variant(key.allocId)},
-                         {"Name", sdbus::Variant(key.task)},
-                         {"State", sdbus::Variant(task->state)},
-                         {"ControlGroup", sdbus::Variant(task->cgroup)}});
+        learn(TaskProperties{{"AllocId", sdbus::Variant(key.allocId)},
+                             {"Name", sdbus::Variant(key.task)},
+                             {"State", sdbus::Variant(task->state)},
+                             {"ControlGroup", sdbus::Variant(task->cgroup)}});
     });
 }
 

@@ -33,27 +33,22 @@ public:
     void start();
 
 private:
-    using Properties = std::map<std::string, sdbus::Variant>;
-    using Interfaces = std::map<std::string, Properties>;
-
     void onOwnerChanged(const std::string& newOwner);
     void fetchAll();
-    void onManagedObjects(uint64_t generation, const sdbus::Error* error,
-                          const std::map<sdbus::ObjectPath, Interfaces>& objects);
-    void onInterfacesAdded(const Interfaces& interfaces);
+    void onTasks(uint64_t generation, const common::Result<std::vector<TaskProperties>>& tasks);
     // ManagerEvents
+    void taskAdded(const TaskProperties& task) override { learn(task); }
     void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override;
     void taskExited(const std::string& allocId, const std::string& task) override;
     void fetchOne(const stats::TaskKey& key);
     /// Adds the task when its properties say it runs in a cgroup; true if so.
-    bool learn(const Properties& task);
+    bool learn(const TaskProperties& task);
     void scheduleRetry();
 
     sdbus::IConnection& connection_;
     ManagerClient& managerClient_;
     common::EventLoop& loop_;
     stats::StatsSampler& sampler_;
-    std::unique_ptr<sdbus::IProxy> manager_;  ///< its ObjectManager (sdbus-c++'s standard interface)
     std::unique_ptr<sdbus::IProxy> dbus_;
     sdbus::Slot ownerMatch_;
     bool managerUp_ = false;

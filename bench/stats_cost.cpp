@@ -41,12 +41,14 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
-#include "stream/cgroup_stats.hpp"
-#include "stream/stats_adaptor.hpp"
-#include "stream/stats_math.hpp"
-#include "stream/stats_sampler.hpp"
+#include "scope/cgroup_stats.hpp"
+#include "stream/daemon/stats_adaptor.hpp"
+#include "stream/stats/stats_math.hpp"
+#include "stream/stats/stats_sampler.hpp"
 
-using namespace taskscope::stream;
+using namespace taskscope::scope;
+using namespace taskscope::stream::stats;
+using namespace taskscope::stream::daemon;
 
 namespace {
 

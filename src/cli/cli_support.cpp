@@ -38,7 +38,8 @@ void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done) {
         if (conn.processPendingRequest()) continue;
         const auto pd = conn.getEventLoopPollData();
         pollfd p{pd.fd, pd.events, 0};
-        if (::poll(&p, 1, -1) < 0 && errno != EINTR) die(std::string("poll: ") + std::strerror(errno));
+        // Until the bus's own deadline at most: a call's timeout fires from here.
+        if (::poll(&p, 1, pd.getPollTimeout()) < 0 && errno != EINTR) die(std::string("poll: ") + std::strerror(errno));
     }
 }
 

@@ -43,13 +43,33 @@ public:
     std::string watchAlloc, watchTask;
     std::optional<Exited> exited;
 
+    /// GetTask, waiting for its reply: the generated GetTask is
+    /// asynchronous, since the streamer calls it from its event loop.
+    std::string getTask(sdbus::IConnection& conn, const std::string& alloc, const std::string& task) {
+        taskReply_.reset();
+        taskError_.reset();
+        GetTask(alloc, task);
+        taskscope::cli::pumpUntil(conn, [&] { return taskReply_ || taskError_; });
+        if (taskError_) throw *taskError_;
+        return *taskReply_;
+    }
+
 private:
+    void onGetTaskReply(const std::string& json, const sdbus::Error* error) override {
+        if (error)
+            taskError_ = *error;
+        else
+            taskReply_ = json;
+    }
     void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
     void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
     void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
                       const bool& oom) override {
         if (alloc == watchAlloc && task == watchTask) exited = Exited{code, sig, oom};
     }
+
+    std::optional<std::string> taskReply_;
+    std::optional<sdbus::Error> taskError_;
 };
 
 class StreamerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Streamer1_proxy> {
@@ -102,8 +122,9 @@ Exited waitExit(sdbus::IConnection& conn, ManagerProxy& m) {
     return *m.exited;
 }
 
-std::optional<Exited> exitedNow(ManagerProxy& m, const std::string& alloc, const std::string& task) {
-    auto j = nlohmann::json::parse(m.GetTask(alloc, task));
+std::optional<Exited> exitedNow(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc,
+                                const std::string& task) {
+    auto j = nlohmann::json::parse(m.getTask(conn, alloc, task));
     const auto state = j.at("state").get<std::string>();
     if (state == "exited" || state == "lost") {
         const int code = j.at("exit_code").is_null() ? -1 : j.at("exit_code").get<int>();
@@ -123,7 +144,7 @@ int reportExit(const Exited& e, bool json) {
 
 int awaitTask(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc, const std::string& task,
               bool json) {
-    if (auto e = exitedNow(m, alloc, task)) return reportExit(*e, json);
+    if (auto e = exitedNow(conn, m, alloc, task)) return reportExit(*e, json);
     return reportExit(waitExit(conn, m), json);
 }
 
@@ -290,7 +311,7 @@ int run(std::vector<std::string> args, bool json) {
     }
     if (cmd == "status") {
         need(2);
-        auto j = nlohmann::json::parse(m.GetTask(args[0], args[1]));
+        auto j = nlohmann::json::parse(m.getTask(*conn, args[0], args[1]));
         if (json) {
             std::cout << j.dump() << "\n";
         } else {

@@ -16,13 +16,12 @@
 
 #include "cli/cli.hpp"
 #include "dbus/stats1_proxy.h"
-#include "stream/stats_wire.hpp"
+#include "wire/stats_wire.hpp"
 
 namespace taskscope::cli {
 
 namespace {
 
-namespace wire = stream::wire;
 using wire::TaskStats;
 
 constexpr const char* kService = "org.taskscope.Streamer1";

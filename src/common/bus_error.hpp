@@ -17,6 +17,16 @@ inline constexpr const char* kBusErrorPrefix = "org.taskscope.Error.";
 
 inline sdbus::Error toBusError(const Error& e) { return sdbus::Error(kBusErrorPrefix + e.name, e.message); }
 
+/// The way back, for a reply from a peer daemon: org.taskscope.Error.<name>
+/// becomes common::Error{name, message}; any other D-Bus error (the bus's,
+/// a timeout) is Internal, saying what was asked and the D-Bus error.
+inline Error fromBusError(const sdbus::Error& e, const std::string& what) {
+    const auto& name = e.getName();
+    if (name.rfind(kBusErrorPrefix, 0) == 0)
+        return Error{name.substr(std::char_traits<char>::length(kBusErrorPrefix)), e.getMessage()};
+    return Error{"Internal", what + ": " + name + ": " + e.getMessage()};
+}
+
 /// The value of r, or throws its error as an sdbus::Error.
 template <class T>
 T unwrapForBus(Result<T>&& r) {

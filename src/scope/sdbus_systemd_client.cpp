@@ -42,6 +42,8 @@ private:
         owner_.onJobRemoved(job, unit, result);
     }
     void onUnitRemoved(const std::string&, const sdbus::ObjectPath&) override {}
+    // The streamer's exec attaches processes, through a proxy of its own.
+    void onAttachProcessesToUnitReply(const sdbus::Error*) override {}
 
     SdbusSystemdClient& owner_;
 };

@@ -1,0 +1,24 @@
+#include "scope/cgroup_path.hpp"
+
+namespace taskscope::scope {
+
+common::Result<CgroupPath> CgroupPath::parse(std::string_view path) {
+    auto invalid = [&](const char* why) {
+        return common::makeError("InvalidArgument", "cgroup path '" + std::string(path) + "' " + why);
+    };
+    if (path.empty() || path.front() != '/') return invalid("is not absolute");
+    if (path == "/") return invalid("is the root cgroup");
+    if (path.find('\0') != std::string_view::npos) return invalid("contains a NUL byte");
+    std::string_view rest = path.substr(1);
+    while (true) {
+        const auto slash = rest.find('/');
+        const auto part = rest.substr(0, slash);
+        if (part.empty()) return invalid("has an empty component");
+        if (part == "." || part == "..") return invalid("has a '.' or '..' component");
+        if (slash == std::string_view::npos) break;
+        rest = rest.substr(slash + 1);
+    }
+    return CgroupPath(std::string(path));
+}
+
+}  // namespace taskscope::scope

@@ -1,0 +1,140 @@
+#include "stream/daemon/manager_watch.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "stream/daemon/manager_address.hpp"
+
+namespace taskscope::stream::daemon {
+
+namespace {
+
+constexpr const char* kBus = "org.freedesktop.DBus";
+constexpr const char* kBusPath = "/org/freedesktop/DBus";
+// Only the manager's name: every other service's comings and goings would
+// wake us for nothing.
+constexpr const char* kOwnerMatch =
+    "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.taskscope.Manager1'";
+constexpr auto kCallTimeout = std::chrono::seconds(30);
+constexpr auto kRetryAfter = std::chrono::seconds(1);
+
+// A task with processes, whose cgroup is worth reading.
+bool active(const std::string& state) { return state == "starting" || state == "running" || state == "stopping"; }
+
+std::string stringProperty(const std::map<std::string, sdbus::Variant>& props, const char* name) {
+    const auto it = props.find(name);
+    if (it == props.end() || !it->second.containsValueOfType<std::string>()) return {};
+    return it->second.get<std::string>();
+}
+
+}  // namespace
+
+ManagerWatch::ManagerWatch(sdbus::IConnection& connection, ManagerClient& manager, common::EventLoop& loop,
+                           stats::StatsSampler& sampler)
+    : connection_(connection),
+      managerClient_(manager),
+      loop_(loop),
+      sampler_(sampler),
+      dbus_(sdbus::createProxy(connection, kBus, kBusPath)) {}
+
+ManagerWatch::~ManagerWatch() {
+    if (retryTimer_) loop_.cancelTimer(retryTimer_);
+}
+
+void ManagerWatch::start() {
+    // Subscribed before asking, so that nothing happens unseen in between.
+    ownerMatch_ = connection_.addMatch(kOwnerMatch, [this](sdbus::Message& m) {
+        std::string name, oldOwner, newOwner;
+        m >> name >> oldOwner >> newOwner;
+        onOwnerChanged(newOwner);
+    });
+    managerClient_.listen(*this);
+    dbus_->finishRegistration();
+    // Asking the manager itself would start it through bus activation.
+    dbus_->callMethodAsync("GetNameOwner")
+        .onInterface(kBus)
+        .withTimeout(kCallTimeout)
+        .withArguments(std::string(kManager))
+        .uponReplyInvoke([this](const sdbus::Error* error, const std::string& owner) {
+            if (!error && !owner.empty()) onOwnerChanged(owner);
+        });
+}
+
+void ManagerWatch::onOwnerChanged(const std::string& newOwner) {
+    managerUp_ = !newOwner.empty();
+    if (managerUp_) {
+        spdlog::debug("taskscope-manager is on the bus as {}; listing its tasks", newOwner);
+        fetchAll();
+        return;
+    }
+    spdlog::info("taskscope-manager left the bus; sampling the tasks known until it returns");
+    ++generation_;  // a reply still on its way is from the instance that left
+    if (retryTimer_) loop_.cancelTimer(retryTimer_);
+    retryTimer_ = 0;
+}
+
+void ManagerWatch::fetchAll() {
+    const auto generation = ++generation_;
+    managerClient_.listTasks(
+        [this, generation](common::Result<std::vector<TaskProperties>> tasks) { onTasks(generation, tasks); });
+}
+
+void ManagerWatch::onTasks(uint64_t generation, const common::Result<std::vector<TaskProperties>>& tasks) {
+    if (generation != generation_) return;
+    if (!tasks) {
+        spdlog::warn("Failed to {}; retrying in {} s", tasks.error().message, kRetryAfter.count());
+        scheduleRetry();
+        return;
+    }
+    std::set<stats::TaskKey> running;
+    for (const auto& task : *tasks) {
+        if (!active(stringProperty(task, "State"))) continue;
+        running.insert(stats::TaskKey{stringProperty(task, "AllocId"), stringProperty(task, "Name")});
+        learn(task);
+    }
+    // Tasks that ended while the manager was away, and intervals kept for them.
+    sampler_.retainOnly(running);
+    spdlog::debug("taskscope-manager runs {} tasks; {} sampled", running.size(), sampler_.taskCount());
+}
+
+bool ManagerWatch::learn(const TaskProperties& task) {
+    const stats::TaskKey key{stringProperty(task, "AllocId"), stringProperty(task, "Name")};
+    if (key.allocId.empty() || !active(stringProperty(task, "State"))) return false;
+    const auto cgroup = scope::CgroupPath::parse(stringProperty(task, "ControlGroup"));
+    if (!cgroup) {
+        spdlog::warn("Cannot sample task {}: {}, ignoring", key.str(), cgroup.error().message);
+        return false;
+    }
+    sampler_.addTask(key, *cgroup);
+    return true;
+}
+
+void ManagerWatch::taskExited(const std::string& allocId, const std::string& task) {
+    sampler_.removeTask(stats::TaskKey{allocId, task});
+}
+
+void ManagerWatch::taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) {
+    const stats::TaskKey key{allocId, task};
+    if (!active(state)) return sampler_.removeTask(key);
+    if (!sampler_.knows(key)) fetchOne(key);
+}
+
+void ManagerWatch::fetchOne(const stats::TaskKey& key) {
+    managerClient_.getTask(key.allocId, key.task, [this, key](common::Result<wire::TaskInfo> task) {
+        if (!task) return;  // gone again, or the manager went away: its return lists everything anew
+        learn(TaskProperties{{"AllocId", sdbus::Variant(key.allocId)},
+                             {"Name", sdbus::Variant(key.task)},
+                             {"State", sdbus::Variant(task->state)},
+                             {"ControlGroup", sdbus::Variant(task->cgroup)}});
+    });
+}
+
+void ManagerWatch::scheduleRetry() {
+    if (retryTimer_ || !managerUp_) return;
+    retryTimer_ = loop_.addTimer(common::EventLoop::Clock::now() + kRetryAfter, [this] {
+        retryTimer_ = 0;
+        if (managerUp_) fetchAll();
+    });
+}
+
+}  // namespace taskscope::stream::daemon

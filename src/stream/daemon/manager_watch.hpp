@@ -1,0 +1,59 @@
+#pragma once
+// Keeps the stats sampler's view of the running tasks in step with
+// taskscope-manager, without ever waiting for it: the tasks and their
+// cgroups (the Task1 objects' ControlGroup, which is systemd's) come from
+// one GetManagedObjects call whenever the manager takes its bus name (at
+// our start and after every restart of the manager), then from its signals.
+// One call rather than ListTasks plus a GetTask per task: at 1000 tasks the
+// latter would exceed the bus's limit of pending replies per connection.
+// While the manager is down the view stays as it was; the tasks keep
+// running and keep being sampled.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include "common/event_loop.hpp"
+#include "stream/daemon/manager_client.hpp"
+#include "stream/stats/stats_sampler.hpp"
+
+namespace taskscope::stream::daemon {
+
+class ManagerWatch final : public ManagerEvents {
+public:
+    ManagerWatch(sdbus::IConnection& connection, ManagerClient& manager, common::EventLoop& loop,
+                 stats::StatsSampler& sampler);
+    ~ManagerWatch() override;
+    ManagerWatch(const ManagerWatch&) = delete;
+    ManagerWatch& operator=(const ManagerWatch&) = delete;
+
+    /// Subscribes to the manager's signals, then asks whether it runs.
+    void start();
+
+private:
+    void onOwnerChanged(const std::string& newOwner);
+    void fetchAll();
+    void onTasks(uint64_t generation, const common::Result<std::vector<TaskProperties>>& tasks);
+    // ManagerEvents
+    void taskAdded(const TaskProperties& task) override { learn(task); }
+    void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override;
+    void taskExited(const std::string& allocId, const std::string& task) override;
+    void fetchOne(const stats::TaskKey& key);
+    /// Adds the task when its properties say it runs in a cgroup; true if so.
+    bool learn(const TaskProperties& task);
+    void scheduleRetry();
+
+    sdbus::IConnection& connection_;
+    ManagerClient& managerClient_;
+    common::EventLoop& loop_;
+    stats::StatsSampler& sampler_;
+    std::unique_ptr<sdbus::IProxy> dbus_;
+    sdbus::Slot ownerMatch_;
+    bool managerUp_ = false;
+    uint64_t generation_ = 0;  ///< of the latest GetManagedObjects; older replies are stale
+    uint64_t retryTimer_ = 0;
+};
+
+}  // namespace taskscope::stream::daemon

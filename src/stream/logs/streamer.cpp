@@ -1,0 +1,260 @@
+#include "stream/logs/streamer.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "common/files.hpp"
+#include "stream/logs/fd_store.hpp"
+#include "stream/logs/log_reader.hpp"
+
+namespace taskscope::stream::logs {
+
+namespace {
+
+constexpr uint64_t kDrainBudget = 4 << 20;  // per wakeup and stream, so tasks take turns
+constexpr int kPipeSize = 1 << 20;          // fewer wakeups, and room while we restart
+constexpr int kCompleteRounds = 64;
+
+std::string fdName(const std::string& unit, size_t stream) {
+    return unit + "." + kStreams[stream];
+}
+
+}  // namespace
+
+Streamer::Streamer(common::EventLoop& loop, StreamerOptions options)
+    : loop_(loop), options_(std::move(options)), spool_(options_.spoolDir) {}
+
+Streamer::~Streamer() {
+    sessions_.clear();
+    for (auto& [unit, t] : tasks_)
+        for (auto& s : t->streams)
+            if (s.watch) loop_.removeFd(s.watch);
+    if (watcherHandle_) loop_.removeFd(watcherHandle_);
+}
+
+std::string Streamer::doneRecord(const std::string& unit) const {
+    return options_.stateDir + "/done/" + unit + ".json";
+}
+
+common::Result<void> Streamer::start() {
+    // Take the fds first: whatever happens next, they are ours to close.
+    auto stored = takeStoredFds();
+    if (auto r = common::makeDirs(options_.spoolDir, 0755); !r) return r.error().context("create spool directory");
+    if (auto r = common::makeDirs(options_.stateDir + "/done", 0700); !r)
+        return r.error().context("create state directory");
+    loadDoneRecords();
+    // Watch before scanning: a task added in between is seen twice, never missed.
+    if (auto r = watcher_.start(options_.spoolDir); !r) return r;
+    watcherHandle_ = loop_.addFd(watcher_.fd(), POLLIN, [this](short) { onSpoolEvents(); });
+    for (const auto& unit : spool_.units()) addTask(unit, stored);
+    for (auto& [name, fd] : stored) {
+        spdlog::info("Dropping stored fd '{}': its task is gone from the spool", name);
+        unstoreFd(name);
+    }
+    if (!stored.empty() && events_) events_->tasksChanged();
+    return {};
+}
+
+void Streamer::loadDoneRecords() {
+    const auto dir = options_.stateDir + "/done";
+    Spool records(dir);
+    for (const auto& unit : records.units()) {
+        auto t = records.load(unit);
+        if (t) done_[unit] = *t;
+    }
+}
+
+void Streamer::onSpoolEvents() {
+    std::map<std::string, common::UniqueFd> none;
+    for (const auto& ev : watcher_.read()) {
+        auto it = tasks_.find(ev.unit);
+        if (ev.removed) {
+            // Ours are removed only after the task left tasks_; this is the
+            // manager taking back a start that failed.
+            if (it != tasks_.end()) dropTask(ev.unit);
+            continue;
+        }
+        if (it == tasks_.end()) {
+            addTask(ev.unit, none);
+            continue;
+        }
+        auto info = spool_.load(ev.unit);
+        if (!info) {
+            spdlog::warn("Failed to read {}: {}, ignoring", spool_.description(ev.unit), info.error().message);
+            continue;
+        }
+        updateTask(*it->second, std::move(*info));
+    }
+}
+
+void Streamer::addTask(const std::string& unit, std::map<std::string, common::UniqueFd>& stored) {
+    if (tasks_.count(unit)) return;
+    auto info = spool_.load(unit);
+    if (!info) {
+        // Half-written by a manager that died, or gone already.
+        spdlog::warn("Failed to read the spool entry of {}: {}, ignoring", unit, info.error().message);
+        return;
+    }
+    auto task = std::make_unique<Task>();
+    task->info = *info;
+    if (auto r = common::makeDirs(info->logDir, 0755); !r)
+        spdlog::error("Failed to create the log directory of {}: {}", unit, r.error().message);
+    for (size_t i = 0; i < 2; ++i) {
+        const auto name = fdName(unit, i);
+        common::UniqueFd fd;
+        if (auto s = stored.find(name); s != stored.end()) {
+            fd = std::move(s->second);
+            stored.erase(s);
+            ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+        } else {
+            // Read-write: the open never waits for a writer, and as a writer
+            // ourselves the fifo never reports EOF between task writes.
+            const auto path = spool_.fifo(unit, kStreams[i]);
+            fd.reset(::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+            if (!fd) {
+                spdlog::error("Failed to open {}: {}; its logs are not collected", path, strerror(errno));
+                return;
+            }
+            if (auto r = storeFd(fd.get(), name); !r)
+                spdlog::warn("Failed to store {} with systemd: {}; a restart may lose its buffered output", name,
+                             r.error().message);
+        }
+        (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeSize);
+        Rotator rotator(info->logDir, info->task + "." + kStreams[i], info->maxFiles,
+                        static_cast<uint64_t>(info->maxFileSizeMb) << 20);
+        auto& s = task->streams[i];
+        s.collector = std::make_unique<StreamCollector>(std::move(fd), std::move(rotator));
+        if (auto r = s.collector->open(); !r)
+            spdlog::error("Failed to open the log of {} {}: {}; retrying while its output is dropped", unit,
+                          kStreams[i], r.error().message);
+        s.watch = loop_.addFd(s.collector->fifoFd(), POLLIN, [this, unit, i](short) { onFifoReadable(unit, i); });
+    }
+    done_.erase(unit);
+    ::unlink(doneRecord(unit).c_str());
+    spdlog::debug("Collecting the logs of {} into {}", unit, info->logDir);
+    tasks_[unit] = std::move(task);
+    if (events_) events_->tasksChanged();
+    if (info->exited) maybeComplete(unit);
+}
+
+void Streamer::updateTask(Task& t, TaskLogs info) {
+    const bool exited = info.exited && !t.info.exited;
+    t.info = std::move(info);
+    if (exited) maybeComplete(t.info.unit);
+}
+
+void Streamer::dropTask(std::string unit) {
+    auto it = tasks_.find(unit);
+    if (it == tasks_.end()) return;
+    for (size_t i = 0; i < 2; ++i) {
+        auto& s = it->second->streams[i];
+        if (s.watch) loop_.removeFd(s.watch);
+        unstoreFd(fdName(unit, i));
+    }
+    tasks_.erase(it);
+    notifySessions(unit, true);
+    if (events_) events_->tasksChanged();
+}
+
+void Streamer::drainStream(Task& t, size_t i) {
+    auto& s = t.streams[i];
+    const auto d = s.collector->drain(kDrainBudget);
+    s.empty = d.empty;
+    if (d.failed)
+        spdlog::error("Failed to write the {} log of {}: {}; dropping its output until writing works again",
+                      kStreams[i], t.info.unit, d.failed->message);
+    if (d.recoveredAfterDropping)
+        spdlog::warn("Writing the {} log of {} works again; {} bytes were dropped", kStreams[i], t.info.unit,
+                     d.recoveredAfterDropping);
+    if (d.moved) notifySessions(t.info.unit, false);
+}
+
+void Streamer::onFifoReadable(const std::string& unit, size_t i) {
+    auto it = tasks_.find(unit);
+    if (it == tasks_.end()) return;
+    drainStream(*it->second, i);
+    if (it->second->info.exited && it->second->streams[i].empty) maybeComplete(unit);
+}
+
+void Streamer::maybeComplete(std::string unit) {
+    auto it = tasks_.find(unit);
+    if (it == tasks_.end()) return;
+    Task& t = *it->second;
+    // The task has exited and its scope is emptied, so once a read finds a
+    // fifo empty no writer is left to add more.
+    for (size_t i = 0; i < 2; ++i) {
+        t.streams[i].empty = false;
+        for (int round = 0; round < kCompleteRounds && !t.streams[i].empty; ++round) drainStream(t, i);
+        if (!t.streams[i].empty) return;  // a straggler still writes: the next POLLIN tries again
+    }
+    const TaskLogs info = t.info;
+    // Record first, then release: a crash in between finds an exited spool
+    // entry with an empty fifo and completes it again.
+    if (auto r = common::writeFileAtomic(doneRecord(unit), describe(info)); !r)
+        spdlog::warn("Failed to record the completed logs of {}: {}, ignoring", unit, r.error().message);
+    done_[unit] = info;
+    dropTask(unit);
+    spool_.remove(unit);
+    spdlog::info("Logs of {} complete", unit);
+    if (events_) events_->logsComplete(info.allocId, info.task);
+}
+
+void Streamer::notifySessions(const std::string& unit, bool complete) {
+    for (auto& [id, s] : sessions_) {
+        if (s->unit() != unit) continue;
+        if (complete)
+            s->markComplete();
+        else
+            s->wake();
+    }
+}
+
+common::Result<common::UniqueFd> Streamer::readLogs(const std::string& allocId, const std::string& task,
+                                                    const std::string& stream, const std::string& origin,
+                                                    int64_t offset, bool follow) {
+    if (stream != "stdout" && stream != "stderr")
+        return common::makeError("InvalidArgument", "stream must be \"stdout\" or \"stderr\", not \"" + stream + "\"");
+    auto o = parseOrigin(origin);
+    if (!o) return o.error();
+    const TaskLogs* info = nullptr;
+    bool complete = false;
+    for (const auto& [unit, t] : tasks_)
+        if (t->info.allocId == allocId && t->info.task == task) info = &t->info;
+    if (!info)
+        for (const auto& [unit, t] : done_)
+            if (t.allocId == allocId && t.task == task) {
+                info = &t;
+                complete = true;
+            }
+    if (!info)
+        return common::makeError("NoSuchTask",
+                                 "no logs are collected for task '" + task + "' of allocation '" + allocId + "'");
+    if (sessions_.size() >= options_.maxSessions)
+        return common::makeError("Busy", "too many log readers (" + std::to_string(sessions_.size()) + ")");
+    const auto base = info->task + "." + stream;
+    auto pos = locate(listLogFiles(info->logDir, base), *o, offset, "the " + stream + " log");
+    if (!pos) return pos.error();
+
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return common::errnoError("pipe", errno);
+    common::UniqueFd readEnd(p[0]), writeEnd(p[1]);
+    ::fcntl(writeEnd.get(), F_SETFL, O_NONBLOCK);
+    (void)::fcntl(writeEnd.get(), F_SETPIPE_SZ, kPipeSize);
+    const uint64_t id = nextSession_++;
+    auto finished = [this, id] {
+        // Destroyed from the loop, never from inside its own handler.
+        loop_.addTimer(common::EventLoop::Clock::now(), [this, id] { sessions_.erase(id); });
+    };
+    auto session = std::make_unique<LogSession>(loop_, std::move(writeEnd), info->unit, info->logDir, base, *pos,
+                                                follow, complete, std::move(finished));
+    auto* s = session.get();
+    sessions_[id] = std::move(session);
+    s->begin();
+    return readEnd;
+}
+
+}  // namespace taskscope::stream::logs

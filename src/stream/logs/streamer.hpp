@@ -1,0 +1,89 @@
+#pragma once
+// The streamer's domain: the tasks in the spool, their collectors, the
+// readers, and the records of tasks whose logs are complete. Everything
+// runs on one event loop; the D-Bus adaptor only converts.
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/event_loop.hpp"
+#include "common/result.hpp"
+#include "common/unique_fd.hpp"
+#include "stream/logs/collector.hpp"
+#include "stream/logs/log_session.hpp"
+#include "stream/logs/spool.hpp"
+#include "stream/logs/spool_watcher.hpp"
+
+namespace taskscope::stream::logs {
+
+/// What the bus side publishes.
+class StreamerEvents {
+public:
+    virtual ~StreamerEvents() = default;
+    virtual void logsComplete(const std::string& allocId, const std::string& task) = 0;
+    virtual void tasksChanged() = 0;
+};
+
+struct StreamerOptions {
+    std::string spoolDir = "/run/taskscope/logs";
+    std::string stateDir = "/var/lib/taskscope-streamer";
+    size_t maxSessions = 256;
+};
+
+class Streamer {
+public:
+    Streamer(common::EventLoop& loop, StreamerOptions options);
+    ~Streamer();
+    Streamer(const Streamer&) = delete;
+    Streamer& operator=(const Streamer&) = delete;
+
+    void attach(StreamerEvents& events) { events_ = &events; }
+
+    /// Takes back the fds stored before a restart, watches the spool and
+    /// picks up every task in it.
+    common::Result<void> start();
+
+    /// A pipe whose read end streams the log (see org.taskscope.Streamer1.xml).
+    common::Result<common::UniqueFd> readLogs(const std::string& allocId, const std::string& task,
+                                              const std::string& stream, const std::string& origin, int64_t offset,
+                                              bool follow);
+
+    uint32_t taskCount() const { return static_cast<uint32_t>(tasks_.size()); }
+
+private:
+    struct Stream {
+        std::unique_ptr<StreamCollector> collector;
+        uint64_t watch = 0;
+        bool empty = false;
+    };
+    struct Task {
+        TaskLogs info;
+        std::array<Stream, 2> streams;
+    };
+
+    void onSpoolEvents();
+    void addTask(const std::string& unit, std::map<std::string, common::UniqueFd>& stored);
+    void updateTask(Task& t, TaskLogs info);
+    void dropTask(std::string unit);
+    void onFifoReadable(const std::string& unit, size_t stream);
+    void drainStream(Task& t, size_t stream);
+    void maybeComplete(std::string unit);  // a copy: completing destroys the task that owns the name
+    void notifySessions(const std::string& unit, bool complete);
+    void loadDoneRecords();
+    std::string doneRecord(const std::string& unit) const;
+
+    common::EventLoop& loop_;
+    StreamerOptions options_;
+    Spool spool_;
+    SpoolWatcher watcher_;
+    uint64_t watcherHandle_ = 0;
+    StreamerEvents* events_ = nullptr;
+    std::map<std::string, std::unique_ptr<Task>> tasks_;  // by unit
+    std::map<std::string, TaskLogs> done_;                // by unit: logs complete
+    std::map<uint64_t, std::unique_ptr<LogSession>> sessions_;
+    uint64_t nextSession_ = 1;
+};
+
+}  // namespace taskscope::stream::logs

@@ -1,0 +1,41 @@
+#pragma once
+// A task as org.taskscope.Manager1.GetTask describes it (see the method's
+// doc comment in dbus/org.taskscope.Manager1.xml), read once into a struct
+// for everyone in the streamer who asks the manager about a task.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace taskscope::wire {
+
+/// The fields of a task's spec that the streamer uses.
+struct TaskSpecFields {
+    std::string user = "root";
+    std::string group;  ///< empty: the user's primary group
+    std::string cwd = "/";
+    std::map<std::string, std::string> env;
+    bool logs = true;  ///< false: the task runs with log collection off
+};
+
+struct TaskInfo {
+    std::string allocId;
+    std::string task;
+    std::string unit;  ///< its scope
+    std::string state;
+    int64_t pid = 0;     ///< the task's main process
+    std::string cgroup;  ///< the scope's cgroup path, e.g. /nomad.slice/a1-web.scope
+    /// Empty when the spec is not a JSON object (GetTask embeds it as an
+    /// object, or as the stored string when that does not parse).
+    std::optional<TaskSpecFields> spec;
+};
+
+/// Reads GetTask's JSON. Internal when it is not a JSON object, lacks
+/// state, pid, unit, cgroup or spec, or has a field of the wrong type.
+common::Result<TaskInfo> parseTaskJson(std::string_view json);
+
+}  // namespace taskscope::wire

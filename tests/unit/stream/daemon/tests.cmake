@@ -1,0 +1,1 @@
+taskscope_unit_test(stream/daemon/test_call_pool.cpp taskscope_stream_daemon)

@@ -1,0 +1,246 @@
+#define BOOST_TEST_MODULE stream_stats_sampler
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/event_loop.hpp"
+#include "stream/stats/stats_sampler.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace taskscope::stream::stats;
+using namespace taskscope::scope;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using Clock = StatsSampler::Clock;
+
+namespace {
+
+const TaskKey web{"a1", "web"};
+const char* kWebDir = "/nomad.slice/a1-web.scope";
+
+std::string fixture(const std::string& rel) {
+    const char* root = std::getenv("TASKSCOPE_FIXTURES");
+    BOOST_REQUIRE_MESSAGE(root, "TASKSCOPE_FIXTURES is not set");
+    return std::string(root) + "/stats/" + rel;
+}
+
+CgroupPath path(const std::string& p) { return *CgroupPath::parse(p); }
+
+class Recorder : public StatsEvents {
+public:
+    void samplesTaken(const std::vector<TaskSample>& s) override { batches.push_back(s); }
+    void tasksChanged() override { ++changes; }
+    void defaultIntervalChanged() override { ++defaultChanges; }
+    std::vector<std::vector<TaskSample>> batches;
+    int changes = 0;
+    int defaultChanges = 0;
+};
+
+// A writable copy of a fixture tree and a sampler reading it.
+struct Fixture {
+    taskscope::test::TempDir tmp;
+    taskscope::common::EventLoop loop;
+    std::unique_ptr<StatsSampler> sampler;
+    Recorder events;
+    // Set once the tree is copied: a copy slower than the margin (a loaded
+    // CI machine) would otherwise put a task's first due time after t0.
+    Clock::time_point t0;
+
+    explicit Fixture(const std::string& variant = "v2", StatsOptions options = {}) {
+        fs::copy(fixture(variant), tmp.path, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+        auto reader = CgroupStatsReader::open(tmp.path, variant == "v2" ? CgroupVersion::V2 : CgroupVersion::V1, 100);
+        BOOST_REQUIRE(reader.ok());
+        sampler = std::make_unique<StatsSampler>(loop, std::move(*reader), std::move(options));
+        sampler->attach(events);
+        t0 = Clock::now() + 50ms;
+    }
+    void write(const std::string& rel, const std::string& text) {
+        std::ofstream out(tmp.path + rel, std::ios::trunc);  // in place: the open fd sees it
+        out << text;
+    }
+    void cpu(uint64_t total, uint64_t user, uint64_t system) {
+        write(std::string(kWebDir) + "/cpu.stat", "usage_usec " + std::to_string(total) + "\nuser_usec " +
+                                                      std::to_string(user) + "\nsystem_usec " +
+                                                      std::to_string(system) + "\n");
+    }
+    std::optional<TaskSample> sampleAt(Clock::time_point t, const TaskKey& key = web) {
+        for (auto& s : sampler->sampleDue(t))
+            if (s.key == key) return s;
+        return std::nullopt;
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(first_sample_has_values_but_no_percent, Fixture) {
+    sampler->addTask(web, path(kWebDir));
+    BOOST_TEST(sampler->taskCount() == 1u);
+    auto s = sampleAt(t0);
+    BOOST_REQUIRE(s.has_value());
+    BOOST_TEST(s->intervalMs == 1000u);
+    BOOST_TEST(*s->stats.memoryRss == 209715200u);
+    BOOST_TEST(*s->stats.pids == 3u);
+    BOOST_TEST(!s->cpu.total);
+    BOOST_TEST(!s->cpu.reset);
+    BOOST_TEST(s->timestampUs > 0u);
+    BOOST_TEST(sampler->latest(web).ok());
+}
+
+BOOST_FIXTURE_TEST_CASE(two_busy_cores_show_200_percent, Fixture) {
+    sampler->addTask(web, path(kWebDir));
+    cpu(10'000'000, 9'000'000, 1'000'000);
+    BOOST_REQUIRE(sampleAt(t0).has_value());
+    cpu(12'000'000, 10'800'000, 1'200'000);  // 2 s of CPU in 1 s
+    auto s = sampleAt(t0 + 1s);
+    BOOST_REQUIRE(s.has_value());
+    BOOST_TEST(*s->cpu.total == 200.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*s->cpu.user == 180.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*s->cpu.system == 20.0, boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_FIXTURE_TEST_CASE(counters_going_back_restart_the_baseline, Fixture) {
+    sampler->addTask(web, path(kWebDir));
+    cpu(10'000'000, 9'000'000, 1'000'000);
+    BOOST_REQUIRE(sampleAt(t0).has_value());
+    cpu(1'000, 800, 200);  // the cgroup was recreated
+    auto reset = sampleAt(t0 + 1s);
+    BOOST_REQUIRE(reset.has_value());
+    BOOST_TEST(reset->cpu.reset);
+    BOOST_TEST(!reset->cpu.total);
+    cpu(501'000, 500'800, 200);
+    auto next = sampleAt(t0 + 2s);
+    BOOST_REQUIRE(next.has_value());
+    BOOST_TEST(!next->cpu.reset);
+    BOOST_TEST(*next->cpu.total == 50.0, boost::test_tools::tolerance(1e-9));
+}
+
+// Same sampler, v1 tree: cpuacct.usage is ns, cpuacct.stat is USER_HZ ticks.
+BOOST_AUTO_TEST_CASE(v1_percent_from_v1_files) {
+    Fixture f("v1");
+    f.sampler->addTask(web, path(kWebDir));
+    BOOST_REQUIRE(f.sampleAt(f.t0).has_value());
+    f.write("/cpu,cpuacct/nomad.slice/a1-web.scope/cpuacct.usage", "6500000000\n");     // +1.5 s
+    f.write("/cpu,cpuacct/nomad.slice/a1-web.scope/cpuacct.stat", "user 550\nsystem 100\n");  // +1.5 s user
+    auto s = f.sampleAt(f.t0 + 1s);
+    BOOST_REQUIRE(s.has_value());
+    BOOST_TEST(*s->cpu.total == 150.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*s->cpu.user == 150.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*s->cpu.system == 0.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*s->stats.memoryKernel == 1048576u);
+}
+
+BOOST_FIXTURE_TEST_CASE(interval_zero_stops_sampling_and_keeps_the_last_sample, Fixture) {
+    sampler->addTask(web, path(kWebDir));
+    BOOST_REQUIRE(sampleAt(t0).has_value());
+    BOOST_TEST(sampler->setTaskInterval(web, 0).ok());
+    BOOST_TEST(*sampler->taskInterval(web) == 0u);
+    BOOST_TEST(sampler->sampleDue(t0 + 10s).empty());
+    BOOST_TEST(sampler->latest(web).ok());
+    BOOST_TEST(sampler->setTaskInterval(web, -1).ok());
+    BOOST_TEST(*sampler->taskInterval(web) == 1000u);
+    BOOST_TEST(sampleAt(t0 + 11s).has_value());
+}
+
+BOOST_FIXTURE_TEST_CASE(per_task_interval_is_reported_in_samples, Fixture) {
+    sampler->addTask(web, path(kWebDir));
+    BOOST_REQUIRE(sampler->setTaskInterval(web, 3000).ok());
+    auto s = sampleAt(t0);
+    BOOST_REQUIRE(s.has_value());
+    BOOST_TEST(s->intervalMs == 3000u);
+    // Polled every 100 ms for 9 s, it is due only on the 3 s grid.
+    int n = 0;
+    for (auto t = t0 + 100ms; t < t0 + 9s + 1ms; t += 100ms) n += sampleAt(t).has_value() ? 1 : 0;
+    BOOST_TEST(n == 3);  // every 3 s on the grid: (t0, t0 + 9 s] holds three of its points
+}
+
+BOOST_FIXTURE_TEST_CASE(bad_input_gets_named_errors, Fixture) {
+    const TaskKey nosuch{"a1", "nosuch"};
+    BOOST_TEST(sampler->latest(nosuch).error().name == "NoSuchTask");
+    BOOST_TEST(sampler->setTaskInterval(nosuch, 1000).error().name == "NoSuchTask");
+    BOOST_TEST(sampler->taskInterval(nosuch).error().name == "NoSuchTask");
+    sampler->addTask(web, path(kWebDir));
+    BOOST_TEST(sampler->latest(web).error().name == "NoSample");
+    for (int64_t bad : {-2LL, 1LL, 99LL, 24LL * 3600 * 1000 + 1})
+        BOOST_TEST(sampler->setTaskInterval(web, bad).error().name == "InvalidArgument", bad);
+    BOOST_TEST(sampler->setDefaultInterval(50).error().name == "InvalidArgument");
+    BOOST_TEST(sampler->defaultIntervalMs() == 1000u);
+    BOOST_TEST(sampler->setDefaultInterval(0).ok());
+    BOOST_TEST(events.defaultChanges == 1);
+    BOOST_TEST(sampler->setDefaultInterval(kMinStatsIntervalMs).ok());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_cgroup_that_is_not_there_yet_is_retried, Fixture) {
+    const TaskKey late{"a1", "late"};
+    sampler->addTask(late, path("/nomad.slice/a1-late.scope"));
+    BOOST_TEST(!sampleAt(t0, late).has_value());
+    fs::copy(tmp.path + kWebDir, tmp.path + "/nomad.slice/a1-late.scope");
+    BOOST_TEST(sampleAt(t0 + 1s, late).has_value());
+}
+
+BOOST_FIXTURE_TEST_CASE(removing_and_retaining_tasks, Fixture) {
+    const TaskKey old{"a1", "old"};
+    sampler->addTask(web, path(kWebDir));
+    sampler->addTask(old, path("/nomad.slice/a1-old.scope"));
+    BOOST_TEST(sampler->taskCount() == 2u);
+    sampler->retainOnly({web});
+    BOOST_TEST(sampler->taskCount() == 1u);
+    BOOST_TEST(!sampler->knows(old));
+    sampler->removeTask(web);
+    BOOST_TEST(sampler->taskCount() == 0u);
+    BOOST_TEST(sampler->sampleDue(t0 + 5s).empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(many_changes_in_one_turn_are_announced_once, Fixture) {
+    for (int i = 0; i < 100; ++i) sampler->addTask({"a1", "t" + std::to_string(i)}, path(kWebDir));
+    sampler->removeTask({"a1", "t7"});
+    BOOST_TEST(events.changes == 0);
+    loop.addTimer(Clock::now() + 50ms, [this] { loop.quit(); });
+    loop.run();
+    BOOST_TEST(events.changes == 1);
+    BOOST_TEST(sampler->taskCount() == 99u);
+}
+
+BOOST_AUTO_TEST_CASE(per_task_intervals_survive_a_restart) {
+    taskscope::test::TempDir state;
+    const auto file = state.path + "/stats-intervals.json";
+    {
+        StatsOptions o;
+        o.intervalsFile = file;
+        Fixture f("v2", o);
+        f.sampler->addTask(web, path(kWebDir));
+        f.sampler->addTask({"a1", "old"}, path("/nomad.slice/a1-old.scope"));
+        BOOST_REQUIRE(f.sampler->setTaskInterval(web, 3000).ok());
+        BOOST_REQUIRE(f.sampler->setTaskInterval({"a1", "old"}, 0).ok());
+    }
+    auto kept = loadStatsIntervals(file);
+    BOOST_REQUIRE(kept.ok());
+    BOOST_TEST(kept->size() == 2u);
+    StatsOptions o;
+    o.intervalsFile = file;
+    o.intervals = *kept;
+    Fixture f("v2", o);
+    f.sampler->addTask(web, path(kWebDir));
+    BOOST_TEST(*f.sampler->taskInterval(web) == 3000u);
+    // The manager says only web still runs: old's interval is dropped.
+    f.sampler->retainOnly({web});
+    BOOST_TEST(loadStatsIntervals(file)->size() == 1u);
+    f.sampler->removeTask(web);
+    BOOST_TEST(loadStatsIntervals(file)->empty());
+    BOOST_TEST(loadStatsIntervals(state.path + "/none.json")->empty());
+    std::ofstream(state.path + "/bad.json") << "{\"tasks\":[{\"alloc_id\":1}]}";
+    BOOST_TEST(!loadStatsIntervals(state.path + "/bad.json").ok());
+}
+
+BOOST_FIXTURE_TEST_CASE(the_timer_batches_a_tick_into_one_event, Fixture) {
+    BOOST_REQUIRE(sampler->setDefaultInterval(100).ok());
+    sampler->addTask(web, path(kWebDir));
+    sampler->addTask({"a1", "old"}, path("/nomad.slice/a1-old.scope"));
+    loop.addTimer(Clock::now() + 550ms, [this] { loop.quit(); });
+    loop.run();
+    BOOST_TEST(events.batches.size() >= 3u);
+    // After the first samples, every tick carries both tasks.
+    for (size_t i = 1; i < events.batches.size(); ++i) BOOST_TEST(events.batches[i].size() == 2u);
+}

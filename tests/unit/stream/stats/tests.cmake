@@ -1,0 +1,3 @@
+taskscope_unit_test(stream/stats/test_stats_math.cpp taskscope_stream_stats)
+taskscope_unit_test(stream/stats/test_stats_schedule.cpp taskscope_stream_stats)
+taskscope_unit_test(stream/stats/test_stats_sampler.cpp taskscope_stream_stats)

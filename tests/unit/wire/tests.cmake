@@ -1,0 +1,1 @@
+taskscope_unit_test(wire/test_task_json.cpp taskscope_wire)

@@ -219,7 +219,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     } unreserve{cpus_, *unit, reserved};
 
     const auto logDir = store_.logDir(allocId);
-    if (auto r = common::makeDirs(logDir, 0755); !r) return r.error().context("create log directory");
+    if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r) return r.error().context("create log directory");
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
     LaunchPaths paths{exitFile, "", ""};

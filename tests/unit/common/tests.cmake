@@ -1,2 +1,3 @@
 taskscope_unit_test(common/test_cpu_list.cpp taskscope_common)
 taskscope_unit_test(common/test_signals.cpp taskscope_common)
+taskscope_unit_test(common/test_files.cpp taskscope_common)

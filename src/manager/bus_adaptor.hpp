@@ -72,6 +72,9 @@ public:
     void taskExited(const TaskRecord& task) override;
     void taskRemoved(const TaskRecord& task) override;
 
+    /// Announces a dangling scope the reconciler killed (or found, in dry run).
+    void danglingScopeStopped(const std::string& unit, bool dryRun) { emitDanglingScopeStopped(unit, dryRun); }
+
 private:
     sdbus::ObjectPath StartTask(const std::string& allocId, const std::string& task,
                                 const std::string& specJson) override;

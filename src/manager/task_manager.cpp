@@ -201,6 +201,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     auto unit = scope::taskScopeName(allocId, task);
     if (!unit) return unit.error();
     if (tasks_.count(*unit)) return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
+    const auto claim = claims_.claim(*unit);  // the reconciler keeps off the scope until the record is in tasks_
     auto spec = parseTaskSpec(specJson);
     if (!spec) return spec.error();
     if (auto r = resolveTaskSpec(*spec); !r) return r.error();

@@ -1,10 +1,12 @@
 #include "common/files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 
 #include "common/unique_fd.hpp"
 
@@ -62,11 +64,14 @@ Result<std::string> readFileAt(int dirFd, const std::string& name) {
     return readAll(fd.get(), name);
 }
 
-Result<void> writeFileAtomic(const std::string& path, const std::string& content) {
+Result<void> writeFileAtomic(const std::string& path, const std::string& content, unsigned mode) {
     const std::string tmp = path + ".tmp";
     {
-        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        // A tmp file left by a crash keeps its old mode through O_TRUNC.
+        ::unlink(tmp.c_str());
+        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
         if (!fd) return errnoError("create " + tmp, errno);
+        // The umask may have taken bits away, never added any.
         if (auto r = writeAll(fd.get(), content, tmp); !r) return r;
         if (::fsync(fd.get()) < 0) return errnoError("fsync " + tmp, errno);
     }
@@ -86,6 +91,27 @@ Result<void> makeDirs(const std::string& path, unsigned mode) {
         cur = path.substr(0, pos);
         if (cur.empty()) continue;
         if (::mkdir(cur.c_str(), mode) < 0 && errno != EEXIST) return errnoError("mkdir " + cur, errno);
+    }
+    return {};
+}
+
+Result<void> makePrivateDir(const std::string& path, unsigned mode) {
+    if (auto r = makeDirs(path, mode); !r) return r;
+    if (::chmod(path.c_str(), mode) < 0) return errnoError("chmod " + path, errno);
+    return {};
+}
+
+Result<void> restrictFiles(const std::string& dir, unsigned mode) {
+    UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dfd) return errnoError("open " + dir, errno);
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(::dup(dfd.get())), &::closedir);
+    if (!d) return errnoError("list " + dir, errno);
+    while (auto* e = ::readdir(d.get())) {
+        struct stat st {};
+        if (::fstatat(dfd.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) continue;
+        if ((st.st_mode & 07777 & ~mode) == 0) continue;
+        if (::fchmodat(dfd.get(), e->d_name, st.st_mode & mode & 07777, 0) < 0)
+            return errnoError("chmod " + dir + "/" + e->d_name, errno);
     }
     return {};
 }

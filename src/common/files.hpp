@@ -20,10 +20,26 @@ Result<std::string> readFile(const std::string& path);
 /// through directory fds so that a path is resolved once).
 Result<std::string> readFileAt(int dirFd, const std::string& name);
 
-/// Replaces path with content atomically and durably.
-Result<void> writeFileAtomic(const std::string& path, const std::string& content);
+/// The daemons' state (task specs with their secrets, exit records, log
+/// descriptions, logs): only root reads the files and enters the
+/// directories, whatever the umask a task or an operator set.
+inline constexpr unsigned kPrivateFileMode = 0600;
+inline constexpr unsigned kPrivateDirMode = 0700;
+
+/// Replaces path with content atomically and durably; the new file has
+/// `mode` (private by default: every caller writes daemon state).
+Result<void> writeFileAtomic(const std::string& path, const std::string& content,
+                             unsigned mode = kPrivateFileMode);
 
 /// mkdir -p with the given mode for created directories.
 Result<void> makeDirs(const std::string& path, unsigned mode = 0755);
+
+/// makeDirs, then `mode` on the last directory even when it existed: an
+/// older version created it readable by everyone.
+Result<void> makePrivateDir(const std::string& path, unsigned mode = kPrivateDirMode);
+
+/// Takes every permission beyond `mode` away from the regular files
+/// directly in `dir` (files an older version wrote readable by everyone).
+Result<void> restrictFiles(const std::string& dir, unsigned mode = kPrivateFileMode);
 
 }  // namespace taskscope::common

@@ -4,6 +4,7 @@
 
 #include "common/bus_error.hpp"
 #include "common/cpu_list.hpp"
+#include "manager/spec_redaction.hpp"
 
 namespace taskscope::manager {
 
@@ -13,8 +14,9 @@ using common::unwrapForBus;
 
 }  // namespace
 
-std::string taskJson(const TaskRecord& r) {
+std::string taskJson(const TaskRecord& r, SpecView view) {
     nlohmann::json spec = nlohmann::json::parse(r.specJson, nullptr, false);
+    if (view == SpecView::Redacted) spec = redactSpec(spec);
     nlohmann::json j = {
         {"alloc_id", r.allocId},
         {"task", r.name},
@@ -42,6 +44,8 @@ TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
 }
 
 TaskObject::~TaskObject() { unregisterAdaptor(); }
+
+std::string TaskObject::Spec() { return redactSpecJson(record_.specJson); }
 
 std::string TaskObject::AllowedCPUs() { return common::formatCpuList(record_.cpus); }
 
@@ -101,8 +105,27 @@ void ManagerObject::SignalTask(const std::string& allocId, const std::string& ta
     unwrapForBus(tasks_.signal(allocId, task, signal));
 }
 
+bool ManagerObject::callerIsRoot() const {
+    const auto* msg = getObject().getCurrentlyProcessedMessage();
+    if (!msg) return false;
+    try {
+        return msg->getCredsEuid() == 0;
+    } catch (const sdbus::Error&) {
+        return false;  // unknown caller: the redacted view
+    }
+}
+
 std::string ManagerObject::GetTask(const std::string& allocId, const std::string& task) {
-    return taskJson(*unwrapForBus(tasks_.get(allocId, task)));
+    const auto* r = unwrapForBus(tasks_.get(allocId, task));
+    return taskJson(*r, callerIsRoot() ? SpecView::Full : SpecView::Redacted);
+}
+
+std::string ManagerObject::GetTaskSpec(const std::string& allocId, const std::string& task) {
+    // The bus policy lets only root call this; the check here holds on a bus
+    // whose policy does not.
+    if (!callerIsRoot())
+        throw common::toBusError(common::makeError("PermissionDenied", "GetTaskSpec is for root only"));
+    return unwrapForBus(tasks_.get(allocId, task))->specJson;
 }
 
 std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ManagerObject::ListTasks() {

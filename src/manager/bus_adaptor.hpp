@@ -49,7 +49,9 @@ private:
     bool OOMKilled() override { return record_.exit.oomKilled; }
     uint64_t StartedAt() override { return record_.startedAtUs; }
     uint64_t FinishedAt() override { return record_.exit.finishedAtUs; }
-    std::string Spec() override { return record_.specJson; }
+    // Properties reach any reader (Get, GetManagedObjects, PropertiesChanged):
+    // never a secret. Root reads the whole spec with GetTaskSpec or GetTask.
+    std::string Spec() override;
 
     const TaskRecord& record_;
 };
@@ -70,6 +72,9 @@ public:
     void taskExited(const TaskRecord& task) override;
     void taskRemoved(const TaskRecord& task) override;
 
+    /// Announces a dangling scope the reconciler killed (or found, in dry run).
+    void danglingScopeStopped(const std::string& unit, bool dryRun) { emitDanglingScopeStopped(unit, dryRun); }
+
 private:
     sdbus::ObjectPath StartTask(const std::string& allocId, const std::string& task,
                                 const std::string& specJson) override;
@@ -77,6 +82,7 @@ private:
                   const int64_t& graceMs) override;
     void SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) override;
     std::string GetTask(const std::string& allocId, const std::string& task) override;
+    std::string GetTaskSpec(const std::string& allocId, const std::string& task) override;
     std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ListTasks() override;
     void ForgetTask(const std::string& allocId, const std::string& task) override;
     void UpdateTask(const std::string& allocId, const std::string& task, const std::string& resourcesJson) override;
@@ -87,13 +93,20 @@ private:
     std::string Fingerprint() override { return facts_.fingerprintJson; }
     std::string CgroupVersion() override { return facts_.cgroupVersion; }
 
+    /// The caller of the method being served runs as root (effective uid
+    /// 0, as the bus daemon saw it); false when that cannot be learned.
+    bool callerIsRoot() const;
+
     sdbus::IConnection& connection_;
     TaskManager& tasks_;
     NodeFacts facts_;
     std::map<std::string, std::unique_ptr<TaskObject>> objects_;  // by unit
 };
 
-/// The JSON GetTask returns.
-std::string taskJson(const TaskRecord& record);
+/// How much of a task's spec a reader may see.
+enum class SpecView { Redacted, Full };
+
+/// The JSON GetTask returns; its "spec" is redacted unless `view` is Full.
+std::string taskJson(const TaskRecord& record, SpecView view);
 
 }  // namespace taskscope::manager

@@ -17,6 +17,8 @@ namespace {
 
 using common::makeError;
 
+constexpr int64_t kDayMs = 24 * 3600 * 1000;
+
 common::Result<void> applyFile(const std::string& file, Config& c) {
     auto text = common::readFile(file);
     if (!text) {
@@ -61,6 +63,20 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
         } else if (key == "job_timeout_ms") {
             if (!value.is_number_integer() || value.get<int64_t>() < 1000) return bad("an integer >= 1000");
             c.jobTimeoutMs = value.get<int64_t>();
+        } else if (key == "dangling_scopes_enabled") {
+            if (!value.is_boolean()) return bad("true or false");
+            c.danglingScopes.enabled = value.get<bool>();
+        } else if (key == "dangling_scopes_dry_run") {
+            if (!value.is_boolean()) return bad("true or false");
+            c.danglingScopes.dryRun = value.get<bool>();
+        } else if (key == "dangling_scopes_period_ms") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 1000 || value.get<int64_t>() > kDayMs)
+                return bad("an integer 1000..86400000");
+            c.danglingScopes.period = std::chrono::milliseconds(value.get<int64_t>());
+        } else if (key == "dangling_scopes_creation_grace_ms") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kDayMs)
+                return bad("an integer 0..86400000");
+            c.danglingScopes.creationGrace = std::chrono::milliseconds(value.get<int64_t>());
         } else {
             return makeError("InvalidConfig", file + ": unknown key " + key);
         }

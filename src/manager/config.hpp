@@ -3,6 +3,7 @@
 // drop-in in manager.json.d/*.json in name order, each overriding the
 // keys it sets. No file at all means the defaults.
 
+#include <chrono>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -10,6 +11,14 @@
 #include "common/result.hpp"
 
 namespace taskscope::manager {
+
+/// The dangling-scope reconciler (config keys dangling_scopes_*).
+struct ReconcilerConfig {
+    bool enabled = true;
+    bool dryRun = false;  ///< report dangling scopes, stop none
+    std::chrono::milliseconds period = std::chrono::minutes(5);
+    std::chrono::milliseconds creationGrace = std::chrono::minutes(5);
+};
 
 struct Config {
     std::string slice = "nomad.slice";
@@ -25,6 +34,7 @@ struct Config {
     int logMaxFileSizeMb = 10;  ///< default rotation: size of one file
     std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
+    ReconcilerConfig danglingScopes;
 };
 
 /// Loads `path` and `path + ".d"`; a missing file is fine, a bad one is an

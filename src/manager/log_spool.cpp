@@ -10,7 +10,11 @@
 
 namespace taskscope::manager {
 
-common::Result<void> LogSpool::prepareDir() const { return common::makeDirs(dir_, 0755); }
+common::Result<void> LogSpool::prepareDir() const {
+    // The streamer may have created it first, readable by everyone.
+    if (auto r = common::makePrivateDir(dir_); !r) return r;
+    return common::restrictFiles(dir_);
+}
 
 common::Result<LogSpool::Hold> LogSpool::add(const std::string& unit, const std::string& allocId, const std::string& task,
                                    const LogSettings& s) const {

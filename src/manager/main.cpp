@@ -17,6 +17,7 @@
 #include "fingerprint/fingerprint.hpp"
 #include "manager/bus_adaptor.hpp"
 #include "manager/config.hpp"
+#include "manager/scope_reconciler.hpp"
 #include "manager/task_manager.hpp"
 #include "scope/sdbus_systemd_client.hpp"
 
@@ -98,6 +99,21 @@ manager::NodeFacts probeNode(scope::SdbusSystemdClient& systemd, std::set<unsign
     return facts;
 }
 
+// The reconciler's edge: one journal line and one signal per dangling scope.
+void reportDanglingScopes(const manager::ReconcileOutcome& outcome, manager::ManagerObject& object) {
+    for (const auto& s : outcome.stopped) {
+        if (outcome.dryRun)
+            spdlog::warn("Found dangling scope {} (active since {}, no task owns it); dry run: left running", s.unit,
+                         manager::formatTime(s.activeSinceUs));
+        else
+            spdlog::warn("Stopped dangling scope {} (active since {}, no task owns it)", s.unit,
+                         manager::formatTime(s.activeSinceUs));
+        object.danglingScopeStopped(s.unit, outcome.dryRun);
+    }
+    for (const auto& f : outcome.failed)
+        spdlog::error("Failed to stop dangling scope {}: {}", f.unit, f.error.message);
+}
+
 int run(const Options& opts) {
     manager::Config defaults;
     defaults.shimPath = TASKSCOPE_SHIM_DEFAULT;
@@ -129,12 +145,21 @@ int run(const Options& opts) {
     }
     manager::ManagerObject object(*serviceBus, tasks, std::move(facts));
     tasks.attach(object);
+    manager::ScopeReconciler reconciler(config->danglingScopes, systemd, config->slice,
+                                        [&tasks](const std::string& unit) { return tasks.ownsUnit(unit); });
+    reconciler.start(
+        loop, [&object](const manager::ReconcileOutcome& o) { reportDanglingScopes(o, object); },
+        [](const common::Error& e) { spdlog::warn("Dangling-scope pass failed: {}, retrying next period", e.message); });
     loop.addBus(*systemdBus);
     loop.addBus(*serviceBus);
     // Taking the name last: callers activated by it find every object.
     serviceBus->requestName(kBusName);
     spdlog::info("taskscope-manager {} ready: {} tasks, slice {}", TASKSCOPE_VERSION, tasks.list().size(),
                  config->slice);
+    if (config->danglingScopes.enabled)
+        spdlog::info("Dangling scopes: first pass in {} ms, then every {} ms, grace {} ms{}",
+                     manager::firstPassDelay(config->danglingScopes).count(), config->danglingScopes.period.count(),
+                     config->danglingScopes.creationGrace.count(), config->danglingScopes.dryRun ? ", dry run" : "");
     return loop.run();
 }
 

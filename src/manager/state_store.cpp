@@ -11,8 +11,12 @@
 namespace taskscope::manager {
 
 common::Result<void> StateStore::prepare() const {
+    // Task records hold specs with their secrets, and the logs what tasks
+    // print: root's alone, also where an older version left them open.
     for (const auto& d : {dir_ + "/tasks", exitsDir(), dir_ + "/logs"})
-        if (auto r = common::makeDirs(d, 0755); !r) return r;
+        if (auto r = common::makePrivateDir(d); !r) return r;
+    for (const auto& d : {dir_ + "/tasks", exitsDir()})
+        if (auto r = common::restrictFiles(d); !r) return r;
     return {};
 }
 

@@ -201,6 +201,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     auto unit = scope::taskScopeName(allocId, task);
     if (!unit) return unit.error();
     if (tasks_.count(*unit)) return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
+    const auto claim = claims_.claim(*unit);  // the reconciler keeps off the scope until the record is in tasks_
     auto spec = parseTaskSpec(specJson);
     if (!spec) return spec.error();
     if (auto r = resolveTaskSpec(*spec); !r) return r.error();
@@ -219,7 +220,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     } unreserve{cpus_, *unit, reserved};
 
     const auto logDir = store_.logDir(allocId);
-    if (auto r = common::makeDirs(logDir, 0755); !r) return r.error().context("create log directory");
+    if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r) return r.error().context("create log directory");
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
     LaunchPaths paths{exitFile, "", ""};

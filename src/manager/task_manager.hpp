@@ -13,6 +13,7 @@
 #include "manager/config.hpp"
 #include "manager/cpu_partitions.hpp"
 #include "manager/log_spool.hpp"
+#include "manager/scope_reconciler.hpp"
 #include "manager/state_store.hpp"
 #include "manager/task_record.hpp"
 #include "scope/systemd_client.hpp"
@@ -62,6 +63,10 @@ public:
 
     const Config& config() const { return config_; }
 
+    /// The unit is a task's, or a start is creating it right now: the
+    /// dangling-scope reconciler leaves it alone.
+    bool ownsUnit(const std::string& unit) const { return tasks_.count(unit) || claims_.held(unit); }
+
 private:
     struct Entry {
         TaskRecord record;
@@ -93,6 +98,7 @@ private:
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
     std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
+    UnitClaims claims_;  ///< starts under way, until their record is in tasks_
     bool unified_ = false;  ///< cgroup v2 at /sys/fs/cgroup
     bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final
     CpuPartitions cpus_;

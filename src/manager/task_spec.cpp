@@ -93,6 +93,9 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
             if (k.empty() || k.find('=') != std::string::npos) return invalid("env name '" + k + "' is not valid");
             s.env[k] = v.get<std::string>();
         }
+    } else if (key == "secret_args") {
+        if (!value.is_boolean()) return invalid("secret_args must be true or false");
+        s.secretArgs = value.get<bool>();
     } else if (key == "cwd") {
         auto v = getString(value, "cwd");
         if (!v) return v.error();

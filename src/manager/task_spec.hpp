@@ -16,7 +16,8 @@ namespace taskscope::manager {
 struct TaskSpec {
     std::string command;
     std::vector<std::string> args;
-    std::map<std::string, std::string> env;
+    std::map<std::string, std::string> env;  ///< values are secret: redacted for all but root
+    bool secretArgs = false;  ///< args hold secrets too: redacted like env values
     std::string cwd = "/";
     std::string user = "root";
     std::string group;  ///< empty: the user's primary group

@@ -186,6 +186,16 @@ common::Result<UnitState> SdbusSystemdClient::unitState(const std::string& unit)
     return UnitState{active->get<std::string>(), sub->get<std::string>()};
 }
 
+common::Result<UnitInfo> SdbusSystemdClient::unitInfo(const std::string& unit) {
+    auto state = unitState(unit);
+    if (!state) return state.error();
+    auto slice = unitProperty(unit, "org.freedesktop.systemd1.Scope", "Slice");
+    if (!slice) return slice.error();
+    auto since = unitProperty(unit, kUnitInterface, "ActiveEnterTimestamp");
+    if (!since) return since.error();
+    return UnitInfo{slice->get<std::string>(), *state, since->get<uint64_t>()};
+}
+
 common::Result<std::vector<std::string>> SdbusSystemdClient::listUnits(const std::string& pattern) {
     try {
         std::vector<std::string> names;

@@ -36,6 +36,7 @@ public:
     common::Result<void> setUnitProperties(const std::string& unit, const UnitProperties& properties) override;
     common::Result<std::string> controlGroup(const std::string& unit) override;
     common::Result<UnitState> unitState(const std::string& unit) override;
+    common::Result<UnitInfo> unitInfo(const std::string& unit) override;
     common::Result<std::vector<std::string>> listUnits(const std::string& pattern) override;
     common::Result<std::string> version() override;
 

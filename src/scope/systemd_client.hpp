@@ -2,6 +2,7 @@
 // The systemd client: everything taskscope asks of PID 1. Behind an
 // interface so the manager's logic is testable with a fake.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@ namespace taskscope::scope {
 struct UnitState {
     std::string active;
     std::string sub;
+};
+
+/// What the dangling-scope reconciler judges a unit by.
+struct UnitInfo {
+    std::string slice;           ///< Slice=
+    UnitState state;
+    uint64_t activeEnterUs = 0;  ///< ActiveEnterTimestamp (CLOCK_REALTIME µs); 0: never active
 };
 
 class SystemdClient {
@@ -42,6 +50,8 @@ public:
     /// systemd has no such unit loaded.
     virtual common::Result<std::string> controlGroup(const std::string& unit) = 0;
     virtual common::Result<UnitState> unitState(const std::string& unit) = 0;
+    /// A scope's slice, state and activation time; NoSuchUnit when not loaded.
+    virtual common::Result<UnitInfo> unitInfo(const std::string& unit) = 0;
     /// Loaded units whose names match a glob (e.g. "*.scope").
     virtual common::Result<std::vector<std::string>> listUnits(const std::string& pattern) = 0;
 

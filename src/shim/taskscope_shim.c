@@ -257,7 +257,7 @@ static int open_output(const char *path)
     if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
         return open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
     /* O_APPEND: log files are shared with rotation/other writers. */
-    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 }
 
 static int close_fds_from_proc(int first, int keep)
@@ -657,7 +657,7 @@ static int write_exit_file(char *path, int status, int have_status,
         return -1;
     }
     int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                    0644);
+                    0600); /* root's alone, like every record of the manager */
     int e = 0;
     if (fd < 0) {
         e = errno;

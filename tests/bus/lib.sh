@@ -16,7 +16,8 @@ bus_cleanup() {
 trap bus_cleanup EXIT
 
 # Starts the bus and returns once it accepts connections: dbus-daemon
-# prints its address only after it listens.
+# prints its address only after it listens. BUS_EXTRA_CONFIG (XML) goes
+# after the allow-everything policy, e.g. the project's policy files.
 bus_start() {
     mkdir -p "$BUS_TMP/services" "$STATE_DIR"
     echo "{\"log_spool_dir\": \"$BUS_TMP/spool\"}" >"$BUS_TMP/manager.json"
@@ -37,6 +38,7 @@ EOT
     <allow eavesdrop="true"/>
     <allow own="*"/>
   </policy>
+${BUS_EXTRA_CONFIG:-}
 </busconfig>
 EOT
     exec {addr_fd}< <(dbus-daemon --config-file="$BUS_TMP/bus.conf" --nofork --print-address=1 \

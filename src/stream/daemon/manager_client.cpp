@@ -40,6 +40,7 @@ private:
     void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
     void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
     void onTaskExited(const std::string&, const std::string&, const int32_t&, const int32_t&, const bool&) override {}
+    void onDanglingScopeStopped(const std::string&, const bool&) override {}
 
     InFlight<TaskDone> call_;
 };
@@ -63,6 +64,7 @@ private:
                       const bool&) override {
         events_.taskExited(allocId, task);
     }
+    void onDanglingScopeStopped(const std::string&, const bool&) override {}
     void onInterfacesAdded(const sdbus::ObjectPath&, const Interfaces& interfaces) override {
         const auto it = interfaces.find(org::taskscope::Task1_proxy::INTERFACE_NAME);
         if (it != interfaces.end()) events_.taskAdded(it->second);

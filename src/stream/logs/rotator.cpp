@@ -56,7 +56,7 @@ common::Result<void> Rotator::openIndex(uint64_t index) {
     const auto path = logFilePath(dir_, base_, index);
     // No O_APPEND: splice(2) refuses files opened for append; the offset is
     // ours to keep (one writer per file).
-    common::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640));
+    common::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600));
     if (!fd) return common::errnoError("open " + path, errno);
     struct stat st;
     if (::fstat(fd.get(), &st) < 0) return common::errnoError("stat " + path, errno);

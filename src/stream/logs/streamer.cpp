@@ -43,8 +43,9 @@ std::string Streamer::doneRecord(const std::string& unit) const {
 common::Result<void> Streamer::start() {
     // Take the fds first: whatever happens next, they are ours to close.
     auto stored = takeStoredFds();
-    if (auto r = common::makeDirs(options_.spoolDir, 0755); !r) return r.error().context("create spool directory");
-    if (auto r = common::makeDirs(options_.stateDir + "/done", 0700); !r)
+    if (auto r = common::makeDirs(options_.spoolDir, common::kPrivateDirMode); !r)
+        return r.error().context("create spool directory");
+    if (auto r = common::makeDirs(options_.stateDir + "/done", common::kPrivateDirMode); !r)
         return r.error().context("create state directory");
     loadDoneRecords();
     // Watch before scanning: a task added in between is seen twice, never missed.
@@ -101,7 +102,7 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
     }
     auto task = std::make_unique<Task>();
     task->info = *info;
-    if (auto r = common::makeDirs(info->logDir, 0755); !r)
+    if (auto r = common::makeDirs(info->logDir, common::kPrivateDirMode); !r)
         spdlog::error("Failed to create the log directory of {}: {}", unit, r.error().message);
     for (size_t i = 0; i < 2; ++i) {
         const auto name = fdName(unit, i);

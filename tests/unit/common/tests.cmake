@@ -1,3 +1,4 @@
 taskscope_unit_test(common/test_cpu_list.cpp taskscope_common)
 taskscope_unit_test(common/test_signals.cpp taskscope_common)
 taskscope_unit_test(common/test_bus_error.cpp taskscope_common)
+taskscope_unit_test(common/test_files.cpp taskscope_common)

@@ -50,3 +50,29 @@ BOOST_AUTO_TEST_CASE(bad_keys_and_values_name_the_file) {
     d.write("manager.json", R"({"slice":"not a slice"})");
     BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
 }
+
+BOOST_AUTO_TEST_CASE(dangling_scope_keys) {
+    TempDir d;
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->danglingScopes.enabled);
+    BOOST_TEST(!c->danglingScopes.dryRun);
+    BOOST_TEST(c->danglingScopes.period.count() == 300000);
+    BOOST_TEST(c->danglingScopes.creationGrace.count() == 300000);
+    d.write("manager.json", R"({"dangling_scopes_enabled":false,"dangling_scopes_dry_run":true,
+        "dangling_scopes_period_ms":5000,"dangling_scopes_creation_grace_ms":0})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(!c->danglingScopes.enabled);
+    BOOST_TEST(c->danglingScopes.dryRun);
+    BOOST_TEST(c->danglingScopes.period.count() == 5000);
+    BOOST_TEST(c->danglingScopes.creationGrace.count() == 0);
+    for (const char* bad : {R"({"dangling_scopes_period_ms":999})", R"({"dangling_scopes_creation_grace_ms":-1})",
+                            R"({"dangling_scopes_dry_run":"yes"})", R"({"dangling_scopes_enabled":1})",
+                            R"({"dangling_scopes_grace_ms":5000})"}) {
+        d.write("manager.json", bad);
+        auto r = loadConfig(d.path + "/manager.json");
+        BOOST_TEST(!r.ok(), bad);
+        if (!r.ok()) BOOST_TEST(r.error().name == "InvalidConfig");
+    }
+}

@@ -198,7 +198,7 @@ start stdio --stdin "$T/stdio/in" --stdout "$T/stdio/out" --stderr "$T/stdio/err
 go started; finish 0; check_exit 0 0 0 ""
 [[ $(cat "$D/out") == $'old\nin-data\nout' ]] || fail "stdout: $(cat "$D/out")"
 [[ $(cat "$D/err") == $'err\n'"$T/stdio/in" ]] || fail "stderr: $(cat "$D/err")"
-[[ $(stat -c %a "$D/err") == 644 ]] || fail "stderr mode $(stat -c %a "$D/err")"
+[[ $(stat -c %a "$D/err") == 600 ]] || fail "stderr mode $(stat -c %a "$D/err")"  # logs: root's alone
 ((FAILS == before)) && ok
 
 before=$FAILS

@@ -1,0 +1,131 @@
+#pragma once
+// Stops task scopes that no task owns: left by an older manager, by a
+// crash between StartTransientUnit and the task's record, or created by
+// hand under the slice. Built like Nomad's dangling-container reconciler
+// (drivers/docker/reconcile_dangling.go): a periodic pass, a creation
+// grace measured from the unit's own activation, a first pass only after
+// max(period, grace) so that recovery has re-adopted every task, and a
+// dry-run mode that only reports.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/event_loop.hpp"
+#include "common/result.hpp"
+#include "manager/config.hpp"
+#include "scope/systemd_client.hpp"
+
+namespace taskscope::manager {
+
+/// Units a start has claimed before it asks systemd for the scope, so that
+/// a pass never takes a starting task's scope for a dangling one (its
+/// record exists only once systemd is done).
+class UnitClaims {
+public:
+    class Claim {
+    public:
+        Claim() = default;
+        Claim(UnitClaims& claims, std::string unit) : claims_(&claims), unit_(std::move(unit)) {}
+        Claim(Claim&& o) noexcept : claims_(std::exchange(o.claims_, nullptr)), unit_(std::move(o.unit_)) {}
+        Claim& operator=(Claim&& o) noexcept {
+            release();
+            claims_ = std::exchange(o.claims_, nullptr);
+            unit_ = std::move(o.unit_);
+            return *this;
+        }
+        Claim(const Claim&) = delete;
+        Claim& operator=(const Claim&) = delete;
+        ~Claim() { release(); }
+        void release() {
+            if (claims_) claims_->units_.erase(claims_->units_.find(unit_));  // this claim, not all of the unit's
+            claims_ = nullptr;
+        }
+
+    private:
+        UnitClaims* claims_ = nullptr;
+        std::string unit_;
+    };
+
+    /// Held until the returned claim goes.
+    [[nodiscard]] Claim claim(const std::string& unit) {
+        units_.insert(unit);
+        return Claim(*this, unit);
+    }
+    bool held(const std::string& unit) const { return units_.count(unit) != 0; }
+
+private:
+    std::multiset<std::string> units_;
+};
+
+/// What one pass found and did; the daemon's edge logs and signals it.
+struct ReconcileOutcome {
+    struct Stopped {
+        std::string unit;
+        uint64_t activeSinceUs = 0;  ///< the unit's ActiveEnterTimestamp
+    };
+    struct Failed {
+        std::string unit;
+        common::Error error;
+    };
+    std::vector<Stopped> stopped;  ///< killed, or only found in dry-run mode
+    std::vector<Failed> failed;    ///< found, but systemd refused the kill
+    bool dryRun = false;
+};
+
+/// "<alloc>-<task>.scope" as taskscope names task scopes: a scope whose
+/// name has a dash with something on either side.
+bool isTaskScopeName(const std::string& unit);
+
+/// When the first pass runs after the manager starts: max(period, grace),
+/// the time recovery has to re-adopt what an earlier manager started.
+std::chrono::milliseconds firstPassDelay(const ReconcilerConfig& config);
+
+class ScopeReconciler {
+public:
+    /// True for a unit the manager tracks or is starting right now.
+    using OwnsUnit = std::function<bool(const std::string& unit)>;
+    using NowUs = std::function<uint64_t()>;  ///< CLOCK_REALTIME, as systemd's timestamps
+    using Report = std::function<void(const ReconcileOutcome&)>;
+
+    ScopeReconciler(ReconcilerConfig config, scope::SystemdClient& systemd, std::string slice, OwnsUnit owns,
+                    NowUs now = {});
+    ~ScopeReconciler() { stop(); }
+    ScopeReconciler(const ScopeReconciler&) = delete;
+    ScopeReconciler& operator=(const ScopeReconciler&) = delete;
+
+    /// One pass: every running scope under the slice that is named like a
+    /// task's, that no task owns and that has been active longer than the
+    /// grace is killed (SIGKILL to all its processes: nobody waits for it
+    /// to end gracefully), or only reported in dry-run mode. Ownership is
+    /// asked again just before each kill, so a start that began during
+    /// the pass keeps its scope. Errors: the listing failed.
+    common::Result<ReconcileOutcome> runPass();
+
+    /// Runs passes on `loop`, the first after firstPassDelay(), then every
+    /// period; `report` hears each pass that found something. A pass whose
+    /// listing failed is reported through `onError`.
+    void start(common::EventLoop& loop, Report report, std::function<void(const common::Error&)> onError);
+    void stop();
+
+    const ReconcilerConfig& config() const { return config_; }
+
+private:
+    void schedule(std::chrono::milliseconds delay);
+
+    ReconcilerConfig config_;
+    scope::SystemdClient& systemd_;
+    std::string slice_;
+    OwnsUnit owns_;
+    NowUs now_;
+    common::EventLoop* loop_ = nullptr;
+    uint64_t timer_ = 0;
+    Report report_;
+    std::function<void(const common::Error&)> onError_;
+};
+
+}  // namespace taskscope::manager

@@ -1,0 +1,175 @@
+#define BOOST_TEST_MODULE scope_reconciler
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+
+#include "fake_systemd.hpp"
+#include "manager/scope_reconciler.hpp"
+
+using namespace taskscope::manager;
+using namespace std::chrono_literals;
+using taskscope::test::FakeSystemd;
+
+namespace {
+
+constexpr uint64_t kNow = 1'700'000'000'000'000;  // µs since the epoch
+constexpr uint64_t kMinuteUs = 60'000'000;
+
+struct Fixture {
+    FakeSystemd systemd;
+    std::set<std::string> tracked;
+    UnitClaims claims;
+    ReconcilerConfig config;  // 5 min period and grace
+    bool owns(const std::string& unit) const { return tracked.count(unit) || claims.held(unit); }
+    ScopeReconciler reconciler() {
+        return ScopeReconciler(config, systemd, "nomad.slice", [this](const std::string& u) { return owns(u); },
+                               [] { return kNow; });
+    }
+    std::vector<std::string> stoppedBy(ScopeReconciler& r) {
+        auto out = r.runPass();
+        BOOST_REQUIRE(out.ok());
+        std::vector<std::string> units;
+        for (const auto& s : out->stopped) units.push_back(s.unit);
+        return units;
+    }
+};
+
+using Units = std::vector<std::string>;
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(task_scope_names) {
+    BOOST_TEST(isTaskScopeName("a1-web.scope"));
+    BOOST_TEST(isTaskScopeName("3f2a0b7c-1d2e-4f5a-8b9c-0d1e2f3a4b5c-redis.scope"));
+    BOOST_TEST(!isTaskScopeName("web.scope"));
+    BOOST_TEST(!isTaskScopeName("-web.scope"));
+    BOOST_TEST(!isTaskScopeName("a1-.scope"));
+    BOOST_TEST(!isTaskScopeName("a1-web.service"));
+    BOOST_TEST(!isTaskScopeName(".scope"));
+}
+
+BOOST_AUTO_TEST_CASE(first_pass_waits_for_the_longer_of_period_and_grace) {
+    ReconcilerConfig c;
+    c.period = 5min;
+    c.creationGrace = 10min;
+    BOOST_TEST(firstPassDelay(c).count() == std::chrono::milliseconds(10min).count());
+    c.creationGrace = 1min;
+    BOOST_TEST(firstPassDelay(c).count() == std::chrono::milliseconds(5min).count());
+}
+
+BOOST_AUTO_TEST_CASE(only_old_running_untracked_task_scopes_in_the_slice_are_killed) {
+    Fixture f;
+    const uint64_t old = kNow - 6 * kMinuteUs;
+    f.systemd.addScope("a1-dangling.scope", "nomad.slice", old);
+    f.systemd.addScope("a1-tracked.scope", "nomad.slice", old);
+    f.tracked.insert("a1-tracked.scope");
+    f.systemd.addScope("a1-young.scope", "nomad.slice", kNow - 4 * kMinuteUs);
+    f.systemd.addScope("a1-never.scope", "nomad.slice", 0);
+    f.systemd.addScope("a1-failed.scope", "nomad.slice", old, "failed");
+    f.systemd.addScope("session-3.scope", "user-1000.slice", old);  // a login session: not ours
+    f.systemd.addScope("plain.scope", "nomad.slice", old);           // not named like a task
+    auto r = f.reconciler();
+    BOOST_TEST(f.stoppedBy(r) == Units{"a1-dangling.scope"});
+    BOOST_TEST(f.systemd.killed == Units{"a1-dangling.scope all 9"});
+    // Once the grace has passed, the young one goes too; nothing else.
+    f.systemd.units["a1-young.scope"].activeEnterUs = old;
+    BOOST_TEST(f.stoppedBy(r) == Units{"a1-young.scope"});
+    BOOST_TEST(f.stoppedBy(r).empty());
+}
+
+BOOST_AUTO_TEST_CASE(dry_run_reports_and_kills_nothing) {
+    Fixture f;
+    f.config.dryRun = true;
+    f.systemd.addScope("a1-dangling.scope", "nomad.slice", kNow - 6 * kMinuteUs);
+    auto r = f.reconciler();
+    auto out = r.runPass();
+    BOOST_REQUIRE(out.ok());
+    BOOST_TEST(out->dryRun);
+    BOOST_REQUIRE(out->stopped.size() == 1u);
+    BOOST_TEST(out->stopped[0].unit == "a1-dangling.scope");
+    BOOST_TEST(out->stopped[0].activeSinceUs == kNow - 6 * kMinuteUs);
+    BOOST_TEST(f.systemd.killed.empty());
+    BOOST_TEST(f.systemd.units.count("a1-dangling.scope") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_start_racing_a_pass_keeps_its_scope) {
+    // A start claims its unit, then systemd creates the scope; the pass
+    // lists it while the record does not exist yet. A zero grace leaves
+    // the claim as the only thing between the pass and the kill.
+    Fixture f;
+    f.config.creationGrace = 0ms;
+    f.systemd.addScope("a1-early.scope", "nomad.slice", kNow - kMinuteUs);
+    f.systemd.addScope("a1-starting.scope", "nomad.slice", kNow - kMinuteUs);
+    auto claim = f.claims.claim("a1-starting.scope");
+    // And a start that begins in the middle of the pass, after the listing
+    // and the first ownership check: it claims its unit while the pass
+    // asks systemd about it.
+    f.systemd.addScope("a1-midpass.scope", "nomad.slice", kNow - kMinuteUs);
+    UnitClaims::Claim midpass;
+    f.systemd.onUnitInfo = [&](const std::string& unit) {
+        if (unit == "a1-midpass.scope") midpass = f.claims.claim(unit);
+    };
+    auto r = f.reconciler();
+    BOOST_TEST(f.stoppedBy(r) == Units{"a1-early.scope"});
+    BOOST_TEST(f.systemd.units.count("a1-starting.scope") == 1u);
+    BOOST_TEST(f.systemd.units.count("a1-midpass.scope") == 1u);
+
+    // The starts end: one becomes a tracked task, the other fails and its
+    // scope is left behind; the next pass takes only the leftover.
+    f.systemd.onUnitInfo = nullptr;
+    f.tracked.insert("a1-starting.scope");
+    claim.release();
+    midpass.release();
+    BOOST_TEST(!f.claims.held("a1-midpass.scope"));
+    BOOST_TEST(f.stoppedBy(r) == Units{"a1-midpass.scope"});
+    BOOST_TEST(f.systemd.units.count("a1-starting.scope") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(claims_count_nested_holders) {
+    UnitClaims claims;
+    auto a = claims.claim("u");
+    {
+        auto b = claims.claim("u");
+        BOOST_TEST(claims.held("u"));
+    }
+    BOOST_TEST(claims.held("u"));
+    UnitClaims::Claim moved = std::move(a);
+    BOOST_TEST(claims.held("u"));
+    moved.release();
+    BOOST_TEST(!claims.held("u"));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_listing_is_an_error_and_a_vanished_unit_is_skipped) {
+    Fixture f;
+    f.systemd.failListing = true;
+    auto r = f.reconciler();
+    auto out = r.runPass();
+    BOOST_TEST(!out.ok());
+    BOOST_TEST(out.error().name == "SystemdFailed");
+    f.systemd.failListing = false;
+    f.systemd.addScope("a1-gone.scope", "nomad.slice", kNow - 6 * kMinuteUs);
+    f.systemd.onUnitInfo = [&](const std::string& unit) { f.systemd.units.erase(unit); };
+    BOOST_TEST(f.stoppedBy(r).empty());
+}
+
+BOOST_AUTO_TEST_CASE(passes_run_on_the_loop_after_the_first_delay) {
+    Fixture f;
+    f.config.period = 1000ms;
+    f.config.creationGrace = 0ms;
+    f.systemd.addScope("a1-dangling.scope", "nomad.slice", kNow - kMinuteUs);
+    taskscope::common::EventLoop loop;
+    auto r = f.reconciler();
+    std::vector<std::string> reported;
+    const auto started = taskscope::common::EventLoop::Clock::now();
+    r.start(
+        loop,
+        [&](const ReconcileOutcome& o) {
+            for (const auto& s : o.stopped) reported.push_back(s.unit);
+            loop.quit(0);
+        },
+        [](const taskscope::common::Error&) {});
+    loop.addTimer(started + 5s, [&] { loop.quit(1); });
+    BOOST_TEST(loop.run() == 0);
+    BOOST_TEST(reported == Units{"a1-dangling.scope"});
+    BOOST_TEST((taskscope::common::EventLoop::Clock::now() - started >= 1000ms));
+}

@@ -45,8 +45,6 @@ uint64_t bootUs() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-const std::string kCgroupRoot = "/sys/fs/cgroup";
-
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
 scope::UnitProperties baseProperties(const Config& config, const std::string& allocId, const std::string& task) {
@@ -68,16 +66,17 @@ scope::UnitProperties baseProperties(const Config& config, const std::string& al
 }  // namespace
 
 TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop,
-                         std::string objectPrefix, std::set<unsigned> usableCpus)
+                         std::string objectPrefix, std::set<unsigned> usableCpus, CgroupHost host)
     : config_(std::move(config)),
       store_(config_.stateDir),
       spool_(config_.logSpoolDir),
       systemd_(systemd),
       loop_(loop),
       objectPrefix_(std::move(objectPrefix)),
+      cgroupRoot_(std::move(host.root)),
       cpus_(std::move(usableCpus), config_.systemCores) {
     struct statfs fs {};
-    unified_ = ::statfs(kCgroupRoot.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+    unified_ = host.unified.value_or(::statfs(cgroupRoot_.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC);
 }
 
 TaskManager::~TaskManager() {
@@ -367,7 +366,7 @@ void TaskManager::forceKill(Entry& e) {
         // bed with systemd 252). cgroup.kill is an action, not a setting
         // systemd manages or could undo.
         if (e.record.cgroup.empty()) return;
-        const auto killFile = kCgroupRoot + e.record.cgroup + "/cgroup.kill";
+        const auto killFile = cgroupRoot_ + e.record.cgroup + "/cgroup.kill";
         common::UniqueFd fd(::open(killFile.c_str(), O_WRONLY | O_CLOEXEC));
         if (!fd && errno == ENOENT) return;  // the scope is gone, and all its processes with it
         if (fd && ::write(fd.get(), "1", 1) == 1) return;

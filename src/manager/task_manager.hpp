@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::manager {
+
+/// Where cgroupfs is and which version it is. Unit tests point the root
+/// at a directory of their own and choose the version, so a test on a
+/// cgroup v2 host never writes the host's cgroup.kill files.
+struct CgroupHost {
+    std::string root = "/sys/fs/cgroup";
+    std::optional<bool> unified;  ///< unset: cgroup v2 when cgroup2 is mounted at root
+};
 
 /// What the outside (the bus) hears of tasks.
 class TaskEvents {
@@ -34,7 +43,7 @@ public:
     /// `usableCpus`: the fingerprint's usable cpuset, split into the
     /// shared pool and reservations (cgroup v2 only).
     TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop, std::string objectPrefix,
-                std::set<unsigned> usableCpus);
+                std::set<unsigned> usableCpus, CgroupHost host = {});
     ~TaskManager();
     TaskManager(const TaskManager&) = delete;
     TaskManager& operator=(const TaskManager&) = delete;
@@ -93,7 +102,8 @@ private:
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
     std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
-    bool unified_ = false;  ///< cgroup v2 at /sys/fs/cgroup
+    std::string cgroupRoot_;
+    bool unified_ = false;  ///< cgroup v2 at cgroupRoot_
     bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final
     CpuPartitions cpus_;
     int inotifyFd_ = -1;

@@ -125,14 +125,7 @@ common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit,
 
 common::Result<void> SdbusSystemdClient::startScope(const std::string& unit, const std::vector<uint32_t>& pids,
                                                     const UnitProperties& properties) {
-    auto r = startScopeOnce(unit, pids, properties);
-    if (r || r.error().name != "UnitExists") return r;
-    // A failed unit of the same name stays loaded until reset; an active
-    // one is a real conflict and the retry reports it.
-    auto state = unitState(unit);
-    if (!state || state->active != "failed") return r;
-    if (auto reset = resetFailedUnit(unit); !reset) return reset;
-    return startScopeOnce(unit, pids, properties);
+    return startResettingFailed(*this, unit, [&] { return startScopeOnce(unit, pids, properties); });
 }
 
 common::Result<void> SdbusSystemdClient::killUnit(const std::string& unit, const std::string& whom, int signal) {

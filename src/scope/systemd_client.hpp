@@ -2,6 +2,7 @@
 // The systemd client: everything taskscope asks of PID 1. Behind an
 // interface so the manager's logic is testable with a fake.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,11 @@ public:
     /// systemd's version string ("252.39-1~deb12u1").
     virtual common::Result<std::string> version() = 0;
 };
+
+/// crun's answer to a start that finds the unit name taken (UnitExists):
+/// a unit of that name left failed is reset (ResetFailedUnit) and `start`
+/// retried once; an active one is a real conflict and its error stands.
+common::Result<void> startResettingFailed(SystemdClient& systemd, const std::string& unit,
+                                          const std::function<common::Result<void>()>& start);
 
 }  // namespace taskscope::scope

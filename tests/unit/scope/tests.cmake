@@ -1,3 +1,4 @@
 taskscope_unit_test(scope/test_unit_name.cpp taskscope_scope)
 taskscope_unit_test(scope/test_resources.cpp taskscope_scope)
 taskscope_unit_test(scope/test_systemd_errors.cpp taskscope_scope)
+taskscope_unit_test(scope/test_systemd_client.cpp taskscope_scope)

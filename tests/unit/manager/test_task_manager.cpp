@@ -1,0 +1,364 @@
+#define BOOST_TEST_MODULE task_manager
+#include <boost/test/unit_test.hpp>
+
+#include <dirent.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/cpu_list.hpp"
+#include "common/event_loop.hpp"
+#include "manager/task_manager.hpp"
+#include "support/fake_systemd_client.hpp"
+#include "support/temp_dir.hpp"
+
+// The task lifecycle against a fake systemd and the real shim, running
+// harmless commands (/bin/sleep, /bin/sh) as the current user. No systemd,
+// no cgroups: what systemd itself does is the system tier's to prove.
+
+using namespace taskscope;
+using manager::TaskManager;
+using manager::TaskRecord;
+using manager::TaskState;
+using test::FakeSystemdClient;
+
+namespace taskscope::manager {
+std::ostream& operator<<(std::ostream& out, TaskState s) {
+    return out << toString(s);
+}
+}  // namespace taskscope::manager
+
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Event {
+    std::string kind;
+    std::string allocId;
+    std::string task;
+    TaskState state;
+};
+
+struct Recorder final : manager::TaskEvents {
+    std::vector<Event> events;
+    void add(const char* kind, const TaskRecord& r) { events.push_back({kind, r.allocId, r.name, r.state}); }
+    void taskAdded(const TaskRecord& r) override { add("added", r); }
+    void taskChanged(const TaskRecord& r) override { add("changed", r); }
+    void taskExited(const TaskRecord& r) override { add("exited", r); }
+    void taskRemoved(const TaskRecord& r) override { add("removed", r); }
+    size_t count(const std::string& kind) const {
+        size_t n = 0;
+        for (const auto& e : events) n += e.kind == kind;
+        return n;
+    }
+};
+
+std::string me() {
+    const auto* pw = ::getpwuid(::getuid());
+    return pw ? pw->pw_name : "root";
+}
+
+std::string spec(const std::string& command, const std::vector<std::string>& args, nlohmann::json extra = {}) {
+    nlohmann::json j = {{"command", command}, {"args", args}, {"user", me()}};
+    if (extra.is_object())
+        for (const auto& [k, v] : extra.items()) j[k] = v;
+    return j.dump();
+}
+
+// Gone, or a zombie nobody reaps (a test container's PID 1 may not).
+bool processGone(pid_t pid) {
+    if (::kill(pid, 0) < 0) return errno == ESRCH;
+    auto stat = test::slurp("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
+size_t filesIn(const std::string& dir) {
+    size_t n = 0;
+    if (!std::filesystem::exists(dir)) return 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+    return n;
+}
+
+size_t openFds() {
+    return filesIn("/proc/self/fd");
+}
+
+struct Fixture {
+    test::TempDir dir;
+    FakeSystemdClient systemd;
+    common::EventLoop loop;
+    manager::Config config;
+    Recorder events;
+    std::unique_ptr<TaskManager> tasks;
+    std::set<unsigned> usable;
+    manager::CgroupHost host;
+
+    Fixture() {
+        const char* shim = std::getenv("TASKSCOPE_SHIM_PATH");
+        BOOST_REQUIRE_MESSAGE(shim, "TASKSCOPE_SHIM_PATH must name the built shim");
+        config.shimPath = shim;
+        config.stateDir = dir.path + "/state";
+        config.logSpoolDir = dir.path + "/spool";
+        host.root = dir.path + "/cgroup";  // no cgroup files: kills go through the fake
+        host.unified = false;
+    }
+    ~Fixture() {
+        tasks.reset();
+        // Whatever a test left running dies with it.
+        for (const auto& [unit, s] : systemd.scopes)
+            for (auto pid : s.pids) ::kill(static_cast<pid_t>(pid), SIGKILL);
+        for (auto pid : systemd.lastStartPids) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+
+    void open() {
+        tasks = std::make_unique<TaskManager>(config, systemd, loop, "/org/taskscope/Manager1/task", usable, host);
+        auto r = tasks->recover();
+        BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+        tasks->attach(events);
+    }
+
+    const TaskRecord& start(const std::string& alloc, const std::string& task, const std::string& specJson) {
+        auto r = tasks->start(alloc, task, specJson);
+        BOOST_REQUIRE_MESSAGE(r, "start " << alloc << "/" << task << ": " << (r ? "" : r.error().message));
+        return **r;
+    }
+
+    TaskState state(const std::string& alloc, const std::string& task) {
+        auto r = tasks->get(alloc, task);
+        BOOST_REQUIRE(r);
+        return (*r)->state;
+    }
+
+    /// Runs the manager's loop until `done` or the limit; never longer.
+    bool runUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = 10s) {
+        const auto deadline = common::EventLoop::Clock::now() + limit;
+        while (!done()) {
+            if (common::EventLoop::Clock::now() >= deadline) return false;
+            // A short turn of the loop: events (inotify, SIGCHLD) arrive as fds.
+            loop.addTimer(common::EventLoop::Clock::now() + 10ms, [this] { loop.quit(); });
+            loop.run();
+        }
+        return true;
+    }
+
+    bool finished(const std::string& alloc, const std::string& task) {
+        auto r = tasks->get(alloc, task);
+        return r && (*r)->finished();
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(start_puts_the_stopped_task_in_its_scope_then_runs_it, Fixture) {
+    open();
+    const auto& r = start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(r.state == TaskState::Running);
+    BOOST_TEST(r.unit == "a1-web.scope");
+    BOOST_TEST(r.pid > 0);
+    BOOST_TEST(!processGone(r.pid));
+    BOOST_TEST(systemd.count("startScope", "a1-web.scope") == 1u);
+    BOOST_REQUIRE(systemd.lastStartPids.size() == 1u);
+    BOOST_TEST(systemd.lastStartPids[0] == static_cast<uint32_t>(r.pid));
+    BOOST_TEST(r.cgroup == "/fake.slice/a1-web.scope");
+    const auto& props = systemd.scopes.at("a1-web.scope").properties;
+    bool slice = false;
+    for (const auto& p : props) slice |= p.get<0>() == "Slice";
+    BOOST_TEST(slice);
+    BOOST_TEST(std::filesystem::exists(config.stateDir + "/tasks/a1-web.scope.json"));
+    BOOST_TEST(events.count("added") == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_second_start_of_one_task_is_refused, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    auto again = tasks->start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!again);
+    BOOST_TEST(again.error().name == "TaskExists");
+    BOOST_TEST(systemd.count("startScope") == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_exit_is_collected_from_the_shims_record, Fixture) {
+    open();
+    start("a1", "job", spec("/bin/sh", {"-c", "exit 3"}));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
+    const auto& r = **tasks->get("a1", "job");
+    BOOST_TEST(r.state == TaskState::Exited);
+    BOOST_TEST(r.exit.exitCode == 3);
+    BOOST_TEST(r.exit.signal == 0);
+    BOOST_TEST(r.pid == 0);
+    BOOST_TEST(events.count("exited") == 1u);
+    BOOST_TEST(r.exitReported);
+}
+
+BOOST_FIXTURE_TEST_CASE(stop_without_grace_kills_every_process_through_systemd_on_v1, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(tasks->stop("a1", "web", "", 0));
+    BOOST_TEST(state("a1", "web") == TaskState::Stopping);
+    // cgroup v1: freeze, SIGKILL all, thaw.
+    BOOST_TEST(systemd.count("freezeUnit", "a1-web.scope") >= 1u);
+    BOOST_TEST(systemd.count("killUnit", "a1-web.scope") >= 1u);
+    BOOST_TEST(systemd.count("thawUnit", "a1-web.scope") >= 1u);
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    const auto& r = **tasks->get("a1", "web");
+    BOOST_TEST(r.exit.signal == SIGKILL);
+}
+
+BOOST_FIXTURE_TEST_CASE(stop_kills_when_the_grace_ends, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    // The signal only goes to a PID inside the task's scope; the fake has
+    // no cgroups, so here only the kill at the end of the grace ends it.
+    BOOST_REQUIRE(tasks->stop("a1", "web", "SIGTERM", 200));
+    BOOST_TEST(systemd.count("killUnit") == 0u);
+    BOOST_TEST((**tasks->get("a1", "web")).killDeadlineUs > 0u);
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    BOOST_TEST((**tasks->get("a1", "web")).exit.signal == SIGKILL);
+    BOOST_TEST(systemd.count("killUnit", "a1-web.scope") >= 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stop_of_an_exited_task_is_refused, Fixture) {
+    open();
+    start("a1", "job", spec("/bin/true", {}));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
+    auto r = tasks->stop("a1", "job", "", 0);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "NotRunning");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_restarted_manager_readopts_a_running_task, Fixture) {
+    open();
+    const pid_t pid = start("a1", "web", spec("/bin/sleep", {"1000"})).pid;
+    tasks.reset();  // the manager goes away; the shim and the task stay
+    BOOST_TEST(!processGone(pid));
+    open();
+    const auto& r = **tasks->get("a1", "web");
+    BOOST_TEST(r.state == TaskState::Running);
+    BOOST_TEST(r.pid == pid);
+    BOOST_REQUIRE(tasks->stop("a1", "web", "", 0));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    BOOST_TEST((**tasks->get("a1", "web")).exit.signal == SIGKILL);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_exit_while_the_manager_was_away_is_reported_after_restart, Fixture) {
+    open();
+    const pid_t pid = start("a1", "web", spec("/bin/sleep", {"1000"})).pid;
+    tasks.reset();
+    ::kill(pid, SIGKILL);
+    const auto exitFile = config.stateDir + "/exits/a1-web.scope";
+    // The shim writes the record on its own; nobody runs a loop meanwhile.
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!std::filesystem::exists(exitFile) && std::chrono::steady_clock::now() < deadline) ::usleep(10000);
+    BOOST_REQUIRE(std::filesystem::exists(exitFile));
+    events.events.clear();
+    open();
+    const auto& r = **tasks->get("a1", "web");
+    BOOST_TEST(r.state == TaskState::Exited);
+    BOOST_TEST(r.exit.signal == SIGKILL);
+    BOOST_TEST(events.count("exited") == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_vanished_is_lost_after_restart, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    const pid_t shim = (**tasks->get("a1", "web")).shimPid;
+    tasks.reset();
+    // SIGKILL the shim: no exit record can be written.
+    ::kill(shim, SIGKILL);
+    BOOST_REQUIRE(runUntil([&] { return processGone(shim); }));
+    open();
+    BOOST_TEST((**tasks->get("a1", "web")).state == TaskState::Lost);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spool, Fixture) {
+    open();
+    systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
+    auto r = tasks->start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "SystemdFailed");
+    BOOST_TEST(!tasks->get("a1", "web"));
+    BOOST_TEST(tasks->list().empty());
+    BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
+    BOOST_TEST(filesIn(config.logSpoolDir) == 0u);
+    BOOST_REQUIRE(systemd.lastStartPids.size() == 1u);
+    const auto pid = static_cast<pid_t>(systemd.lastStartPids[0]);
+    BOOST_TEST(runUntil([&] { return processGone(pid); }));
+    BOOST_TEST(events.count("added") == 0u);
+    // The same task can start afterwards.
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_command_that_cannot_run_leaves_nothing_and_stops_its_scope, Fixture) {
+    open();
+    // Resolved at parse time, then removed before the exec: ExecFailed.
+    const auto bin = dir.path + "/vanishing";
+    std::filesystem::copy_file("/bin/true", bin);
+    ::chmod(bin.c_str(), 0755);
+    systemd.duringNext("startScope", [&] { std::filesystem::remove(bin); });
+    auto r = tasks->start("a1", "web", spec(bin, {}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "ExecFailed");
+    BOOST_TEST(!tasks->get("a1", "web"));
+    BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
+    BOOST_TEST(systemd.count("stopUnit", "a1-web.scope") == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_reserved_cores_back, Fixture) {
+    usable = {0, 1, 2, 3};
+    host.unified = true;  // reservations exist only on cgroup v2
+    open();
+    BOOST_TEST(tasks->sharedCpus() == "0-3");
+    systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
+    auto r = tasks->start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(tasks->sharedCpus() == "0-3");
+    const auto& ok = start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    BOOST_TEST(ok.reservedCores);
+    BOOST_TEST(tasks->sharedCpus() == "2-3");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_reservation_moves_every_shared_task_to_the_new_pool, Fixture) {
+    usable = {0, 1, 2, 3};
+    host.unified = true;
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "api", spec("/bin/sleep", {"1000"}));
+    const auto before = systemd.count("setUnitProperties");
+    start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    // Today: one SetUnitProperties per shared task.
+    BOOST_TEST(systemd.count("setUnitProperties") - before == 2u);
+    BOOST_TEST(common::formatCpuList((**tasks->get("a1", "web")).cpus) == "1-3");
+}
+
+BOOST_FIXTURE_TEST_CASE(forget_resets_a_failed_unit, Fixture) {
+    open();
+    start("a1", "job", spec("/bin/true", {}));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
+    systemd.scopes["a1-job.scope"].active = "failed";
+    BOOST_REQUIRE(tasks->forget("a1", "job"));
+    BOOST_TEST(systemd.count("resetFailedUnit", "a1-job.scope") == 1u);
+    BOOST_TEST(!tasks->get("a1", "job"));
+    BOOST_TEST(events.count("removed") == 1u);
+    BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_two_descriptors, Fixture) {
+    open();
+    const auto before = openFds();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(openFds() - before == 2u);  // the held fifos (LogSpool::Hold)
+    start("a1", "quiet", spec("/bin/sleep", {"1000"}, {{"logs", false}}));
+    BOOST_TEST(openFds() - before == 2u);
+}

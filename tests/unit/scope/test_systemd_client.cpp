@@ -1,0 +1,65 @@
+#define BOOST_TEST_MODULE systemd_client
+#include <boost/test/unit_test.hpp>
+
+#include "scope/systemd_client.hpp"
+#include "support/fake_systemd_client.hpp"
+
+using taskscope::common::makeError;
+using taskscope::common::Result;
+using taskscope::scope::startResettingFailed;
+using taskscope::test::FakeSystemdClient;
+
+namespace {
+
+// A start that fails with UnitExists `refusals` times, then succeeds.
+struct Start {
+    int refusals;
+    int calls = 0;
+    Result<void> operator()() {
+        if (++calls <= refusals) return makeError("UnitExists", "unit a1-web.scope already exists");
+        return {};
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_unit_left_failed_is_reset_and_the_start_retried_once) {
+    FakeSystemdClient systemd;
+    systemd.scopes["a1-web.scope"].active = "failed";
+    Start start{1};
+    BOOST_TEST(static_cast<bool>(startResettingFailed(systemd, "a1-web.scope", std::ref(start))));
+    BOOST_TEST(start.calls == 2);
+    BOOST_TEST(systemd.count("resetFailedUnit", "a1-web.scope") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(only_once) {
+    FakeSystemdClient systemd;
+    systemd.scopes["a1-web.scope"].active = "failed";
+    Start start{5};
+    auto r = startResettingFailed(systemd, "a1-web.scope", std::ref(start));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "UnitExists");
+    BOOST_TEST(start.calls == 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_active_unit_of_that_name_is_a_conflict_and_never_reset) {
+    FakeSystemdClient systemd;
+    systemd.scopes["a1-web.scope"].active = "active";
+    Start start{1};
+    auto r = startResettingFailed(systemd, "a1-web.scope", std::ref(start));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "UnitExists");
+    BOOST_TEST(start.calls == 1);
+    BOOST_TEST(systemd.count("resetFailedUnit") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_reset_is_the_error) {
+    FakeSystemdClient systemd;
+    systemd.scopes["a1-web.scope"].active = "failed";
+    systemd.failNext("resetFailedUnit", makeError("SystemdFailed", "reset-failed a1-web.scope: denied"));
+    Start start{1};
+    auto r = startResettingFailed(systemd, "a1-web.scope", std::ref(start));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().message.find("reset-failed") != std::string::npos);
+    BOOST_TEST(start.calls == 1);
+}

@@ -126,10 +126,10 @@ Result<void> TaskManager::recover() {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
         entry->record.objectPath = scope::taskObjectPath(objectPrefix_, entry->record.unit);
-        auto& r = entry->record;
+        auto& e = *entry;
+        auto& r = e.record;
         const auto unit = r.unit;
-        tasks_[unit] = std::move(entry);
-        auto& e = *tasks_[unit];
+        insert(std::move(entry));
         if (r.finished()) continue;
         if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
             collectExit(e);
@@ -168,7 +168,7 @@ Result<void> TaskManager::recover() {
 
 void TaskManager::attach(TaskEvents& events) {
     events_ = &events;
-    for (auto& [unit, e] : tasks_) {
+    for (auto& [key, e] : tasks_) {
         auto& r = e->record;
         if (r.finished() && !r.exitReported) {
             events_->taskExited(r);
@@ -188,18 +188,42 @@ bool TaskManager::shimAlive(const TaskRecord& r) const {
 }
 
 Result<TaskManager::Entry*> TaskManager::find(const std::string& allocId, const std::string& task) const {
-    auto unit = scope::taskScopeName(allocId, task);
-    if (!unit) return unit.error();
-    auto it = tasks_.find(*unit);
-    if (it == tasks_.end()) return makeError("NoSuchTask", "no task " + taskLabel(allocId, task));
-    return it->second.get();
+    auto it = tasks_.find(Key{allocId, task});
+    if (it != tasks_.end()) return it->second.get();
+    // A name no unit could have gets the more useful error.
+    if (auto unit = scope::taskScopeName(allocId, task); !unit) return unit.error();
+    return makeError("NoSuchTask", "no task " + taskLabel(allocId, task));
+}
+
+TaskManager::Entry* TaskManager::byUnit(const std::string& unit) const {
+    auto it = units_.find(unit);
+    if (it == units_.end()) return nullptr;
+    return tasks_.at(it->second).get();
+}
+
+void TaskManager::insert(std::unique_ptr<Entry> entry) {
+    const auto& r = entry->record;
+    Key key{r.allocId, r.name};
+    units_[r.unit] = key;
+    tasks_[std::move(key)] = std::move(entry);
+}
+
+void TaskManager::erase(const TaskRecord& record) {
+    const Key key{record.allocId, record.name};
+    units_.erase(record.unit);
+    tasks_.erase(key);
 }
 
 Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const std::string& task,
                                              const std::string& specJson) {
     auto unit = scope::taskScopeName(allocId, task);
     if (!unit) return unit.error();
-    if (tasks_.count(*unit)) return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
+    if (tasks_.count(Key{allocId, task}))
+        return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
+    if (const auto* other = byUnit(*unit))
+        return makeError("UnitNameCollision", "task " + taskLabel(allocId, task) + " would run in unit " + *unit +
+                                                  ", which belongs to task " +
+                                                  taskLabel(other->record.allocId, other->record.name));
     auto spec = parseTaskSpec(specJson);
     if (!spec) return spec.error();
     if (auto r = resolveTaskSpec(*spec); !r) return r.error();
@@ -281,7 +305,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
 
     entry->logHold = std::move(logHold);
     auto* out = &entry->record;
-    tasks_[*unit] = std::move(entry);
+    insert(std::move(entry));
     unreserve.armed = false;
     if (reserved) applySharedPool();
     spdlog::info("Started task {} as pid {} in {}", taskLabel(allocId, task), out->pid, *unit);
@@ -347,9 +371,9 @@ void TaskManager::armKillTimer(Entry& e) {
     if (e.killTimer) loop_.cancelTimer(e.killTimer);
     const uint64_t now = bootUs();
     const uint64_t left = e.record.killDeadlineUs > now ? e.record.killDeadlineUs - now : 0;
-    const auto unit = e.record.unit;
-    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::microseconds(left), [this, unit] {
-        auto it = tasks_.find(unit);
+    Key key{e.record.allocId, e.record.name};
+    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::microseconds(left), [this, key] {
+        auto it = tasks_.find(key);
         if (it == tasks_.end()) return;
         it->second->killTimer = 0;
         if (!it->second->record.finished()) forceKill(*it->second);
@@ -394,12 +418,10 @@ void TaskManager::onExitsDirEvent() {
             std::string name = ev->name;
             if (ev->wd == spoolWd_) {
                 if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
-                    if (auto it = tasks_.find(name.substr(0, name.size() - 5)); it != tasks_.end())
-                        it->second->logHold = {};
+                    if (auto* e = byUnit(name.substr(0, name.size() - 5))) e->logHold = {};
                 continue;
             }
-            auto it = tasks_.find(name);
-            if (it != tasks_.end() && !it->second->record.finished()) collectExit(*it->second);
+            if (auto* e = byUnit(name); e && !e->record.finished()) collectExit(*e);
         }
     }
 }
@@ -479,7 +501,7 @@ void TaskManager::releaseCpus(TaskRecord& r) {
 
 size_t TaskManager::runningSharedTasks() const {
     size_t n = 0;
-    for (const auto& [unit, e] : tasks_)
+    for (const auto& [key, e] : tasks_)
         if (!e->record.finished() && !e->record.reservedCores) ++n;
     return n;
 }
@@ -491,11 +513,11 @@ void TaskManager::applySharedPool() {
     scope::Resources only;
     only.allowedCpus = pool;
     const auto props = scope::resourceProperties(only);
-    for (auto& [unit, e] : tasks_) {
+    for (auto& [key, e] : tasks_) {
         auto& r = e->record;
         if (r.finished() || r.reservedCores || r.cpus == pool) continue;
-        if (auto ok = systemd_.setUnitProperties(unit, props); !ok) {
-            spdlog::warn("Failed to move {} to the shared cores {}: {}", unit, common::formatCpuList(pool),
+        if (auto ok = systemd_.setUnitProperties(r.unit, props); !ok) {
+            spdlog::warn("Failed to move {} to the shared cores {}: {}", r.unit, common::formatCpuList(pool),
                          ok.error().message);
             continue;
         }
@@ -546,7 +568,7 @@ Result<const TaskRecord*> TaskManager::get(const std::string& allocId, const std
 
 std::vector<const TaskRecord*> TaskManager::list() const {
     std::vector<const TaskRecord*> out;
-    for (const auto& [unit, e] : tasks_) out.push_back(&e->record);
+    for (const auto& [key, e] : tasks_) out.push_back(&e->record);
     return out;
 }
 
@@ -558,8 +580,7 @@ Result<void> TaskManager::forget(const std::string& allocId, const std::string& 
     if (auto st = systemd_.unitState(r.unit); st && st->active == "failed") (void)systemd_.resetFailedUnit(r.unit);
     store_.remove(r);
     if (events_) events_->taskRemoved(r);
-    const auto unit = r.unit;
-    tasks_.erase(unit);
+    erase(r);
     return {};
 }
 

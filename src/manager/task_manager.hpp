@@ -78,7 +78,15 @@ private:
         LogSpool::Hold logHold;  ///< until the streamer is done with the task's output
     };
 
+    /// A task is (alloc_id, task): its unit name is derived and may be
+    /// ambiguous ("x-a"+"b" and "x"+"a-b" both escape to x-a-b.scope).
+    using Key = std::pair<std::string, std::string>;
+
     common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;
+    /// The task whose scope is `unit`, or nullptr.
+    Entry* byUnit(const std::string& unit) const;
+    void insert(std::unique_ptr<Entry> entry);
+    void erase(const TaskRecord& record);
     void onExitsDirEvent();  // also the spool dir: both share one inotify fd
     void collectExit(Entry& entry);
     void reapChildren();
@@ -101,7 +109,8 @@ private:
     common::EventLoop& loop_;
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
-    std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
+    std::map<Key, std::unique_ptr<Entry>> tasks_;
+    std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
     std::string cgroupRoot_;
     bool unified_ = false;  ///< cgroup v2 at cgroupRoot_
     bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final

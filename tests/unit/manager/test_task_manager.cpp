@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -120,6 +121,10 @@ struct Fixture {
         for (const auto& [unit, s] : systemd.scopes)
             for (auto pid : s.pids) ::kill(static_cast<pid_t>(pid), SIGKILL);
         for (auto pid : systemd.lastStartPids) ::kill(static_cast<pid_t>(pid), SIGKILL);
+        // The shims (our only children) write their exit records into the
+        // temp dir; it goes only after they are done.
+        while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+        }
     }
 
     void open() {
@@ -361,4 +366,58 @@ BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_two_descriptors, Fixt
     BOOST_TEST(openFds() - before == 2u);  // the held fifos (LogSpool::Hold)
     start("a1", "quiet", spec("/bin/sleep", {"1000"}, {{"logs", false}}));
     BOOST_TEST(openFds() - before == 2u);
+}
+
+// (x-a, b) and (x, a-b) both make x-a-b.scope: the second is refused, and
+// no call on it ever reaches the first.
+BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {
+    open();
+    const pid_t first = start("x-a", "b", spec("/bin/sleep", {"1000"})).pid;
+    auto second = tasks->start("x", "a-b", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!second);
+    BOOST_TEST(second.error().name == "UnitNameCollision");
+    BOOST_TEST(second.error().message.find("x-a/b") != std::string::npos);
+    BOOST_TEST(systemd.count("startScope") == 1u);
+
+    auto got = tasks->get("x", "a-b");
+    BOOST_REQUIRE(!got);
+    BOOST_TEST(got.error().name == "NoSuchTask");
+    auto stopped = tasks->stop("x", "a-b", "", 0);
+    BOOST_REQUIRE(!stopped);
+    BOOST_TEST(stopped.error().name == "NoSuchTask");
+    BOOST_TEST(!tasks->signal("x", "a-b", "SIGKILL"));
+    BOOST_TEST(!tasks->update("x", "a-b", R"({"pids_max": 10})"));
+    BOOST_TEST(!tasks->forget("x", "a-b"));
+    BOOST_TEST(systemd.count("killUnit") == 0u);
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    BOOST_TEST(state("x-a", "b") == TaskState::Running);
+    BOOST_TEST(!processGone(first));
+
+    // Once the first is gone and forgotten, the unit name is free again.
+    BOOST_REQUIRE(tasks->stop("x-a", "b", "", 0));
+    BOOST_REQUIRE(runUntil([&] { return finished("x-a", "b"); }));
+    BOOST_REQUIRE(tasks->forget("x-a", "b"));
+    start("x", "a-b", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(state("x", "a-b") == TaskState::Running);
+}
+
+BOOST_FIXTURE_TEST_CASE(colliding_tasks_stay_apart_after_a_restart, Fixture) {
+    open();
+    start("x-a", "b", spec("/bin/sleep", {"1000"}));
+    tasks.reset();
+    open();
+    BOOST_TEST(state("x-a", "b") == TaskState::Running);
+    BOOST_TEST(!tasks->get("x", "a-b"));
+    auto second = tasks->start("x", "a-b", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!second);
+    BOOST_TEST(second.error().name == "UnitNameCollision");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_name_no_unit_can_have_is_invalid_not_missing, Fixture) {
+    open();
+    std::string bad = "we";
+    bad += '\x01';  // a control character
+    auto r = tasks->get("a1", bad);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "InvalidName");
 }

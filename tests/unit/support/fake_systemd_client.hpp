@@ -9,7 +9,9 @@
 #include <signal.h>
 
 #include <deque>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,7 +55,8 @@ public:
                                     const scope::UnitProperties& properties) override {
         lastStartPids = pids;
         if (auto r = enter("startScope", unit, std::to_string(pids.size()) + " pids"); !r) return r;
-        if (auto it = scopes.find(unit); it != scopes.end() && it->second.active != "failed")
+        // systemd removes a scope once its processes are gone.
+        if (auto it = scopes.find(unit); it != scopes.end() && it->second.active != "failed" && populated(it->second))
             return common::makeError("UnitExists", "unit " + unit + " already exists");
         scopes[unit] = Scope{pids, properties, "active"};
         return {};
@@ -105,6 +108,17 @@ public:
     common::Result<std::string> version() override { return std::string("252-fake"); }
 
 private:
+    static bool populated(const Scope& s) {
+        for (auto pid : s.pids) {
+            if (::kill(static_cast<pid_t>(pid), 0) < 0) continue;
+            std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+            std::string stat((std::istreambuf_iterator<char>(in)), {});
+            const auto close = stat.rfind(')');
+            if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z') return true;
+        }
+        return false;
+    }
+
     common::Result<void> enter(const std::string& method, const std::string& unit, const std::string& detail) {
         calls.push_back({method, unit, detail});
         if (auto it = hooks_.find(method); it != hooks_.end() && !it->second.empty()) {

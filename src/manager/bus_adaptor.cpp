@@ -32,6 +32,7 @@ std::string taskJson(const TaskRecord& r) {
         {"finished_at", formatTime(r.exit.finishedAtUs)},
         {"spec", spec.is_discarded() ? nlohmann::json(r.specJson) : spec},
     };
+    if (!r.lostReason.empty()) j["lost_reason"] = r.lostReason;
     if (r.exit.execError) j["exec_error"] = r.exit.execErrorStep + ": errno " + std::to_string(r.exit.execError);
     return j.dump();
 }

@@ -45,6 +45,10 @@ uint64_t bootUs() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
+// An unreadable exit record is read again after 50, 100, 200, 400 ms.
+constexpr int kExitReadAttempts = 5;
+constexpr std::chrono::milliseconds kExitReadRetryDelay{50};
+
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
 scope::UnitProperties baseProperties(const Config& config, const std::string& allocId, const std::string& task) {
@@ -80,6 +84,10 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
 }
 
 TaskManager::~TaskManager() {
+    for (auto& [key, e] : tasks_) {
+        if (e->killTimer) loop_.cancelTimer(e->killTimer);
+        if (e->exitRetryTimer) loop_.cancelTimer(e->exitRetryTimer);
+    }
     if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
     if (signalWatch_) loop_.removeFd(signalWatch_);
     if (inotifyFd_ >= 0) ::close(inotifyFd_);
@@ -151,6 +159,7 @@ Result<void> TaskManager::recover() {
             // Neither an exit record nor a living shim: the node rebooted or
             // the shim was killed. Say so rather than invent an exit code.
             r.state = TaskState::Lost;
+            r.lostReason = "its shim is gone and left no exit record";
             r.exit.finishedAtUs = nowUs();
             r.reservedCores = false;
             spool_.markExited(unit);
@@ -224,6 +233,30 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         return makeError("UnitNameCollision", "task " + taskLabel(allocId, task) + " would run in unit " + *unit +
                                                   ", which belongs to task " +
                                                   taskLabel(other->record.allocId, other->record.name));
+
+    // The entry exists from the request on (state "starting"): a second
+    // start of the same task, or of one with the same unit, is refused
+    // while this one is under way, however the calls interleave.
+    auto created = std::make_unique<Entry>();
+    Entry& entry = *created;
+    auto& rec = entry.record;
+    rec.allocId = allocId;
+    rec.name = task;
+    rec.unit = *unit;
+    rec.objectPath = scope::taskObjectPath(objectPrefix_, *unit);
+    rec.specJson = specJson;
+    rec.state = TaskState::Starting;
+    insert(std::move(created));
+    // Whatever fails from here on leaves no entry behind.
+    struct Discard {
+        TaskManager& manager;
+        const TaskRecord& record;
+        bool armed = true;
+        ~Discard() {
+            if (armed) manager.erase(record);
+        }
+    } discard{*this, rec};
+
     auto spec = parseTaskSpec(specJson);
     if (!spec) return spec.error();
     if (auto r = resolveTaskSpec(*spec); !r) return r.error();
@@ -275,13 +308,6 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         return r.error().context("start task " + taskLabel(allocId, task));
     }
 
-    auto entry = std::make_unique<Entry>();
-    auto& rec = entry->record;
-    rec.allocId = allocId;
-    rec.name = task;
-    rec.unit = *unit;
-    rec.objectPath = scope::taskObjectPath(objectPrefix_, *unit);
-    rec.specJson = specJson;
     rec.state = TaskState::Running;
     rec.pid = launch->taskPid;
     rec.shimPid = launch->shimPid;
@@ -299,18 +325,21 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         ::waitpid(launch->shimPid, nullptr, 0);
         store_.remove(rec);
         spool_.remove(*unit);
-        (void)systemd_.stopUnit(*unit);
-        return r.error().context("start task " + taskLabel(allocId, task));
+        auto error = r.error().context("start task " + taskLabel(allocId, task));
+        // The scope is empty now and systemd collects it by itself; a
+        // failed stop is the caller's to know, not only the journal's.
+        if (auto stopped = systemd_.stopUnit(*unit); !stopped)
+            error.message += "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
+        return error;
     }
 
-    entry->logHold = std::move(logHold);
-    auto* out = &entry->record;
-    insert(std::move(entry));
+    entry.logHold = std::move(logHold);
+    discard.armed = false;
     unreserve.armed = false;
     if (reserved) applySharedPool();
-    spdlog::info("Started task {} as pid {} in {}", taskLabel(allocId, task), out->pid, *unit);
-    if (events_) events_->taskAdded(*out);
-    return out;
+    spdlog::info("Started task {} as pid {} in {}", taskLabel(allocId, task), rec.pid, *unit);
+    if (events_) events_->taskAdded(rec);
+    return &rec;
 }
 
 Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {
@@ -428,18 +457,52 @@ void TaskManager::onExitsDirEvent() {
 
 void TaskManager::collectExit(Entry& e) {
     auto& r = e.record;
-    auto text = common::readFile(store_.exitFile(r.unit));
-    if (!text) {
-        spdlog::error("Failed to read exit record of {}: {}", r.unit, text.error().message);
-        return;
+    if (e.exitRetryTimer) {
+        loop_.cancelTimer(e.exitRetryTimer);
+        e.exitRetryTimer = 0;
     }
-    auto status = parseExitFile(*text);
+    auto status = [&]() -> Result<ExitStatus> {
+        auto text = common::readFile(store_.exitFile(r.unit));
+        if (!text) return text.error();
+        return parseExitFile(*text);
+    }();
     if (!status) {
-        spdlog::error("Bad exit record of {}: {}", r.unit, status.error().message);
+        // The shim replaces its record atomically, so a failed read is the
+        // disk or a lack of descriptors: worth a few retries. After those
+        // the task has ended (it left a record) in an unknown way: it is
+        // marked lost with the reason, never left "running" forever.
+        if (++e.exitReadFailures < kExitReadAttempts) {
+            const auto delay = kExitReadRetryDelay * (1 << (e.exitReadFailures - 1));
+            spdlog::warn("Failed to read the exit record of {} (attempt {} of {}): {}, retrying in {} ms", r.unit,
+                         e.exitReadFailures, kExitReadAttempts, status.error().message, delay.count());
+            Key key{r.allocId, r.name};
+            e.exitRetryTimer = loop_.addTimer(common::EventLoop::Clock::now() + delay, [this, key] {
+                auto it = tasks_.find(key);
+                if (it == tasks_.end()) return;
+                it->second->exitRetryTimer = 0;
+                if (!it->second->record.finished()) collectExit(*it->second);
+            });
+            return;
+        }
+        spdlog::error("Task {} is lost: its exit record could not be read {} times: {}", taskLabel(r.allocId, r.name),
+                      kExitReadAttempts, status.error().message);
+        r.state = TaskState::Lost;
+        r.lostReason = "its exit record could not be read: " + status.error().message;
+        r.exit = ExitStatus{};
+        r.exit.finishedAtUs = nowUs();
+        finish(e);
         return;
     }
     r.exit = *status;
     r.state = TaskState::Exited;
+    spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode,
+                 r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
+    finish(e);
+}
+
+void TaskManager::finish(Entry& e) {
+    auto& r = e.record;
+    e.exitReadFailures = 0;
     r.pid = 0;
     r.killDeadlineUs = 0;
     releaseCpus(r);
@@ -449,8 +512,6 @@ void TaskManager::collectExit(Entry& e) {
     }
     persist(r);
     spool_.markExited(r.unit);
-    spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode,
-                 r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
     // The main process is gone; whatever it left behind in the scope goes
     // with it, as when Nomad's executor ends a task.
     if (unified_) {

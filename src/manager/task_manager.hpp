@@ -75,6 +75,8 @@ private:
     struct Entry {
         TaskRecord record;
         uint64_t killTimer = 0;
+        uint64_t exitRetryTimer = 0;
+        int exitReadFailures = 0;  ///< reads of an exit record that failed, in a row
         LogSpool::Hold logHold;  ///< until the streamer is done with the task's output
     };
 
@@ -89,6 +91,9 @@ private:
     void erase(const TaskRecord& record);
     void onExitsDirEvent();  // also the spool dir: both share one inotify fd
     void collectExit(Entry& entry);
+    /// Everything an ended task gets: cores back, timers off, the record
+    /// on disk, leftovers killed, the exit announced.
+    void finish(Entry& entry);
     void reapChildren();
     void forceKill(Entry& entry);
     /// Kills every process of the task at record.killDeadlineUs (at once if past).

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -420,4 +421,96 @@ BOOST_FIXTURE_TEST_CASE(a_name_no_unit_can_have_is_invalid_not_missing, Fixture)
     auto r = tasks->get("a1", bad);
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "InvalidName");
+}
+
+// The entry exists from the request on: while systemd works on a start, the
+// task reads as "starting" and a second start of it is refused.
+BOOST_FIXTURE_TEST_CASE(a_start_under_way_is_a_starting_task_and_blocks_a_second_start, Fixture) {
+    open();
+    std::string seen;
+    std::string second;
+    systemd.duringNext("startScope", [&] {
+        auto r = tasks->get("a1", "web");
+        seen = r ? manager::toString((*r)->state) : r.error().name;
+        auto again = tasks->start("a1", "web", spec("/bin/sleep", {"1000"}));
+        second = again ? "started" : again.error().name;
+    });
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(seen == "starting");
+    BOOST_TEST(second == "TaskExists");
+    BOOST_TEST(systemd.count("startScope") == 1u);
+    BOOST_TEST(tasks->list().size() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_refused_spec_leaves_no_entry, Fixture) {
+    open();
+    auto r = tasks->start("a1", "web", R"({"command": "/bin/true", "bogus": 1})");
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "InvalidSpec");
+    BOOST_TEST(!tasks->get("a1", "web"));
+    BOOST_TEST(tasks->list().empty());
+}
+
+namespace {
+
+// Puts a record into the exits directory the way the shim does (rename).
+void writeExitRecord(const std::string& stateDir, const std::string& unit, const std::string& text) {
+    const auto tmp = stateDir + "/exits/." + unit + ".test";
+    {
+        std::ofstream out(tmp);
+        out << text;
+    }
+    std::filesystem::rename(tmp, stateDir + "/exits/" + unit);
+}
+
+}  // namespace
+
+// An unreadable exit record is read again a few times, then the task is
+// lost with the reason: never "running" forever.
+BOOST_FIXTURE_TEST_CASE(an_unreadable_exit_record_makes_the_task_lost_not_running, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    writeExitRecord(config.stateDir, "a1-web.scope", "garbage\n");
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    const auto& r = **tasks->get("a1", "web");
+    BOOST_TEST(r.state == TaskState::Lost);
+    BOOST_TEST(r.lostReason.find("exit record could not be read") != std::string::npos);
+    BOOST_TEST(r.lostReason.find("no exit_code") != std::string::npos);
+    BOOST_TEST(events.count("exited") == 1u);
+    // Its leftovers are killed like any ended task's (v1: through systemd).
+    BOOST_TEST(systemd.count("killUnit", "a1-web.scope") >= 1u);
+    tasks.reset();
+    open();
+    BOOST_TEST((**tasks->get("a1", "web")).state == TaskState::Lost);
+    BOOST_TEST(!(**tasks->get("a1", "web")).lostReason.empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(an_exit_record_readable_on_a_retry_is_collected, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    // The shim's own record would race ours; keep the task alive and write both.
+    writeExitRecord(config.stateDir, "a1-web.scope", "garbage\n");
+    // One turn of the loop sees it fail once; the retry then finds the good one.
+    runUntil([] { return false; }, 30ms);
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+    writeExitRecord(config.stateDir, "a1-web.scope", "exit_code=7\nsignal=0\noom_killed=0\nfinished_at_us=1\n");
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    const auto& r = **tasks->get("a1", "web");
+    BOOST_TEST(r.state == TaskState::Exited);
+    BOOST_TEST(r.exit.exitCode == 7);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_rollback_stop_reaches_the_caller, Fixture) {
+    open();
+    const auto bin = dir.path + "/vanishing";
+    std::filesystem::copy_file("/bin/true", bin);
+    ::chmod(bin.c_str(), 0755);
+    systemd.duringNext("startScope", [&] { std::filesystem::remove(bin); });
+    systemd.failNext("stopUnit", common::makeError("SystemdFailed", "stop a1-web.scope: access denied"));
+    auto r = tasks->start("a1", "web", spec(bin, {}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "ExecFailed");
+    BOOST_TEST(r.error().message.find("its scope was not stopped") != std::string::npos);
+    BOOST_TEST(r.error().message.find("access denied") != std::string::npos);
+    BOOST_TEST(!tasks->get("a1", "web"));
 }

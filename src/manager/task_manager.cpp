@@ -20,6 +20,7 @@
 #include "common/files.hpp"
 #include "common/signals.hpp"
 #include "common/unique_fd.hpp"
+#include "manager/fd_budget.hpp"
 #include "manager/launcher.hpp"
 #include "manager/task_spec.hpp"
 #include "scope/unit_name.hpp"
@@ -48,6 +49,19 @@ uint64_t bootUs() {
 // An unreadable exit record is read again after 50, 100, 200, 400 ms.
 constexpr int kExitReadAttempts = 5;
 constexpr std::chrono::milliseconds kExitReadRetryDelay{50};
+
+// Out of descriptors despite the check (another thread of the kernel's,
+// a miscount): the caller gets the numbers, the failed step after them.
+common::Error withFdNumbers(common::Error e) {
+    if (e.name != "ResourceExhausted") return e;
+    auto fds = fdUsage();
+    if (!fds) return e;
+    auto named = checkStartBudget(*fds);
+    const std::string numbers = named ? "the manager has " + std::to_string(fds->open) + " of its " +
+                                            std::to_string(fds->limit) + " file descriptors open"
+                                      : named.error().message;
+    return common::makeError("ResourceExhausted", numbers + " (" + e.message + ")");
+}
 
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
@@ -233,6 +247,11 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         return makeError("UnitNameCollision", "task " + taskLabel(allocId, task) + " would run in unit " + *unit +
                                                   ", which belongs to task " +
                                                   taskLabel(other->record.allocId, other->record.name));
+    // Refused before anything exists, with the numbers, rather than
+    // failing half-way with EMFILE.
+    auto fds = fdUsage();
+    if (!fds) return fds.error().context("count descriptors");
+    if (auto budget = checkStartBudget(*fds); !budget) return budget.error();
 
     // The entry exists from the request on (state "starting"): a second
     // start of the same task, or of one with the same unit, is refused
@@ -288,7 +307,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
                          spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
         auto hold = spool_.add(*unit, allocId, task, logs);
-        if (!hold) return hold.error().context("prepare logs");
+        if (!hold) return withFdNumbers(hold.error().context("prepare logs"));
         logHold = std::move(*hold);
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
@@ -297,7 +316,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     auto launch = spawnTask(config_.shimPath, *spec, paths);
     if (!launch) {
         spool_.remove(*unit);
-        return launch.error();
+        return withFdNumbers(launch.error());
     }
 
     auto props = baseProperties(config_, allocId, task);

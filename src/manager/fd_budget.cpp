@@ -1,0 +1,42 @@
+#include "manager/fd_budget.hpp"
+
+#include <dirent.h>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+
+namespace taskscope::manager {
+
+common::Result<FdUsage> fdUsage() {
+    FdUsage u;
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) < 0) return common::errnoError("getrlimit RLIMIT_NOFILE", errno);
+    u.limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : static_cast<size_t>(rl.rlim_cur);
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir("/proc/self/fd"), &::closedir);
+    if (!d) {
+        // Out of descriptors already: no room for this directory either.
+        if (errno == EMFILE || errno == ENFILE) {
+            u.open = u.limit;
+            return u;
+        }
+        return common::errnoError("open /proc/self/fd", errno);
+    }
+    while (auto* e = ::readdir(d.get()))
+        if (e->d_name[0] != '.') ++u.open;
+    --u.open;  // the directory's own descriptor
+    return u;
+}
+
+common::Result<void> checkStartBudget(const FdUsage& u) {
+    if (u.limit >= kFdsPerStart + kFdsReserved && u.open <= u.limit - kFdsPerStart - kFdsReserved) return {};
+    return common::makeError("ResourceExhausted",
+                             "the manager has " + std::to_string(u.open) + " of its " + std::to_string(u.limit) +
+                                 " file descriptors (RLIMIT_NOFILE) open; a start needs " +
+                                 std::to_string(kFdsPerStart) + " and " + std::to_string(kFdsReserved) +
+                                 " stay reserved (each task with logs holds " + std::to_string(kFdsPerTask) +
+                                 "): raise LimitNOFILE= of taskscope-manager.service or stop tasks");
+}
+
+}  // namespace taskscope::manager

@@ -4,8 +4,11 @@
 #include <sys/resource.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
 #include <string>
+
+#include "common/files.hpp"
 
 namespace taskscope::manager {
 
@@ -37,6 +40,29 @@ common::Result<void> checkStartBudget(const FdUsage& u) {
                                  std::to_string(kFdsPerStart) + " and " + std::to_string(kFdsReserved) +
                                  " stay reserved (each task with logs holds " + std::to_string(kFdsPerTask) +
                                  "): raise LimitNOFILE= of taskscope-manager.service or stop tasks");
+}
+
+namespace {
+
+// FDSize: slots in this process's descriptor table; every open one is below it.
+size_t fdTableSize() {
+    auto status = common::readFile("/proc/self/status");
+    if (!status) return 0;
+    const auto at = status->find("\nFDSize:");
+    if (at == std::string::npos) return 0;
+    return std::strtoull(status->c_str() + at + 8, nullptr, 10);
+}
+
+}  // namespace
+
+common::Result<void> checkStartBudget() {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) < 0) return common::errnoError("getrlimit RLIMIT_NOFILE", errno);
+    const size_t table = fdTableSize();
+    if (table > 0 && (rl.rlim_cur == RLIM_INFINITY || table + kFdsPerStart + kFdsReserved <= rl.rlim_cur)) return {};
+    auto usage = fdUsage();
+    if (!usage) return usage.error().context("count descriptors");
+    return checkStartBudget(*usage);
 }
 
 }  // namespace taskscope::manager

@@ -249,9 +249,7 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
                                                   taskLabel(other->record.allocId, other->record.name));
     // Refused before anything exists, with the numbers, rather than
     // failing half-way with EMFILE.
-    auto fds = fdUsage();
-    if (!fds) return fds.error().context("count descriptors");
-    if (auto budget = checkStartBudget(*fds); !budget) return budget.error();
+    if (auto budget = checkStartBudget(); !budget) return budget.error();
 
     // The entry exists from the request on (state "starting"): a second
     // start of the same task, or of one with the same unit, is refused

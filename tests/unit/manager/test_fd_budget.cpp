@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <vector>
@@ -35,4 +36,19 @@ BOOST_AUTO_TEST_CASE(the_refusal_is_named_and_says_the_numbers) {
     BOOST_TEST(r.error().message.find("1017 of its 1024") != std::string::npos);
     BOOST_TEST(r.error().message.find("LimitNOFILE=") != std::string::npos);
     BOOST_TEST(r.error().message.find("Too many open files") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(this_process_is_far_from_its_limit_and_then_near_it) {
+    BOOST_TEST(static_cast<bool>(checkStartBudget()));
+    rlimit saved{};
+    ::getrlimit(RLIMIT_NOFILE, &saved);
+    auto u = fdUsage();
+    BOOST_REQUIRE(u);
+    rlimit near = saved;
+    near.rlim_cur = u->open + kFdsPerStart + kFdsReserved - 1;
+    BOOST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &near) == 0);
+    auto r = checkStartBudget();
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "ResourceExhausted");
 }

@@ -281,6 +281,9 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     if (!cpus) return cpus.error();
     spec->resources.allowedCpus = *cpus;
     const bool reserved = spec->resources.cores.value_or(0) > 0;
+    // Known from here on, so that other starts count this one right.
+    rec.cpus = *cpus;
+    rec.reservedCores = reserved;
     // Whatever fails from here on gives the cores back.
     struct Unreserve {
         CpuPartitions& cpus;
@@ -329,8 +332,6 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     rec.pid = launch->taskPid;
     rec.shimPid = launch->shimPid;
     rec.startedAtUs = nowUs();
-    rec.cpus = *cpus;
-    rec.reservedCores = reserved;
     if (auto cg = systemd_.controlGroup(*unit)) rec.cgroup = *cg;
     // On disk before the task runs its first instruction: from here on a
     // crash of the manager still finds it.
@@ -566,7 +567,8 @@ Result<std::set<unsigned>> TaskManager::assignCpus(const std::string& unit, cons
         if (cores > 0) return makeError("NotSupported", "resources.cores: no usable cpuset on this node");
         return std::set<unsigned>{};
     }
-    if (cores > 0) return cpus_.reserve(unit, cores, runningSharedTasks());
+    // The task asking is already an entry (starting), but not a shared one.
+    if (cores > 0) return cpus_.reserve(unit, cores, runningSharedTasks(unit));
     return cpus_.sharedForNewTask();
 }
 
@@ -577,10 +579,10 @@ void TaskManager::releaseCpus(TaskRecord& r) {
     applySharedPool();
 }
 
-size_t TaskManager::runningSharedTasks() const {
+size_t TaskManager::runningSharedTasks(const std::string& exceptUnit) const {
     size_t n = 0;
     for (const auto& [key, e] : tasks_)
-        if (!e->record.finished() && !e->record.reservedCores) ++n;
+        if (!e->record.finished() && !e->record.reservedCores && e->record.unit != exceptUnit) ++n;
     return n;
 }
 
@@ -593,7 +595,8 @@ void TaskManager::applySharedPool() {
     const auto props = scope::resourceProperties(only);
     for (auto& [key, e] : tasks_) {
         auto& r = e->record;
-        if (r.finished() || r.reservedCores || r.cpus == pool) continue;
+        // A starting task has no unit yet; its start took the pool of its time.
+        if (r.finished() || r.reservedCores || r.state == TaskState::Starting || r.cpus == pool) continue;
         if (auto ok = systemd_.setUnitProperties(r.unit, props); !ok) {
             spdlog::warn("Failed to move {} to the shared cores {}: {}", r.unit, common::formatCpuList(pool),
                          ok.error().message);

@@ -105,7 +105,8 @@ private:
     void releaseCpus(TaskRecord& record);
     /// Gives every running shared task the current shared pool.
     void applySharedPool();
-    size_t runningSharedTasks() const;
+    /// Tasks on the shared pool (also starting ones), but `exceptUnit`.
+    size_t runningSharedTasks(const std::string& exceptUnit = "") const;
 
     Config config_;
     StateStore store_;

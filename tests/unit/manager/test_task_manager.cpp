@@ -571,3 +571,22 @@ BOOST_FIXTURE_TEST_CASE(a_start_stays_within_its_descriptor_budget, Fixture) {
     BOOST_TEST(during <= manager::kFdsPerStart);
     BOOST_TEST(openFds() - before == manager::kFdsPerTask);
 }
+
+// The start asking for cores is an entry already (starting) but not one of
+// the shared tasks its reservation must leave a core for (found by the
+// system tier's cpuset test).
+BOOST_FIXTURE_TEST_CASE(a_reservation_leaves_a_core_for_the_shared_tasks_but_not_for_itself, Fixture) {
+    usable = {0, 1, 2, 3};
+    host.unified = true;
+    open();
+    start("c1", "a", spec("/bin/sleep", {"1000"}));
+    start("c1", "b", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    auto c = tasks->start("c1", "c", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    BOOST_REQUIRE(!c);
+    BOOST_TEST(c.error().name == "InsufficientCores");
+    BOOST_TEST(c.error().message.find("leave no core for 1 running shared task") != std::string::npos,
+               c.error().message);
+    const auto& d = start("c1", "d", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    BOOST_TEST(common::formatCpuList(d.cpus) == "2");
+    BOOST_TEST(tasks->sharedCpus() == "3");
+}

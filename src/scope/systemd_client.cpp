@@ -12,4 +12,16 @@ common::Result<void> startResettingFailed(SystemdClient& systemd, const std::str
     return start();
 }
 
+void startResettingFailedAsync(SystemdClient& systemd, const std::string& unit,
+                               std::function<void(SystemdClient::Completion)> start, SystemdClient::Completion done) {
+    auto retry = [&systemd, unit, start, done](common::Result<void> r) {
+        if (r || r.error().name != "UnitExists") return done(std::move(r));
+        auto state = systemd.unitState(unit);
+        if (!state || state->active != "failed") return done(std::move(r));
+        if (auto reset = systemd.resetFailedUnit(unit); !reset) return done(std::move(reset));
+        start(done);
+    };
+    start(std::move(retry));
+}
+
 }  // namespace taskscope::scope

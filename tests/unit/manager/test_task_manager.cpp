@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,8 +102,8 @@ size_t openFds() {
 
 struct Fixture {
     test::TempDir dir;
-    FakeSystemdClient systemd;
     common::EventLoop loop;
+    FakeSystemdClient systemd{&loop};
     manager::Config config;
     Recorder events;
     std::unique_ptr<TaskManager> tasks;
@@ -137,10 +138,34 @@ struct Fixture {
         tasks->attach(events);
     }
 
+    // The asynchronous API, called and waited for (the loop runs meanwhile).
+    common::Result<const TaskRecord*> tryStart(const std::string& alloc, const std::string& task,
+                                               const std::string& specJson) {
+        std::optional<common::Result<const TaskRecord*>> out;
+        tasks->start(alloc, task, specJson, [&](common::Result<const TaskRecord*> r) { out = std::move(r); });
+        BOOST_REQUIRE_MESSAGE(runUntil([&] { return out.has_value(); }), "start " << alloc << "/" << task);
+        return std::move(*out);
+    }
     const TaskRecord& start(const std::string& alloc, const std::string& task, const std::string& specJson) {
-        auto r = tasks->start(alloc, task, specJson);
+        auto r = tryStart(alloc, task, specJson);
         BOOST_REQUIRE_MESSAGE(r, "start " << alloc << "/" << task << ": " << (r ? "" : r.error().message));
         return **r;
+    }
+    common::Result<void> wait(const std::function<void(TaskManager::Done)>& call) {
+        std::optional<common::Result<void>> out;
+        call([&](common::Result<void> r) { out = std::move(r); });
+        BOOST_REQUIRE(runUntil([&] { return out.has_value(); }));
+        return std::move(*out);
+    }
+    common::Result<void> stopTask(const std::string& alloc, const std::string& task, const std::string& sig,
+                                  int64_t grace) {
+        return wait([&](TaskManager::Done done) { tasks->stop(alloc, task, sig, grace, std::move(done)); });
+    }
+    common::Result<void> updateTask(const std::string& alloc, const std::string& task, const std::string& json) {
+        return wait([&](TaskManager::Done done) { tasks->update(alloc, task, json, std::move(done)); });
+    }
+    common::Result<void> forgetTask(const std::string& alloc, const std::string& task) {
+        return wait([&](TaskManager::Done done) { tasks->forget(alloc, task, std::move(done)); });
     }
 
     TaskState state(const std::string& alloc, const std::string& task) {
@@ -179,7 +204,7 @@ BOOST_FIXTURE_TEST_CASE(start_puts_the_stopped_task_in_its_scope_then_runs_it, F
     BOOST_TEST(systemd.count("startScope", "a1-web.scope") == 1u);
     BOOST_REQUIRE(systemd.lastStartPids.size() == 1u);
     BOOST_TEST(systemd.lastStartPids[0] == static_cast<uint32_t>(r.pid));
-    BOOST_TEST(r.cgroup == "/fake.slice/a1-web.scope");
+    BOOST_TEST(!r.cgroup.empty());  // as /proc/<pid>/cgroup says: no round trip to systemd
     const auto& props = systemd.scopes.at("a1-web.scope").properties;
     bool slice = false;
     for (const auto& p : props) slice |= p.get<0>() == "Slice";
@@ -191,7 +216,7 @@ BOOST_FIXTURE_TEST_CASE(start_puts_the_stopped_task_in_its_scope_then_runs_it, F
 BOOST_FIXTURE_TEST_CASE(a_second_start_of_one_task_is_refused, Fixture) {
     open();
     start("a1", "web", spec("/bin/sleep", {"1000"}));
-    auto again = tasks->start("a1", "web", spec("/bin/sleep", {"1000"}));
+    auto again = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!again);
     BOOST_TEST(again.error().name == "TaskExists");
     BOOST_TEST(systemd.count("startScope") == 1u);
@@ -213,7 +238,7 @@ BOOST_FIXTURE_TEST_CASE(an_exit_is_collected_from_the_shims_record, Fixture) {
 BOOST_FIXTURE_TEST_CASE(stop_without_grace_kills_every_process_through_systemd_on_v1, Fixture) {
     open();
     start("a1", "web", spec("/bin/sleep", {"1000"}));
-    BOOST_REQUIRE(tasks->stop("a1", "web", "", 0));
+    BOOST_REQUIRE(stopTask("a1", "web", "", 0));
     BOOST_TEST(state("a1", "web") == TaskState::Stopping);
     // cgroup v1: freeze, SIGKILL all, thaw.
     BOOST_TEST(systemd.count("freezeUnit", "a1-web.scope") >= 1u);
@@ -229,7 +254,7 @@ BOOST_FIXTURE_TEST_CASE(stop_kills_when_the_grace_ends, Fixture) {
     start("a1", "web", spec("/bin/sleep", {"1000"}));
     // The signal only goes to a PID inside the task's scope; the fake has
     // no cgroups, so here only the kill at the end of the grace ends it.
-    BOOST_REQUIRE(tasks->stop("a1", "web", "SIGTERM", 200));
+    BOOST_REQUIRE(stopTask("a1", "web", "SIGTERM", 200));
     BOOST_TEST(systemd.count("killUnit") == 0u);
     BOOST_TEST((**tasks->get("a1", "web")).killDeadlineUs > 0u);
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
@@ -241,7 +266,7 @@ BOOST_FIXTURE_TEST_CASE(a_stop_of_an_exited_task_is_refused, Fixture) {
     open();
     start("a1", "job", spec("/bin/true", {}));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
-    auto r = tasks->stop("a1", "job", "", 0);
+    auto r = stopTask("a1", "job", "", 0);
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "NotRunning");
 }
@@ -255,7 +280,7 @@ BOOST_FIXTURE_TEST_CASE(a_restarted_manager_readopts_a_running_task, Fixture) {
     const auto& r = **tasks->get("a1", "web");
     BOOST_TEST(r.state == TaskState::Running);
     BOOST_TEST(r.pid == pid);
-    BOOST_REQUIRE(tasks->stop("a1", "web", "", 0));
+    BOOST_REQUIRE(stopTask("a1", "web", "", 0));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
     BOOST_TEST((**tasks->get("a1", "web")).exit.signal == SIGKILL);
 }
@@ -293,7 +318,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_vanished_is_lost_after_restart, Fixtur
 BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spool, Fixture) {
     open();
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
-    auto r = tasks->start("a1", "web", spec("/bin/sleep", {"1000"}));
+    auto r = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "SystemdFailed");
     BOOST_TEST(!tasks->get("a1", "web"));
@@ -315,7 +340,7 @@ BOOST_FIXTURE_TEST_CASE(a_command_that_cannot_run_leaves_nothing_and_stops_its_s
     std::filesystem::copy_file("/bin/true", bin);
     ::chmod(bin.c_str(), 0755);
     systemd.duringNext("startScope", [&] { std::filesystem::remove(bin); });
-    auto r = tasks->start("a1", "web", spec(bin, {}));
+    auto r = tryStart("a1", "web", spec(bin, {}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "ExecFailed");
     BOOST_TEST(!tasks->get("a1", "web"));
@@ -329,7 +354,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_reserved_cores_back, Fixture) {
     open();
     BOOST_TEST(tasks->sharedCpus() == "0-3");
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
-    auto r = tasks->start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    auto r = tryStart("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(tasks->sharedCpus() == "0-3");
     const auto& ok = start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
@@ -355,7 +380,7 @@ BOOST_FIXTURE_TEST_CASE(forget_resets_a_failed_unit, Fixture) {
     start("a1", "job", spec("/bin/true", {}));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
     systemd.scopes["a1-job.scope"].active = "failed";
-    BOOST_REQUIRE(tasks->forget("a1", "job"));
+    BOOST_REQUIRE(forgetTask("a1", "job"));
     BOOST_TEST(systemd.count("resetFailedUnit", "a1-job.scope") == 1u);
     BOOST_TEST(!tasks->get("a1", "job"));
     BOOST_TEST(events.count("removed") == 1u);
@@ -376,7 +401,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_two_descriptors, Fixt
 BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {
     open();
     const pid_t first = start("x-a", "b", spec("/bin/sleep", {"1000"})).pid;
-    auto second = tasks->start("x", "a-b", spec("/bin/sleep", {"1000"}));
+    auto second = tryStart("x", "a-b", spec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!second);
     BOOST_TEST(second.error().name == "UnitNameCollision");
     BOOST_TEST(second.error().message.find("x-a/b") != std::string::npos);
@@ -385,21 +410,21 @@ BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {
     auto got = tasks->get("x", "a-b");
     BOOST_REQUIRE(!got);
     BOOST_TEST(got.error().name == "NoSuchTask");
-    auto stopped = tasks->stop("x", "a-b", "", 0);
+    auto stopped = stopTask("x", "a-b", "", 0);
     BOOST_REQUIRE(!stopped);
     BOOST_TEST(stopped.error().name == "NoSuchTask");
     BOOST_TEST(!tasks->signal("x", "a-b", "SIGKILL"));
-    BOOST_TEST(!tasks->update("x", "a-b", R"({"pids_max": 10})"));
-    BOOST_TEST(!tasks->forget("x", "a-b"));
+    BOOST_TEST(!updateTask("x", "a-b", R"({"pids_max": 10})"));
+    BOOST_TEST(!forgetTask("x", "a-b"));
     BOOST_TEST(systemd.count("killUnit") == 0u);
     BOOST_TEST(systemd.count("setUnitProperties") == 0u);
     BOOST_TEST(state("x-a", "b") == TaskState::Running);
     BOOST_TEST(!processGone(first));
 
     // Once the first is gone and forgotten, the unit name is free again.
-    BOOST_REQUIRE(tasks->stop("x-a", "b", "", 0));
+    BOOST_REQUIRE(stopTask("x-a", "b", "", 0));
     BOOST_REQUIRE(runUntil([&] { return finished("x-a", "b"); }));
-    BOOST_REQUIRE(tasks->forget("x-a", "b"));
+    BOOST_REQUIRE(forgetTask("x-a", "b"));
     start("x", "a-b", spec("/bin/sleep", {"1000"}));
     BOOST_TEST(state("x", "a-b") == TaskState::Running);
 }
@@ -411,7 +436,7 @@ BOOST_FIXTURE_TEST_CASE(colliding_tasks_stay_apart_after_a_restart, Fixture) {
     open();
     BOOST_TEST(state("x-a", "b") == TaskState::Running);
     BOOST_TEST(!tasks->get("x", "a-b"));
-    auto second = tasks->start("x", "a-b", spec("/bin/sleep", {"1000"}));
+    auto second = tryStart("x", "a-b", spec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!second);
     BOOST_TEST(second.error().name == "UnitNameCollision");
 }
@@ -426,27 +451,89 @@ BOOST_FIXTURE_TEST_CASE(a_name_no_unit_can_have_is_invalid_not_missing, Fixture)
 }
 
 // The entry exists from the request on: while systemd works on a start, the
-// task reads as "starting" and a second start of it is refused.
-BOOST_FIXTURE_TEST_CASE(a_start_under_way_is_a_starting_task_and_blocks_a_second_start, Fixture) {
+// task reads as "starting" (at once), a second start of it is refused, and
+// its other requests wait for it, in order.
+BOOST_FIXTURE_TEST_CASE(a_start_under_way_is_a_starting_task_and_its_requests_wait_in_order, Fixture) {
     open();
-    std::string seen;
-    std::string second;
-    systemd.duringNext("startScope", [&] {
-        auto r = tasks->get("a1", "web");
-        seen = r ? manager::toString((*r)->state) : r.error().name;
-        auto again = tasks->start("a1", "web", spec("/bin/sleep", {"1000"}));
-        second = again ? "started" : again.error().name;
-    });
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
-    BOOST_TEST(seen == "starting");
-    BOOST_TEST(second == "TaskExists");
-    BOOST_TEST(systemd.count("startScope") == 1u);
+    systemd.hold("startScope");
+    std::vector<std::string> answers;
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}),
+                 [&](common::Result<const TaskRecord*> r) { answers.push_back(r ? "started" : r.error().name); });
+    BOOST_TEST(state("a1", "web") == TaskState::Starting);
     BOOST_TEST(tasks->list().size() == 1u);
+    auto again = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!again);
+    BOOST_TEST(again.error().name == "TaskExists");
+    tasks->update("a1", "web", R"({"pids_max": 10})",
+                  [&](common::Result<void> r) { answers.push_back(r ? "updated" : r.error().name); });
+    tasks->stop("a1", "web", "", 0, [&](common::Result<void> r) { answers.push_back(r ? "stopped" : r.error().name); });
+    runUntil([] { return false; }, 50ms);
+    BOOST_TEST(answers.empty());  // systemd has not answered the start
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return answers.size() == 3; }));
+    BOOST_TEST(answers == (std::vector<std::string>{"started", "updated", "stopped"}), "answers in order");
+    BOOST_TEST(systemd.count("startScope") == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 1u);
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+}
+
+// One task's start waiting for systemd holds no other task back.
+BOOST_FIXTURE_TEST_CASE(different_tasks_never_wait_for_each_other, Fixture) {
+    open();
+    systemd.hold("startScope");
+    std::optional<common::Result<const TaskRecord*>> slow, fast;
+    tasks->start("a1", "slow", spec("/bin/sleep", {"1000"}), [&](auto r) { slow = std::move(r); });
+    tasks->start("a1", "fast", spec("/bin/sleep", {"1000"}), [&](auto r) { fast = std::move(r); });
+    BOOST_TEST(systemd.release("a1-fast.scope") == 1u);
+    BOOST_REQUIRE(runUntil([&] { return fast.has_value(); }));
+    BOOST_TEST(static_cast<bool>(*fast));
+    BOOST_TEST(!slow.has_value());
+    BOOST_TEST(state("a1", "slow") == TaskState::Starting);
+    BOOST_TEST(state("a1", "fast") == TaskState::Running);
+    // Reads answer from memory meanwhile.
+    BOOST_TEST(tasks->list().size() == 2u);
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return slow.has_value(); }));
+    BOOST_TEST(static_cast<bool>(*slow));
+}
+
+// Requests queued behind a start that fails are answered, not dropped.
+BOOST_FIXTURE_TEST_CASE(requests_behind_a_failed_start_get_no_such_task, Fixture) {
+    open();
+    systemd.hold("startScope");
+    systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
+    std::vector<std::string> answers;
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}),
+                 [&](auto r) { answers.push_back(r ? "started" : r.error().name); });
+    tasks->stop("a1", "web", "", 0, [&](auto r) { answers.push_back(r ? "stopped" : r.error().name); });
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return answers.size() == 2; }));
+    BOOST_TEST(answers == (std::vector<std::string>{"SystemdFailed", "NoSuchTask"}), "answers");
+    BOOST_TEST(!tasks->get("a1", "web"));
+}
+
+// A burst of reservations costs each shared task one SetUnitProperties in
+// flight, not one per change.
+BOOST_FIXTURE_TEST_CASE(the_shared_pool_is_applied_once_per_task_while_calls_are_pending, Fixture) {
+    usable = {0, 1, 2, 3};
+    host.unified = true;
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    systemd.hold("setUnitProperties");
+    start("a1", "db1", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    start("a1", "db2", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 1u);  // db2's change waits behind db1's
+    systemd.hold("setUnitProperties", false);
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return common::formatCpuList((**tasks->get("a1", "web")).cpus) == "2-3"; }));
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 2u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_refused_spec_leaves_no_entry, Fixture) {
     open();
-    auto r = tasks->start("a1", "web", R"({"command": "/bin/true", "bogus": 1})");
+    auto r = tryStart("a1", "web", R"({"command": "/bin/true", "bogus": 1})");
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "InvalidSpec");
     BOOST_TEST(!tasks->get("a1", "web"));
@@ -509,7 +596,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_rollback_stop_reaches_the_caller, Fixture) {
     ::chmod(bin.c_str(), 0755);
     systemd.duringNext("startScope", [&] { std::filesystem::remove(bin); });
     systemd.failNext("stopUnit", common::makeError("SystemdFailed", "stop a1-web.scope: access denied"));
-    auto r = tasks->start("a1", "web", spec(bin, {}));
+    auto r = tryStart("a1", "web", spec(bin, {}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "ExecFailed");
     BOOST_TEST(r.error().message.find("its scope was not stopped") != std::string::npos);
@@ -542,7 +629,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_near_the_descriptor_limit_is_refused_with_the_nu
     const auto startsBefore = systemd.count("startScope");
     {
         FdLimit limit(openFds() + manager::kFdsReserved + manager::kFdsPerStart - 1);
-        auto r = tasks->start("a1", "api", spec("/bin/sleep", {"1000"}));
+        auto r = tryStart("a1", "api", spec("/bin/sleep", {"1000"}));
         BOOST_REQUIRE(!r);
         BOOST_TEST(r.error().name == "ResourceExhausted");
         BOOST_TEST(r.error().message.find("file descriptors") != std::string::npos);
@@ -581,7 +668,7 @@ BOOST_FIXTURE_TEST_CASE(a_reservation_leaves_a_core_for_the_shared_tasks_but_not
     open();
     start("c1", "a", spec("/bin/sleep", {"1000"}));
     start("c1", "b", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
-    auto c = tasks->start("c1", "c", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    auto c = tryStart("c1", "c", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
     BOOST_REQUIRE(!c);
     BOOST_TEST(c.error().name == "InsufficientCores");
     BOOST_TEST(c.error().message.find("leave no core for 1 running shared task") != std::string::npos,

@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE systemd_client
 #include <boost/test/unit_test.hpp>
 
+#include <optional>
+
 #include "scope/systemd_client.hpp"
 #include "support/fake_systemd_client.hpp"
 
@@ -62,4 +64,30 @@ BOOST_AUTO_TEST_CASE(a_failed_reset_is_the_error) {
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().message.find("reset-failed") != std::string::npos);
     BOOST_TEST(start.calls == 1);
+}
+
+BOOST_AUTO_TEST_CASE(the_asynchronous_start_resets_a_failed_unit_and_retries_once) {
+    FakeSystemdClient systemd;
+    systemd.scopes["a1-web.scope"].active = "failed";
+    Start start{1};
+    std::optional<Result<void>> out;
+    taskscope::scope::startResettingFailedAsync(
+        systemd, "a1-web.scope", [&](auto done) { done(start()); }, [&](Result<void> r) { out = std::move(r); });
+    BOOST_REQUIRE(out.has_value());
+    BOOST_TEST(static_cast<bool>(*out));
+    BOOST_TEST(start.calls == 2);
+    BOOST_TEST(systemd.count("resetFailedUnit", "a1-web.scope") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_asynchronous_start_leaves_an_active_unit_alone) {
+    FakeSystemdClient systemd;
+    systemd.scopes["a1-web.scope"].active = "active";
+    Start start{1};
+    std::optional<Result<void>> out;
+    taskscope::scope::startResettingFailedAsync(
+        systemd, "a1-web.scope", [&](auto done) { done(start()); }, [&](Result<void> r) { out = std::move(r); });
+    BOOST_REQUIRE(out.has_value());
+    BOOST_TEST(out->error().name == "UnitExists");
+    BOOST_TEST(start.calls == 1);
+    BOOST_TEST(systemd.count("resetFailedUnit") == 0u);
 }

@@ -1,8 +1,9 @@
 #pragma once
 // A scope::SystemdClient for unit tests of the manager: records every call,
 // fails the ones a test scripts to fail, and runs a test's hook while a
-// call is "in flight" (before it returns), which is where the real client
-// sees JobRemoved, unit signals and task exits arrive before its reply.
+// call is "in flight" (before it returns). Asynchronous calls complete from
+// the event loop given to it (as the real client's do), or are held back
+// until the test releases them: systemd still working on a job.
 // Scopes are bookkeeping only: killUnit signals the PIDs the scope was
 // started with, so a test's task really dies when the manager kills it.
 
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/event_loop.hpp"
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::test {
@@ -35,6 +37,46 @@ public:
 
     /// The next call of `method` fails with `error` (queued, first in first out).
     void failNext(const std::string& method, common::Error error) { failures_[method].push_back(std::move(error)); }
+    /// Holds the completions of `method`'s asynchronous calls back until
+    /// release() (for every call while set).
+    void hold(const std::string& method, bool on = true) { held_[method] = on; }
+    /// Completes the held calls (of `unit`, or all), in the order they were made.
+    size_t release(const std::string& unit = "") {
+        size_t n = 0;
+        for (auto it = parked.begin(); it != parked.end();) {
+            if (!unit.empty() && it->unit != unit) {
+                ++it;
+                continue;
+            }
+            auto p = std::move(*it);
+            it = parked.erase(it);
+            post(std::move(p.done), std::move(p.result));
+            ++n;
+        }
+        return n;
+    }
+    struct Parked {
+        std::string method;
+        std::string unit;
+        Completion done;
+        common::Result<void> result;
+    };
+    std::deque<Parked> parked;
+
+    explicit FakeSystemdClient(common::EventLoop* loop = nullptr) : loop_(loop) {}
+
+    void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
+                         const scope::UnitProperties& properties, Completion done) override {
+        complete("startScope", unit, startScope(unit, pids, properties), std::move(done));
+    }
+    void stopUnitAsync(const std::string& unit, Completion done) override {
+        complete("stopUnit", unit, stopUnit(unit), std::move(done));
+    }
+    void setUnitPropertiesAsync(const std::string& unit, const scope::UnitProperties& properties,
+                                Completion done) override {
+        complete("setUnitProperties", unit, setUnitProperties(unit, properties), std::move(done));
+    }
+
     /// Runs `hook` inside the next call of `method`, before it returns.
     void duringNext(const std::string& method, std::function<void()> hook) {
         hooks_[method].push_back(std::move(hook));
@@ -108,6 +150,22 @@ public:
     common::Result<std::string> version() override { return std::string("252-fake"); }
 
 private:
+    void complete(const std::string& method, const std::string& unit, common::Result<void> result, Completion done) {
+        if (held_[method]) {
+            parked.push_back({method, unit, std::move(done), std::move(result)});
+            return;
+        }
+        post(std::move(done), std::move(result));
+    }
+    void post(Completion done, common::Result<void> result) {
+        if (!loop_) return done(std::move(result));
+        loop_->addTimer(common::EventLoop::Clock::now(),
+                        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+    }
+
+    common::EventLoop* loop_;
+    std::map<std::string, bool> held_;
+
     static bool populated(const Scope& s) {
         for (auto pid : s.pids) {
             if (::kill(static_cast<pid_t>(pid), 0) < 0) continue;

@@ -186,6 +186,17 @@ struct Fixture {
         return true;
     }
 
+    /// A command that resolves when the spec is checked and is gone by the
+    /// time the shim execs it (removed while systemd starts the scope):
+    /// the start fails with ExecFailed after the scope exists.
+    std::string vanishingBinary() {
+        const auto bin = dir.path + "/vanishing";
+        std::filesystem::copy_file("/bin/true", bin);
+        ::chmod(bin.c_str(), 0755);
+        systemd.duringNext("startScope", [bin] { std::filesystem::remove(bin); });
+        return bin;
+    }
+
     bool finished(const std::string& alloc, const std::string& task) {
         auto r = tasks->get(alloc, task);
         return r && (*r)->finished();
@@ -335,11 +346,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spoo
 
 BOOST_FIXTURE_TEST_CASE(a_command_that_cannot_run_leaves_nothing_and_stops_its_scope, Fixture) {
     open();
-    // Resolved at parse time, then removed before the exec: ExecFailed.
-    const auto bin = dir.path + "/vanishing";
-    std::filesystem::copy_file("/bin/true", bin);
-    ::chmod(bin.c_str(), 0755);
-    systemd.duringNext("startScope", [&] { std::filesystem::remove(bin); });
+    const auto bin = vanishingBinary();
     auto r = tryStart("a1", "web", spec(bin, {}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "ExecFailed");
@@ -591,10 +598,7 @@ BOOST_FIXTURE_TEST_CASE(an_exit_record_readable_on_a_retry_is_collected, Fixture
 
 BOOST_FIXTURE_TEST_CASE(a_failed_rollback_stop_reaches_the_caller, Fixture) {
     open();
-    const auto bin = dir.path + "/vanishing";
-    std::filesystem::copy_file("/bin/true", bin);
-    ::chmod(bin.c_str(), 0755);
-    systemd.duringNext("startScope", [&] { std::filesystem::remove(bin); });
+    const auto bin = vanishingBinary();
     systemd.failNext("stopUnit", common::makeError("SystemdFailed", "stop a1-web.scope: access denied"));
     auto r = tryStart("a1", "web", spec(bin, {}));
     BOOST_REQUIRE(!r);

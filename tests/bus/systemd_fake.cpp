@@ -10,6 +10,9 @@
 //                               may do that: the job can finish first)
 //         removed-after-reply   the usual order
 //         failed                JobRemoved says "failed" for every start
+//         held                  jobs end (JobRemoved "done") only when
+//                               org.taskscope.Test1.FinishJobs is called:
+//                               systemd busy with them meanwhile
 
 #include <signal.h>
 
@@ -17,6 +20,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
     auto manager = sdbus::createObject(*bus, "/org/freedesktop/systemd1");
     std::map<std::string, Unit> units;
     uint32_t nextJob = 1;
+    std::vector<std::function<void()>> held;
 
     auto unitPath = [](const std::string& unit) {
         std::string p = "/org/freedesktop/systemd1/unit/";
@@ -71,12 +76,21 @@ int main(int argc, char** argv) {
         if (mode == "removed-before-reply") {
             removed();
             reply.returnResults(path);
+        } else if (mode == "held") {
+            reply.returnResults(path);
+            held.push_back(removed);
         } else {
             reply.returnResults(path);
             removed();
         }
     };
 
+    manager->registerMethod("FinishJobs").onInterface("org.taskscope.Test1").implementedAs([&] {
+        auto finishing = std::move(held);
+        held.clear();
+        for (auto& f : finishing) f();
+        return static_cast<uint32_t>(finishing.size());
+    });
     manager->registerMethod("Subscribe").onInterface(kManager).implementedAs([] {});
     manager->registerMethod("StartTransientUnit")
         .onInterface(kManager)

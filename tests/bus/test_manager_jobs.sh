@@ -54,6 +54,33 @@ out=$(call $M $I.StartTask string:a1 string:usual "$spec")
 echo "ok: JobRemoved after the reply"
 kill -KILL "$(field a1 usual pid)"
 
+# systemd busy with two starts: the manager answers reads at once, shows
+# both tasks starting, and each start answers when its job ends.
+fake held
+mgr_async() { dbus-send --bus="$BUS_ADDRESS" --print-reply --reply-timeout=20000 --dest=$I $M $I.StartTask "$@" \
+    >"$BUS_TMP/start.$2.out" 2>&1; }
+mgr_async string:a2 string:one "$spec" &
+one=$!
+mgr_async string:a2 string:two "$spec" &
+two=$!
+for ((i = 0; i < 100; i++)); do [[ "$(field a2 two state 2>/dev/null)" == starting ]] && break; sleep 0.05; done
+worst=0
+for ((i = 0; i < 20; i++)); do
+    t0=$(date +%s%N)
+    call $M $I.ListTasks >/dev/null
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    (( ms > worst )) && worst=$ms
+done
+[[ "$(field a2 one state)" == starting && "$(field a2 two state)" == starting ]] ||
+    { echo "FAIL: while systemd works: a2/one $(field a2 one state), a2/two $(field a2 two state)"; exit 1; }
+(( worst < 1000 )) || { echo "FAIL: ListTasks took $worst ms while starts waited for systemd"; exit 1; }
+echo "ok: two starts wait for systemd; 20 ListTasks meanwhile, the slowest ${worst} ms (busctl included)"
+busctl --address="$BUS_ADDRESS" call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.taskscope.Test1 FinishJobs >/dev/null
+wait $one $two || { echo "FAIL: held starts: $(cat "$BUS_TMP"/start.*.out)"; exit 1; }
+[[ "$(field a2 one state)" == running && "$(field a2 two state)" == running ]] || { echo "FAIL: held starts did not run"; exit 1; }
+echo "ok: both started when their jobs ended"
+kill -KILL "$(field a2 one pid)" "$(field a2 two pid)"
+
 fake failed
 expect_error org.taskscope.Error.SystemdFailed $M $I.StartTask string:a1 string:broken "$spec"
 expect_error org.taskscope.Error.NoSuchTask $M $I.GetTask string:a1 string:broken

@@ -60,6 +60,7 @@ private:
 };
 
 /// errno as an Error with a message like "open /x: No such file or directory".
+/// EMFILE and ENFILE are named ResourceExhausted unless the caller names them.
 Error errnoError(const std::string& what, int err, const std::string& name = "Internal");
 
 }  // namespace taskscope::common

@@ -12,6 +12,20 @@ namespace {
 
 using common::unwrapForBus;
 
+// The reply to an asynchronous call, as a completion: sdbus::Result moves
+// only, and completions are copied.
+template <class... Out>
+std::shared_ptr<sdbus::Result<Out...>> replyLater(sdbus::Result<Out...>&& result) {
+    return std::make_shared<sdbus::Result<Out...>>(std::move(result));
+}
+
+TaskManager::Done replyWhenDone(sdbus::Result<>&& result) {
+    return [reply = replyLater(std::move(result))](common::Result<void> r) {
+        if (!r) return reply->returnError(common::toBusError(r.error()));
+        reply->returnResults();
+    };
+}
+
 }  // namespace
 
 std::string taskJson(const TaskRecord& r, SpecView view) {
@@ -34,6 +48,7 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
         {"finished_at", formatTime(r.exit.finishedAtUs)},
         {"spec", spec.is_discarded() ? nlohmann::json(r.specJson) : spec},
     };
+    if (!r.lostReason.empty()) j["lost_reason"] = r.lostReason;
     if (r.exit.execError) j["exec_error"] = r.exit.execErrorStep + ": errno " + std::to_string(r.exit.execError);
     return j.dump();
 }
@@ -90,15 +105,17 @@ void ManagerObject::taskRemoved(const TaskRecord& task) {
     }
 }
 
-sdbus::ObjectPath ManagerObject::StartTask(const std::string& allocId, const std::string& task,
-                                           const std::string& specJson) {
-    const auto* r = unwrapForBus(tasks_.start(allocId, task, specJson));
-    return r->objectPath;
+void ManagerObject::StartTask(sdbus::Result<sdbus::ObjectPath>&& result, std::string allocId, std::string task,
+                              std::string specJson) {
+    tasks_.start(allocId, task, specJson, [reply = replyLater(std::move(result))](common::Result<const TaskRecord*> r) {
+        if (!r) return reply->returnError(common::toBusError(r.error()));
+        reply->returnResults(sdbus::ObjectPath((*r)->objectPath));
+    });
 }
 
-void ManagerObject::StopTask(const std::string& allocId, const std::string& task, const std::string& signal,
-                             const int64_t& graceMs) {
-    unwrapForBus(tasks_.stop(allocId, task, signal, graceMs));
+void ManagerObject::StopTask(sdbus::Result<>&& result, std::string allocId, std::string task, std::string signal,
+                             int64_t graceMs) {
+    tasks_.stop(allocId, task, signal, graceMs, replyWhenDone(std::move(result)));
 }
 
 void ManagerObject::SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) {
@@ -134,13 +151,13 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPa
     return out;
 }
 
-void ManagerObject::UpdateTask(const std::string& allocId, const std::string& task,
-                               const std::string& resourcesJson) {
-    unwrapForBus(tasks_.update(allocId, task, resourcesJson));
+void ManagerObject::UpdateTask(sdbus::Result<>&& result, std::string allocId, std::string task,
+                               std::string resourcesJson) {
+    tasks_.update(allocId, task, resourcesJson, replyWhenDone(std::move(result)));
 }
 
-void ManagerObject::ForgetTask(const std::string& allocId, const std::string& task) {
-    unwrapForBus(tasks_.forget(allocId, task));
+void ManagerObject::ForgetTask(sdbus::Result<>&& result, std::string allocId, std::string task) {
+    tasks_.forget(allocId, task, replyWhenDone(std::move(result)));
 }
 
 }  // namespace taskscope::manager

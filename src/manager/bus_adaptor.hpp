@@ -76,16 +76,19 @@ public:
     void danglingScopeStopped(const std::string& unit, bool dryRun) { emitDanglingScopeStopped(unit, dryRun); }
 
 private:
-    sdbus::ObjectPath StartTask(const std::string& allocId, const std::string& task,
-                                const std::string& specJson) override;
-    void StopTask(const std::string& allocId, const std::string& task, const std::string& signal,
-                  const int64_t& graceMs) override;
+    // Asynchronous: the reply goes out when the task manager is done.
+    void StartTask(sdbus::Result<sdbus::ObjectPath>&& result, std::string allocId, std::string task,
+                   std::string specJson) override;
+    void StopTask(sdbus::Result<>&& result, std::string allocId, std::string task, std::string signal,
+                  int64_t graceMs) override;
+    void UpdateTask(sdbus::Result<>&& result, std::string allocId, std::string task,
+                    std::string resourcesJson) override;
+    void ForgetTask(sdbus::Result<>&& result, std::string allocId, std::string task) override;
+    // Answered from memory, at once.
     void SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) override;
     std::string GetTask(const std::string& allocId, const std::string& task) override;
     std::string GetTaskSpec(const std::string& allocId, const std::string& task) override;
     std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ListTasks() override;
-    void ForgetTask(const std::string& allocId, const std::string& task) override;
-    void UpdateTask(const std::string& allocId, const std::string& task, const std::string& resourcesJson) override;
     std::string SharedCPUs() override { return tasks_.sharedCpus(); }
 
     std::string Version() override { return facts_.version; }

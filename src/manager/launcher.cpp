@@ -16,22 +16,6 @@ namespace {
 
 using common::UniqueFd;
 
-// Reads one '\n'-terminated line; the shim writes each in one write(2).
-common::Result<std::string> readLine(int fd) {
-    std::string line;
-    char c;
-    for (;;) {
-        const ssize_t n = ::read(fd, &c, 1);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return common::errnoError("read from shim", errno);
-        }
-        if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + line + "')");
-        if (c == '\n') return line;
-        line += c;
-    }
-}
-
 // Pipe ends moved above the range posix_spawn's dup2 targets (3, 4) so a
 // dup2 onto itself cannot leave FD_CLOEXEC set.
 common::Result<std::pair<UniqueFd, UniqueFd>> highPipe() {
@@ -52,7 +36,33 @@ std::string joinGroups(const std::vector<gid_t>& groups) {
     return out;
 }
 
+// "pid N", "started", "execfailed ERRNO STEP", "error ERRNO STEP": short.
+constexpr size_t kMaxReportLine = 512;
+
 }  // namespace
+
+common::Result<std::string> readReportLine(int fd, std::string& pending) {
+    for (;;) {
+        if (const auto nl = pending.find('\n'); nl != std::string::npos) {
+            auto line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            return line;
+        }
+        if (pending.size() > kMaxReportLine)
+            return common::makeError("Internal", "shim report line longer than " + std::to_string(kMaxReportLine) +
+                                                     " bytes");
+        // The shim writes each line in one write(2): one read usually
+        // brings the whole line (it used to be read a byte at a time).
+        char buf[128];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return common::errnoError("read from shim", errno);
+        }
+        if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + pending + "')");
+        pending.append(buf, static_cast<size_t>(n));
+    }
+}
 
 common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
     auto report = highPipe();
@@ -106,7 +116,7 @@ common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& sp
     report->second.reset();
     go->first.reset();
 
-    auto line = readLine(launch.report.get());
+    auto line = readReportLine(launch.report.get(), launch.pending);
     if (!line) return line.error().context("start task");
     std::istringstream in(*line);
     std::string word;
@@ -121,7 +131,7 @@ common::Result<void> releaseTask(Launch& launch) {
     const char g = 'g';
     if (::write(launch.go.get(), &g, 1) != 1) return common::errnoError("release task", errno);
     launch.go.reset();
-    auto line = readLine(launch.report.get());
+    auto line = readReportLine(launch.report.get(), launch.pending);
     launch.report.reset();
     if (!line) return line.error().context("release task");
     if (*line == "started") return {};

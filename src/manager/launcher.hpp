@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
@@ -18,6 +19,7 @@ struct Launch {
     pid_t taskPid = 0;
     common::UniqueFd report;  ///< shim -> manager
     common::UniqueFd go;      ///< manager -> shim
+    std::string pending;      ///< read from `report` past the last full line
 };
 
 struct LaunchPaths {
@@ -25,6 +27,12 @@ struct LaunchPaths {
     std::string stdoutFile;  ///< empty: /dev/null
     std::string stderrFile;
 };
+
+/// The next '\n'-terminated line from `fd`, read in blocks; bytes past
+/// the line stay in `pending` for the next call. Internal when the writer
+/// closes before a full line or the line is longer than the shim ever
+/// writes.
+common::Result<std::string> readReportLine(int fd, std::string& pending);
 
 /// Spawns the shim; returns once the task exists, blocked before exec.
 common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths);

@@ -128,11 +128,13 @@ int run(const Options& opts) {
     common::EventLoop loop;
     common::quitOnTermination(loop);
 
-    // systemd gets a connection of its own so that waiting for its job
-    // signals never dispatches calls to our own API re-entrantly.
+    // systemd gets a connection of its own (it may be another bus, in
+    // tests). Every call that waits for a job is asynchronous: its answer
+    // and its JobRemoved arrive through this loop, which meanwhile serves
+    // the API.
     auto systemdBus = common::connectBus(opts.systemdAddress);
     auto serviceBus = common::connectBus(opts.busAddress);
-    scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs));
+    scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs), &loop);
     if (auto r = systemd.subscribe(); !r)
         spdlog::error("Failed to subscribe to systemd: {}; tasks cannot start until it answers", r.error().message);
 

@@ -22,46 +22,6 @@
 
 namespace taskscope::manager {
 
-/// Units a start has claimed before it asks systemd for the scope, so that
-/// a pass never takes a starting task's scope for a dangling one (its
-/// record exists only once systemd is done).
-class UnitClaims {
-public:
-    class Claim {
-    public:
-        Claim() = default;
-        Claim(UnitClaims& claims, std::string unit) : claims_(&claims), unit_(std::move(unit)) {}
-        Claim(Claim&& o) noexcept : claims_(std::exchange(o.claims_, nullptr)), unit_(std::move(o.unit_)) {}
-        Claim& operator=(Claim&& o) noexcept {
-            release();
-            claims_ = std::exchange(o.claims_, nullptr);
-            unit_ = std::move(o.unit_);
-            return *this;
-        }
-        Claim(const Claim&) = delete;
-        Claim& operator=(const Claim&) = delete;
-        ~Claim() { release(); }
-        void release() {
-            if (claims_) claims_->units_.erase(claims_->units_.find(unit_));  // this claim, not all of the unit's
-            claims_ = nullptr;
-        }
-
-    private:
-        UnitClaims* claims_ = nullptr;
-        std::string unit_;
-    };
-
-    /// Held until the returned claim goes.
-    [[nodiscard]] Claim claim(const std::string& unit) {
-        units_.insert(unit);
-        return Claim(*this, unit);
-    }
-    bool held(const std::string& unit) const { return units_.count(unit) != 0; }
-
-private:
-    std::multiset<std::string> units_;
-};
-
 /// What one pass found and did; the daemon's edge logs and signals it.
 struct ReconcileOutcome {
     struct Stopped {

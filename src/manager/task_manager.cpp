@@ -20,6 +20,7 @@
 #include "common/files.hpp"
 #include "common/signals.hpp"
 #include "common/unique_fd.hpp"
+#include "manager/fd_budget.hpp"
 #include "manager/launcher.hpp"
 #include "manager/task_spec.hpp"
 #include "scope/unit_name.hpp"
@@ -45,7 +46,44 @@ uint64_t bootUs() {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-const std::string kCgroupRoot = "/sys/fs/cgroup";
+// An unreadable exit record is read again after 50, 100, 200, 400 ms.
+constexpr int kExitReadAttempts = 5;
+constexpr std::chrono::milliseconds kExitReadRetryDelay{50};
+
+// Out of descriptors despite the check (another thread of the kernel's,
+// a miscount): the caller gets the numbers, the failed step after them.
+common::Error withFdNumbers(common::Error e) {
+    if (e.name != "ResourceExhausted") return e;
+    auto fds = fdUsage();
+    if (!fds) return e;
+    auto named = checkStartBudget(*fds);
+    const std::string numbers = named ? "the manager has " + std::to_string(fds->open) + " of its " +
+                                            std::to_string(fds->limit) + " file descriptors open"
+                                      : named.error().message;
+    return common::makeError("ResourceExhausted", numbers + " (" + e.message + ")");
+}
+
+// The task's cgroup as the kernel records it: the unified line ("0::")
+// on cgroup v2, systemd's own hierarchy ("name=systemd") on v1.
+std::string cgroupOf(pid_t pid) {
+    auto text = common::readFile("/proc/" + std::to_string(pid) + "/cgroup");
+    if (!text) return "";
+    std::string unified;
+    size_t pos = 0;
+    while (pos < text->size()) {
+        auto end = text->find('\n', pos);
+        if (end == std::string::npos) end = text->size();
+        const auto line = text->substr(pos, end - pos);
+        pos = end + 1;
+        const auto first = line.find(':');
+        const auto second = first == std::string::npos ? first : line.find(':', first + 1);
+        if (second == std::string::npos) continue;
+        const auto controllers = line.substr(first + 1, second - first - 1);
+        if (controllers == "name=systemd") return line.substr(second + 1);
+        if (line.compare(0, 3, "0::") == 0) unified = line.substr(second + 1);
+    }
+    return unified;
+}
 
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
@@ -68,19 +106,24 @@ scope::UnitProperties baseProperties(const Config& config, const std::string& al
 }  // namespace
 
 TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop,
-                         std::string objectPrefix, std::set<unsigned> usableCpus)
+                         std::string objectPrefix, std::set<unsigned> usableCpus, CgroupHost host)
     : config_(std::move(config)),
       store_(config_.stateDir),
       spool_(config_.logSpoolDir),
       systemd_(systemd),
       loop_(loop),
       objectPrefix_(std::move(objectPrefix)),
+      cgroupRoot_(std::move(host.root)),
       cpus_(std::move(usableCpus), config_.systemCores) {
     struct statfs fs {};
-    unified_ = ::statfs(kCgroupRoot.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+    unified_ = host.unified.value_or(::statfs(cgroupRoot_.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC);
 }
 
 TaskManager::~TaskManager() {
+    for (auto& [key, e] : tasks_) {
+        if (e->killTimer) loop_.cancelTimer(e->killTimer);
+        if (e->exitRetryTimer) loop_.cancelTimer(e->exitRetryTimer);
+    }
     if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
     if (signalWatch_) loop_.removeFd(signalWatch_);
     if (inotifyFd_ >= 0) ::close(inotifyFd_);
@@ -127,10 +170,10 @@ Result<void> TaskManager::recover() {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
         entry->record.objectPath = scope::taskObjectPath(objectPrefix_, entry->record.unit);
-        auto& r = entry->record;
+        auto& e = *entry;
+        auto& r = e.record;
         const auto unit = r.unit;
-        tasks_[unit] = std::move(entry);
-        auto& e = *tasks_[unit];
+        insert(std::move(entry));
         if (r.finished()) continue;
         if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
             collectExit(e);
@@ -152,6 +195,7 @@ Result<void> TaskManager::recover() {
             // Neither an exit record nor a living shim: the node rebooted or
             // the shim was killed. Say so rather than invent an exit code.
             r.state = TaskState::Lost;
+            r.lostReason = "its shim is gone and left no exit record";
             r.exit.finishedAtUs = nowUs();
             r.reservedCores = false;
             spool_.markExited(unit);
@@ -169,7 +213,7 @@ Result<void> TaskManager::recover() {
 
 void TaskManager::attach(TaskEvents& events) {
     events_ = &events;
-    for (auto& [unit, e] : tasks_) {
+    for (auto& [key, e] : tasks_) {
         auto& r = e->record;
         if (r.finished() && !r.exitReported) {
             events_->taskExited(r);
@@ -189,42 +233,123 @@ bool TaskManager::shimAlive(const TaskRecord& r) const {
 }
 
 Result<TaskManager::Entry*> TaskManager::find(const std::string& allocId, const std::string& task) const {
-    auto unit = scope::taskScopeName(allocId, task);
-    if (!unit) return unit.error();
-    auto it = tasks_.find(*unit);
-    if (it == tasks_.end()) return makeError("NoSuchTask", "no task " + taskLabel(allocId, task));
-    return it->second.get();
+    auto it = tasks_.find(Key{allocId, task});
+    if (it != tasks_.end()) return it->second.get();
+    // A name no unit could have gets the more useful error.
+    if (auto unit = scope::taskScopeName(allocId, task); !unit) return unit.error();
+    return makeError("NoSuchTask", "no task " + taskLabel(allocId, task));
 }
 
-Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const std::string& task,
-                                             const std::string& specJson) {
+TaskManager::Entry* TaskManager::byUnit(const std::string& unit) const {
+    auto it = units_.find(unit);
+    if (it == units_.end()) return nullptr;
+    return tasks_.at(it->second).get();
+}
+
+void TaskManager::insert(std::unique_ptr<Entry> entry) {
+    const auto& r = entry->record;
+    Key key{r.allocId, r.name};
+    units_[r.unit] = key;
+    tasks_[std::move(key)] = std::move(entry);
+}
+
+TaskManager::Queue TaskManager::erase(const TaskRecord& record) {
+    const Key key{record.allocId, record.name};
+    auto it = tasks_.find(key);
+    if (it == tasks_.end()) return {};
+    auto& e = *it->second;
+    if (e.killTimer) loop_.cancelTimer(e.killTimer);
+    if (e.exitRetryTimer) loop_.cancelTimer(e.exitRetryTimer);
+    auto queued = std::move(e.queue);
+    units_.erase(record.unit);
+    tasks_.erase(it);
+    return queued;
+}
+
+void TaskManager::runOrphans(Queue queued) {
+    // Operations that waited for an erased task find it gone and say so.
+    for (auto& op : queued) op();
+}
+
+void TaskManager::submit(const Key& key, std::function<void()> op) {
+    tasks_.at(key)->queue.push_back(std::move(op));
+    runNext(key);
+}
+
+void TaskManager::runNext(const Key& key) {
+    auto it = tasks_.find(key);
+    if (it == tasks_.end()) return;
+    auto& e = *it->second;
+    if (e.busy || e.queue.empty()) return;
+    auto op = std::move(e.queue.front());
+    e.queue.pop_front();
+    e.busy = true;
+    op();
+}
+
+void TaskManager::operationDone(const Key& key) {
+    auto it = tasks_.find(key);
+    if (it == tasks_.end()) return;
+    it->second->busy = false;
+    runNext(key);
+}
+
+void TaskManager::start(const std::string& allocId, const std::string& task, const std::string& specJson,
+                        StartDone done) {
     auto unit = scope::taskScopeName(allocId, task);
-    if (!unit) return unit.error();
-    if (tasks_.count(*unit)) return makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists");
-    const auto claim = claims_.claim(*unit);  // the reconciler keeps off the scope until the record is in tasks_
+    if (!unit) return done(unit.error());
+    if (tasks_.count(Key{allocId, task}))
+        return done(makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists"));
+    if (const auto* other = byUnit(*unit))
+        return done(makeError("UnitNameCollision", "task " + taskLabel(allocId, task) + " would run in unit " + *unit +
+                                                       ", which belongs to task " +
+                                                       taskLabel(other->record.allocId, other->record.name)));
+    // Refused before anything exists, with the numbers, rather than
+    // failing half-way with EMFILE.
+    if (auto budget = checkStartBudget(); !budget) return done(budget.error());
+
+    // The entry exists from the request on (state "starting", busy with
+    // this start): a second start of the task, or of one with the same
+    // unit, is refused, and its other requests wait for the start.
+    auto created = std::make_unique<Entry>();
+    Entry& entry = *created;
+    auto& rec = entry.record;
+    rec.allocId = allocId;
+    rec.name = task;
+    rec.unit = *unit;
+    rec.objectPath = scope::taskObjectPath(objectPrefix_, *unit);
+    rec.specJson = specJson;
+    rec.state = TaskState::Starting;
+    entry.busy = true;
+    insert(std::move(created));
+    const Key key{allocId, task};
+    auto state = std::make_shared<StartState>();
+    state->done = std::move(done);
+    // Whatever fails before systemd is asked leaves nothing behind.
+    auto fail = [&](common::Error error) {
+        if (state->reserved) cpus_.release(rec.unit);
+        auto finished = std::move(state->done);
+        auto queued = erase(rec);
+        finished(std::move(error));
+        runOrphans(std::move(queued));
+    };
+
     auto spec = parseTaskSpec(specJson);
-    if (!spec) return spec.error();
-    if (auto r = resolveTaskSpec(*spec); !r) return r.error();
+    if (!spec) return fail(spec.error());
+    if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
     auto cpus = assignCpus(*unit, spec->resources);
-    if (!cpus) return cpus.error();
+    if (!cpus) return fail(cpus.error());
     spec->resources.allowedCpus = *cpus;
-    const bool reserved = spec->resources.cores.value_or(0) > 0;
-    // Whatever fails from here on gives the cores back.
-    struct Unreserve {
-        CpuPartitions& cpus;
-        const std::string& unit;
-        bool armed;
-        ~Unreserve() {
-            if (armed) cpus.release(unit);
-        }
-    } unreserve{cpus_, *unit, reserved};
+    state->reserved = spec->resources.cores.value_or(0) > 0;
+    // Known from here on, so that other starts count this one right.
+    rec.cpus = *cpus;
+    rec.reservedCores = state->reserved;
 
     const auto logDir = store_.logDir(allocId);
-    if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r) return r.error().context("create log directory");
+    if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r) return fail(r.error().context("create log directory"));
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
     LaunchPaths paths{exitFile, "", ""};
-    LogSpool::Hold logHold;
     if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
@@ -233,8 +358,8 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
         LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
                          spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
         auto hold = spool_.add(*unit, allocId, task, logs);
-        if (!hold) return hold.error().context("prepare logs");
-        logHold = std::move(*hold);
+        if (!hold) return fail(withFdNumbers(hold.error().context("prepare logs")));
+        state->logHold = std::move(*hold);
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
     }
@@ -242,53 +367,75 @@ Result<const TaskRecord*> TaskManager::start(const std::string& allocId, const s
     auto launch = spawnTask(config_.shimPath, *spec, paths);
     if (!launch) {
         spool_.remove(*unit);
-        return launch.error();
+        return fail(withFdNumbers(launch.error()));
     }
+    state->launch = std::move(*launch);
 
     auto props = baseProperties(config_, allocId, task);
     for (auto& p : scope::resourceProperties(spec->resources)) props.push_back(std::move(p));
-    if (auto r = systemd_.startScope(*unit, {static_cast<uint32_t>(launch->taskPid)}, props); !r) {
-        abortTask(*launch);
-        spool_.remove(*unit);
-        return r.error().context("start task " + taskLabel(allocId, task));
+    const auto pid = static_cast<uint32_t>(state->launch.taskPid);
+    systemd_.startScopeAsync(*unit, {pid}, props,
+                             [this, key, state](Result<void> r) { finishStart(key, *state, std::move(r)); });
+}
+
+void TaskManager::finishStart(const Key& key, StartState& st, Result<void> started) {
+    // Still there: a busy entry is erased only by its own operation.
+    auto& entry = *tasks_.at(key);
+    auto& rec = entry.record;
+    const auto unit = rec.unit;
+    const auto label = taskLabel(rec.allocId, rec.name);
+    // The start's answer goes out before those of the requests behind it.
+    auto rollback = [&] {
+        if (st.reserved) cpus_.release(unit);
+        return erase(rec);
+    };
+    if (!started) {
+        abortTask(st.launch);
+        spool_.remove(unit);
+        auto queued = rollback();
+        st.done(started.error().context("start task " + label));
+        return runOrphans(std::move(queued));
     }
 
-    auto entry = std::make_unique<Entry>();
-    auto& rec = entry->record;
-    rec.allocId = allocId;
-    rec.name = task;
-    rec.unit = *unit;
-    rec.objectPath = scope::taskObjectPath(objectPrefix_, *unit);
-    rec.specJson = specJson;
     rec.state = TaskState::Running;
-    rec.pid = launch->taskPid;
-    rec.shimPid = launch->shimPid;
+    rec.pid = st.launch.taskPid;
+    rec.shimPid = st.launch.shimPid;
     rec.startedAtUs = nowUs();
-    rec.cpus = *cpus;
-    rec.reservedCores = reserved;
-    if (auto cg = systemd_.controlGroup(*unit)) rec.cgroup = *cg;
+    // The kernel's word on where systemd put the task: no round trip.
+    rec.cgroup = cgroupOf(rec.pid);
     // On disk before the task runs its first instruction: from here on a
     // crash of the manager still finds it.
     persist(rec);
 
-    if (auto r = releaseTask(*launch); !r) {
+    if (auto r = releaseTask(st.launch); !r) {
         // The shim records the failed exec; wait for it so that nothing of
         // this start remains, as the caller is told it failed.
-        ::waitpid(launch->shimPid, nullptr, 0);
+        ::waitpid(st.launch.shimPid, nullptr, 0);
         store_.remove(rec);
-        spool_.remove(*unit);
-        (void)systemd_.stopUnit(*unit);
-        return r.error().context("start task " + taskLabel(allocId, task));
+        spool_.remove(unit);
+        auto queued = std::make_shared<Queue>(rollback());
+        // The scope is empty now and systemd collects it by itself; a
+        // failed stop is the caller's to know, not only the journal's.
+        auto error = r.error().context("start task " + label);
+        auto done = std::move(st.done);
+        systemd_.stopUnitAsync(unit, [this, error, done, queued](Result<void> stopped) mutable {
+            if (!stopped)
+                error.message +=
+                    "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
+            done(std::move(error));
+            runOrphans(std::move(*queued));
+        });
+        return;
     }
 
-    entry->logHold = std::move(logHold);
-    auto* out = &entry->record;
-    tasks_[*unit] = std::move(entry);
-    unreserve.armed = false;
-    if (reserved) applySharedPool();
-    spdlog::info("Started task {} as pid {} in {}", taskLabel(allocId, task), out->pid, *unit);
-    if (events_) events_->taskAdded(*out);
-    return out;
+    entry.logHold = std::move(st.logHold);
+    spdlog::info("Started task {} as pid {} in {}", label, rec.pid, unit);
+    if (events_) events_->taskAdded(rec);
+    st.done(&rec);
+    operationDone(key);
+    // A reservation shrinks the pool; a shared start may have taken a pool
+    // that changed meanwhile.
+    applySharedPool();
 }
 
 Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {
@@ -311,11 +458,22 @@ Result<void> TaskManager::signal(const std::string& allocId, const std::string& 
     return signalMain(r, *sig);
 }
 
-Result<void> TaskManager::stop(const std::string& allocId, const std::string& task, const std::string& text,
-                               int64_t graceMs) {
+void TaskManager::stop(const std::string& allocId, const std::string& task, const std::string& text, int64_t graceMs,
+                       Done done) {
     auto found = find(allocId, task);
-    if (!found) return found.error();
-    Entry& e = **found;
+    if (!found) return done(found.error());
+    const Key key{allocId, task};
+    submit(key, [this, key, text, graceMs, done] {
+        auto e = find(key.first, key.second);
+        if (!e) return done(e.error());
+        done(stopNow(**e, text, graceMs));
+        operationDone(key);
+    });
+}
+
+Result<void> TaskManager::stopNow(Entry& e, const std::string& text, int64_t graceMs) {
+    const auto& allocId = e.record.allocId;
+    const auto& task = e.record.name;
     auto& r = e.record;
     if (r.finished()) return makeError("NotRunning", "task " + taskLabel(allocId, task) + " has exited");
     auto spec = parseTaskSpec(r.specJson);
@@ -349,9 +507,9 @@ void TaskManager::armKillTimer(Entry& e) {
     if (e.killTimer) loop_.cancelTimer(e.killTimer);
     const uint64_t now = bootUs();
     const uint64_t left = e.record.killDeadlineUs > now ? e.record.killDeadlineUs - now : 0;
-    const auto unit = e.record.unit;
-    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::microseconds(left), [this, unit] {
-        auto it = tasks_.find(unit);
+    Key key{e.record.allocId, e.record.name};
+    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::microseconds(left), [this, key] {
+        auto it = tasks_.find(key);
         if (it == tasks_.end()) return;
         it->second->killTimer = 0;
         if (!it->second->record.finished()) forceKill(*it->second);
@@ -368,7 +526,7 @@ void TaskManager::forceKill(Entry& e) {
         // bed with systemd 252). cgroup.kill is an action, not a setting
         // systemd manages or could undo.
         if (e.record.cgroup.empty()) return;
-        const auto killFile = kCgroupRoot + e.record.cgroup + "/cgroup.kill";
+        const auto killFile = cgroupRoot_ + e.record.cgroup + "/cgroup.kill";
         common::UniqueFd fd(::open(killFile.c_str(), O_WRONLY | O_CLOEXEC));
         if (!fd && errno == ENOENT) return;  // the scope is gone, and all its processes with it
         if (fd && ::write(fd.get(), "1", 1) == 1) return;
@@ -396,30 +554,62 @@ void TaskManager::onExitsDirEvent() {
             std::string name = ev->name;
             if (ev->wd == spoolWd_) {
                 if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
-                    if (auto it = tasks_.find(name.substr(0, name.size() - 5)); it != tasks_.end())
-                        it->second->logHold = {};
+                    if (auto* e = byUnit(name.substr(0, name.size() - 5))) e->logHold = {};
                 continue;
             }
-            auto it = tasks_.find(name);
-            if (it != tasks_.end() && !it->second->record.finished()) collectExit(*it->second);
+            if (auto* e = byUnit(name); e && !e->record.finished()) collectExit(*e);
         }
     }
 }
 
 void TaskManager::collectExit(Entry& e) {
     auto& r = e.record;
-    auto text = common::readFile(store_.exitFile(r.unit));
-    if (!text) {
-        spdlog::error("Failed to read exit record of {}: {}", r.unit, text.error().message);
-        return;
+    if (e.exitRetryTimer) {
+        loop_.cancelTimer(e.exitRetryTimer);
+        e.exitRetryTimer = 0;
     }
-    auto status = parseExitFile(*text);
+    auto status = [&]() -> Result<ExitStatus> {
+        auto text = common::readFile(store_.exitFile(r.unit));
+        if (!text) return text.error();
+        return parseExitFile(*text);
+    }();
     if (!status) {
-        spdlog::error("Bad exit record of {}: {}", r.unit, status.error().message);
+        // The shim replaces its record atomically, so a failed read is the
+        // disk or a lack of descriptors: worth a few retries. After those
+        // the task has ended (it left a record) in an unknown way: it is
+        // marked lost with the reason, never left "running" forever.
+        if (++e.exitReadFailures < kExitReadAttempts) {
+            const auto delay = kExitReadRetryDelay * (1 << (e.exitReadFailures - 1));
+            spdlog::warn("Failed to read the exit record of {} (attempt {} of {}): {}, retrying in {} ms", r.unit,
+                         e.exitReadFailures, kExitReadAttempts, status.error().message, delay.count());
+            Key key{r.allocId, r.name};
+            e.exitRetryTimer = loop_.addTimer(common::EventLoop::Clock::now() + delay, [this, key] {
+                auto it = tasks_.find(key);
+                if (it == tasks_.end()) return;
+                it->second->exitRetryTimer = 0;
+                if (!it->second->record.finished()) collectExit(*it->second);
+            });
+            return;
+        }
+        spdlog::error("Task {} is lost: its exit record could not be read {} times: {}", taskLabel(r.allocId, r.name),
+                      kExitReadAttempts, status.error().message);
+        r.state = TaskState::Lost;
+        r.lostReason = "its exit record could not be read: " + status.error().message;
+        r.exit = ExitStatus{};
+        r.exit.finishedAtUs = nowUs();
+        finish(e);
         return;
     }
     r.exit = *status;
     r.state = TaskState::Exited;
+    spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode,
+                 r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
+    finish(e);
+}
+
+void TaskManager::finish(Entry& e) {
+    auto& r = e.record;
+    e.exitReadFailures = 0;
     r.pid = 0;
     r.killDeadlineUs = 0;
     releaseCpus(r);
@@ -429,8 +619,6 @@ void TaskManager::collectExit(Entry& e) {
     }
     persist(r);
     spool_.markExited(r.unit);
-    spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode,
-                 r.exit.signal, r.exit.oomKilled ? ", OOM killed" : "");
     // The main process is gone; whatever it left behind in the scope goes
     // with it, as when Nomad's executor ends a task.
     if (unified_) {
@@ -468,7 +656,8 @@ Result<std::set<unsigned>> TaskManager::assignCpus(const std::string& unit, cons
         if (cores > 0) return makeError("NotSupported", "resources.cores: no usable cpuset on this node");
         return std::set<unsigned>{};
     }
-    if (cores > 0) return cpus_.reserve(unit, cores, runningSharedTasks());
+    // The task asking is already an entry (starting), but not a shared one.
+    if (cores > 0) return cpus_.reserve(unit, cores, runningSharedTasks(unit));
     return cpus_.sharedForNewTask();
 }
 
@@ -479,10 +668,10 @@ void TaskManager::releaseCpus(TaskRecord& r) {
     applySharedPool();
 }
 
-size_t TaskManager::runningSharedTasks() const {
+size_t TaskManager::runningSharedTasks(const std::string& exceptUnit) const {
     size_t n = 0;
-    for (const auto& [unit, e] : tasks_)
-        if (!e->record.finished() && !e->record.reservedCores) ++n;
+    for (const auto& [key, e] : tasks_)
+        if (!e->record.finished() && !e->record.reservedCores && e->record.unit != exceptUnit) ++n;
     return n;
 }
 
@@ -490,21 +679,45 @@ void TaskManager::applySharedPool() {
     if (!unified_ || cpus_.usable().empty() || recovering_) return;
     const auto pool = cpus_.shared();
     if (pool.empty()) return;  // never written: v2 would read it as "every core"
+    std::vector<Key> stale;
+    for (auto& [key, e] : tasks_) {
+        const auto& r = e->record;
+        // A starting task has no unit yet; its start re-applies when done.
+        if (r.finished() || r.reservedCores || r.state == TaskState::Starting || r.cpus == pool) continue;
+        // At most one queued per task: it applies the pool of its time, so
+        // a burst of reservations costs each shared task one call.
+        if (e->poolQueued) continue;
+        e->poolQueued = true;
+        stale.push_back(key);
+    }
+    for (const auto& key : stale) submit(key, [this, key] { applyPool(key); });
+}
+
+void TaskManager::applyPool(const Key& key) {
+    auto it = tasks_.find(key);
+    if (it == tasks_.end()) return;
+    auto& e = *it->second;
+    e.poolQueued = false;
+    const auto pool = cpus_.shared();
+    if (e.record.finished() || e.record.reservedCores || pool.empty() || e.record.cpus == pool)
+        return operationDone(key);
     scope::Resources only;
     only.allowedCpus = pool;
-    const auto props = scope::resourceProperties(only);
-    for (auto& [unit, e] : tasks_) {
-        auto& r = e->record;
-        if (r.finished() || r.reservedCores || r.cpus == pool) continue;
-        if (auto ok = systemd_.setUnitProperties(unit, props); !ok) {
-            spdlog::warn("Failed to move {} to the shared cores {}: {}", unit, common::formatCpuList(pool),
+    systemd_.setUnitPropertiesAsync(e.record.unit, scope::resourceProperties(only), [this, key, pool](Result<void> ok) {
+        auto it = tasks_.find(key);
+        if (it == tasks_.end()) return;
+        auto& r = it->second->record;
+        if (!ok) {
+            // The record keeps the cores the task really has.
+            spdlog::warn("Failed to move {} to the shared cores {}: {}", r.unit, common::formatCpuList(pool),
                          ok.error().message);
-            continue;
+        } else if (!r.finished()) {
+            r.cpus = pool;
+            persist(r);
+            if (events_) events_->taskChanged(r);
         }
-        r.cpus = pool;
-        persist(r);
-        if (events_) events_->taskChanged(r);
-    }
+        operationDone(key);
+    });
 }
 
 std::string TaskManager::sharedCpus() const {
@@ -512,32 +725,49 @@ std::string TaskManager::sharedCpus() const {
     return common::formatCpuList(cpus_.shared());
 }
 
-Result<void> TaskManager::update(const std::string& allocId, const std::string& task, const std::string& text) {
+void TaskManager::update(const std::string& allocId, const std::string& task, const std::string& text, Done done) {
     auto found = find(allocId, task);
-    if (!found) return found.error();
-    auto& r = (*found)->record;
-    if (r.finished()) return makeError("NotRunning", "task " + taskLabel(allocId, task) + " has exited");
+    if (!found) return done(found.error());
     auto res = parseResources(text);
-    if (!res) return res.error();
-    if (res->cores) return makeError("InvalidSpec", "resources.cores cannot change on a running task");
+    if (!res) return done(res.error());
+    if (res->cores) return done(makeError("InvalidSpec", "resources.cores cannot change on a running task"));
     auto props = scope::resourceProperties(*res);
     // A task that no longer oversubscribes must lose its old MemoryLow.
     if (res->memoryMb && !res->memoryMaxMb) props.emplace_back("MemoryLow", sdbus::Variant(uint64_t{0}));
-    if (props.empty()) return makeError("InvalidSpec", "no resources to change");
-    if (auto ok = systemd_.setUnitProperties(r.unit, props); !ok) return ok.error().context("update " + r.unit);
-
-    auto spec = nlohmann::json::parse(r.specJson, nullptr, false);
-    auto change = nlohmann::json::parse(text, nullptr, false);
-    if (spec.is_object() && change.is_object()) {
-        for (const auto& [k, v] : change.items()) spec["resources"][k] = v;
-        if (res->memoryMb && !res->memoryMaxMb && spec["resources"].contains("memory_max_mb"))
-            spec["resources"].erase("memory_max_mb");
-        r.specJson = spec.dump();
-    }
-    persist(r);
-    spdlog::info("Updated task {}: {}", taskLabel(allocId, task), text);
-    if (events_) events_->taskChanged(r);
-    return {};
+    if (props.empty()) return done(makeError("InvalidSpec", "no resources to change"));
+    const Key key{allocId, task};
+    const bool dropMemoryMax = res->memoryMb && !res->memoryMaxMb;
+    submit(key, [this, key, text, props, dropMemoryMax, done] {
+        auto found = find(key.first, key.second);
+        if (!found) return done(found.error());
+        auto& r = (*found)->record;
+        if (r.finished()) {
+            done(makeError("NotRunning", "task " + taskLabel(key.first, key.second) + " has exited"));
+            return operationDone(key);
+        }
+        systemd_.setUnitPropertiesAsync(r.unit, props, [this, key, text, dropMemoryMax, done](Result<void> ok) {
+            auto found = find(key.first, key.second);
+            if (!found) return done(found.error());
+            auto& r = (*found)->record;
+            if (!ok) {
+                done(ok.error().context("update " + r.unit));
+                return operationDone(key);
+            }
+            auto spec = nlohmann::json::parse(r.specJson, nullptr, false);
+            auto change = nlohmann::json::parse(text, nullptr, false);
+            if (spec.is_object() && change.is_object()) {
+                for (const auto& [k, v] : change.items()) spec["resources"][k] = v;
+                if (dropMemoryMax && spec["resources"].contains("memory_max_mb"))
+                    spec["resources"].erase("memory_max_mb");
+                r.specJson = spec.dump();
+            }
+            persist(r);
+            spdlog::info("Updated task {}: {}", taskLabel(key.first, key.second), text);
+            if (events_) events_->taskChanged(r);
+            done({});
+            operationDone(key);
+        });
+    });
 }
 
 Result<const TaskRecord*> TaskManager::get(const std::string& allocId, const std::string& task) const {
@@ -548,21 +778,29 @@ Result<const TaskRecord*> TaskManager::get(const std::string& allocId, const std
 
 std::vector<const TaskRecord*> TaskManager::list() const {
     std::vector<const TaskRecord*> out;
-    for (const auto& [unit, e] : tasks_) out.push_back(&e->record);
+    for (const auto& [key, e] : tasks_) out.push_back(&e->record);
     return out;
 }
 
-Result<void> TaskManager::forget(const std::string& allocId, const std::string& task) {
-    auto e = find(allocId, task);
-    if (!e) return e.error();
-    auto& r = (*e)->record;
-    if (!r.finished()) return makeError("StillRunning", "task " + taskLabel(allocId, task) + " is still running");
-    if (auto st = systemd_.unitState(r.unit); st && st->active == "failed") (void)systemd_.resetFailedUnit(r.unit);
-    store_.remove(r);
-    if (events_) events_->taskRemoved(r);
-    const auto unit = r.unit;
-    tasks_.erase(unit);
-    return {};
+void TaskManager::forget(const std::string& allocId, const std::string& task, Done done) {
+    auto found = find(allocId, task);
+    if (!found) return done(found.error());
+    const Key key{allocId, task};
+    submit(key, [this, key, done] {
+        auto found = find(key.first, key.second);
+        if (!found) return done(found.error());
+        auto& r = (*found)->record;
+        if (!r.finished()) {
+            done(makeError("StillRunning", "task " + taskLabel(key.first, key.second) + " is still running"));
+            return operationDone(key);
+        }
+        if (auto st = systemd_.unitState(r.unit); st && st->active == "failed") (void)systemd_.resetFailedUnit(r.unit);
+        store_.remove(r);
+        if (events_) events_->taskRemoved(r);
+        auto queued = erase(r);
+        done({});
+        runOrphans(std::move(queued));
+    });
 }
 
 }  // namespace taskscope::manager

@@ -3,8 +3,11 @@
 // how it ended, and pick all of that up again after a restart. Plain
 // domain logic; the D-Bus adaptor converts types and errors around it.
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "common/result.hpp"
 #include "manager/config.hpp"
 #include "manager/cpu_partitions.hpp"
+#include "manager/launcher.hpp"
 #include "manager/log_spool.hpp"
 #include "manager/scope_reconciler.hpp"
 #include "manager/state_store.hpp"
@@ -19,6 +23,14 @@
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::manager {
+
+/// Where cgroupfs is and which version it is. Unit tests point the root
+/// at a directory of their own and choose the version, so a test on a
+/// cgroup v2 host never writes the host's cgroup.kill files.
+struct CgroupHost {
+    std::string root = "/sys/fs/cgroup";
+    std::optional<bool> unified;  ///< unset: cgroup v2 when cgroup2 is mounted at root
+};
 
 /// What the outside (the bus) hears of tasks.
 class TaskEvents {
@@ -35,7 +47,7 @@ public:
     /// `usableCpus`: the fingerprint's usable cpuset, split into the
     /// shared pool and reservations (cgroup v2 only).
     TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop, std::string objectPrefix,
-                std::set<unsigned> usableCpus);
+                std::set<unsigned> usableCpus, CgroupHost host = {});
     ~TaskManager();
     TaskManager(const TaskManager&) = delete;
     TaskManager& operator=(const TaskManager&) = delete;
@@ -47,16 +59,26 @@ public:
     /// exits found during recover() are announced now.
     void attach(TaskEvents& events);
 
-    common::Result<const TaskRecord*> start(const std::string& allocId, const std::string& task,
-                                            const std::string& specJson);
-    common::Result<void> stop(const std::string& allocId, const std::string& task, const std::string& signal,
-                              int64_t graceMs);
+    using StartDone = std::function<void(common::Result<const TaskRecord*>)>;
+    using Done = std::function<void(common::Result<void>)>;
+
+    /// Requests that change a task run in its own queue: one task's stay in
+    /// the order they came, different tasks never wait for each other, and
+    /// none waits for systemd on the caller's time. `done` gets the result,
+    /// at once for a request refused up front, else from the event loop.
+    /// A start's task exists at once in state "starting".
+    void start(const std::string& allocId, const std::string& task, const std::string& specJson, StartDone done);
+    void stop(const std::string& allocId, const std::string& task, const std::string& signal, int64_t graceMs,
+              Done done);
+    /// Drops an exited task's record (StillRunning otherwise).
+    void forget(const std::string& allocId, const std::string& task, Done done);
+    /// Changes a running task's limits through systemd (not its cores).
+    void update(const std::string& allocId, const std::string& task, const std::string& resourcesJson, Done done);
+
+    // Answered from memory, at once.
     common::Result<void> signal(const std::string& allocId, const std::string& task, const std::string& signal);
     common::Result<const TaskRecord*> get(const std::string& allocId, const std::string& task) const;
     std::vector<const TaskRecord*> list() const;
-    common::Result<void> forget(const std::string& allocId, const std::string& task);
-    /// Changes a running task's limits through systemd (not its cores).
-    common::Result<void> update(const std::string& allocId, const std::string& task, const std::string& resourcesJson);
 
     /// The cores every task without a reservation runs on ("" on v1).
     std::string sharedCpus() const;
@@ -65,18 +87,57 @@ public:
 
     /// The unit is a task's, or a start is creating it right now: the
     /// dangling-scope reconciler leaves it alone.
-    bool ownsUnit(const std::string& unit) const { return tasks_.count(unit) || claims_.held(unit); }
+    /// A task owns its unit from the start request on (its entry exists
+    /// while "starting"), so the reconciler never touches a scope being made.
+    bool ownsUnit(const std::string& unit) const { return units_.count(unit) > 0; }
 
 private:
     struct Entry {
         TaskRecord record;
         uint64_t killTimer = 0;
+        /// Requests waiting for the one under way (busy) to finish.
+        std::deque<std::function<void()>> queue;
+        bool busy = false;
+        bool poolQueued = false;  ///< a re-application of the shared pool waits in the queue
+        uint64_t exitRetryTimer = 0;
+        int exitReadFailures = 0;  ///< reads of an exit record that failed, in a row
         LogSpool::Hold logHold;  ///< until the streamer is done with the task's output
     };
 
+    /// A task is (alloc_id, task): its unit name is derived and may be
+    /// ambiguous ("x-a"+"b" and "x"+"a-b" both escape to x-a-b.scope).
+    using Key = std::pair<std::string, std::string>;
+
+    /// What a start carries from its request to systemd's answer.
+    struct StartState {
+        StartDone done;
+        Launch launch;
+        LogSpool::Hold logHold;
+        bool reserved = false;  ///< cores were reserved and go back on failure
+    };
+
     common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;
+    /// Runs `op` now if the task is idle, else after the requests before
+    /// it; `op` ends with operationDone(key), or by erasing the task.
+    void submit(const Key& key, std::function<void()> op);
+    void runNext(const Key& key);
+    void operationDone(const Key& key);
+    void finishStart(const Key& key, StartState& state, common::Result<void> started);
+    common::Result<void> stopNow(Entry& entry, const std::string& signal, int64_t graceMs);
+    void applyPool(const Key& key);
+    /// The task whose scope is `unit`, or nullptr.
+    Entry* byUnit(const std::string& unit) const;
+    void insert(std::unique_ptr<Entry> entry);
+    using Queue = std::deque<std::function<void()>>;
+    /// Removes the task; returns the requests that waited for it, for
+    /// runOrphans once the caller has answered its own.
+    [[nodiscard]] Queue erase(const TaskRecord& record);
+    void runOrphans(Queue queued);
     void onExitsDirEvent();  // also the spool dir: both share one inotify fd
     void collectExit(Entry& entry);
+    /// Everything an ended task gets: cores back, timers off, the record
+    /// on disk, leftovers killed, the exit announced.
+    void finish(Entry& entry);
     void reapChildren();
     void forceKill(Entry& entry);
     /// Kills every process of the task at record.killDeadlineUs (at once if past).
@@ -88,7 +149,8 @@ private:
     void releaseCpus(TaskRecord& record);
     /// Gives every running shared task the current shared pool.
     void applySharedPool();
-    size_t runningSharedTasks() const;
+    /// Tasks on the shared pool (also starting ones), but `exceptUnit`.
+    size_t runningSharedTasks(const std::string& exceptUnit = "") const;
 
     Config config_;
     StateStore store_;
@@ -97,9 +159,10 @@ private:
     common::EventLoop& loop_;
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
-    std::map<std::string, std::unique_ptr<Entry>> tasks_;  // by unit name
-    UnitClaims claims_;  ///< starts under way, until their record is in tasks_
-    bool unified_ = false;  ///< cgroup v2 at /sys/fs/cgroup
+    std::map<Key, std::unique_ptr<Entry>> tasks_;
+    std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
+    std::string cgroupRoot_;
+    bool unified_ = false;  ///< cgroup v2 at cgroupRoot_
     bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final
     CpuPartitions cpus_;
     int inotifyFd_ = -1;

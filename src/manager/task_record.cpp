@@ -90,6 +90,7 @@ nlohmann::json toJson(const TaskRecord& r) {
         {"exec_error_step", r.exit.execErrorStep},
         {"exit_reported", r.exitReported},
         {"kill_deadline_us", r.killDeadlineUs},
+        {"lost_reason", r.lostReason},
     };
 }
 
@@ -124,6 +125,7 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.exit.execErrorStep = j.value("exec_error_step", "");
         r.exitReported = j.at("exit_reported").get<bool>();
         r.killDeadlineUs = j.value("kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
+        r.lostReason = j.value("lost_reason", "");
         return r;
     } catch (const nlohmann::json::exception& e) {
         return common::makeError("Internal", std::string("task record: ") + e.what());

@@ -49,6 +49,9 @@ struct TaskRecord {
     /// CLOCK_BOOTTIME microseconds (0: no stop pending). Kept on disk so a
     /// manager restart in the middle of a stop still ends it on time.
     uint64_t killDeadlineUs = 0;
+    /// Why a lost task's end is unknown ("" otherwise): its shim vanished
+    /// without a record, or its exit record could not be read.
+    std::string lostReason;
 
     bool finished() const { return state == TaskState::Exited || state == TaskState::Lost; }
 };

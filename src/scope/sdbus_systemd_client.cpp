@@ -13,6 +13,7 @@ namespace {
 constexpr const char* kService = "org.freedesktop.systemd1";
 constexpr const char* kPath = "/org/freedesktop/systemd1";
 constexpr const char* kUnitInterface = "org.freedesktop.systemd1.Unit";
+constexpr const char* kManagerInterface = "org.freedesktop.systemd1.Manager";
 
 // Runs one call to systemd, turning its D-Bus error into ours.
 template <class F>
@@ -35,6 +36,8 @@ public:
         registerProxy();
     }
     ~ManagerProxy() { unregisterProxy(); }
+    /// For asynchronous calls, which the generated proxy does not make.
+    sdbus::IProxy& proxy() { return getProxy(); }
 
 private:
     void onJobRemoved(const uint32_t&, const sdbus::ObjectPath& job, const std::string& unit,
@@ -62,10 +65,18 @@ common::Error systemdError(const sdbus::Error& e, const std::string& what) {
     return common::makeError(kind, what + ": " + e.getMessage() + " (" + name + ")");
 }
 
-SdbusSystemdClient::SdbusSystemdClient(sdbus::IConnection& connection, std::chrono::milliseconds jobTimeout)
-    : connection_(connection), jobTimeout_(jobTimeout), manager_(std::make_unique<ManagerProxy>(connection, *this)) {}
+SdbusSystemdClient::SdbusSystemdClient(sdbus::IConnection& connection, std::chrono::milliseconds jobTimeout,
+                                       common::EventLoop* loop)
+    : connection_(connection),
+      jobTimeout_(jobTimeout),
+      manager_(std::make_unique<ManagerProxy>(connection, *this)),
+      loop_(loop) {}
 
-SdbusSystemdClient::~SdbusSystemdClient() = default;
+SdbusSystemdClient::~SdbusSystemdClient() {
+    if (loop_)
+        for (auto& [path, job] : jobs_)
+            if (job.timer) loop_->cancelTimer(job.timer);
+}
 
 common::Result<void> SdbusSystemdClient::subscribe() {
     return attempt("subscribe to systemd", [&] { manager_->Subscribe(); });
@@ -74,6 +85,133 @@ common::Result<void> SdbusSystemdClient::subscribe() {
 void SdbusSystemdClient::onJobRemoved(const sdbus::ObjectPath& job, const std::string& unit,
                                       const std::string& result) {
     if (awaited_.count(unit)) finishedJobs_[job] = result;
+    if (jobs_.count(job)) {
+        finishJob(job, result);
+    } else if (calling_.count(unit)) {
+        // Before the reply that names the job: kept for it. Only for units
+        // with a call in flight, so other clients' jobs are not collected.
+        earlyJobs_[job] = {unit, result};
+    }
+}
+
+void SdbusSystemdClient::issue(std::function<void()> send) {
+    if (inFlight_ >= kMaxInFlight) {
+        waiting_.push_back(std::move(send));
+        return;
+    }
+    ++inFlight_;
+    send();
+}
+
+void SdbusSystemdClient::replied() {
+    --inFlight_;
+    if (waiting_.empty()) return;
+    auto next = std::move(waiting_.front());
+    waiting_.pop_front();
+    ++inFlight_;
+    next();
+}
+
+void SdbusSystemdClient::jobAsync(const std::string& unit, const std::string& what, std::function<void(JobReply)> send,
+                                  Completion done) {
+    issue([this, unit, what, send = std::move(send), done = std::move(done)]() mutable {
+        // Interest in the unit's JobRemoved before the call: it can come
+        // before the reply.
+        ++calling_[unit];
+        send([this, unit, what, done](const sdbus::Error* error, sdbus::ObjectPath job) {
+            replied();
+            std::optional<std::string> early;
+            if (auto it = earlyJobs_.find(job); it != earlyJobs_.end()) {
+                early = it->second.second;
+                earlyJobs_.erase(it);
+            }
+            if (--calling_[unit] == 0) {
+                calling_.erase(unit);
+                // Other jobs of the unit that ended meanwhile are not ours.
+                std::erase_if(earlyJobs_, [&](const auto& e) { return e.second.first == unit; });
+            }
+            if (error) return done(systemdError(*error, what));
+            if (early) {
+                const auto result = *early;
+                jobs_[job] = PendingJob{unit, what, done, 0};
+                return finishJob(job, result);
+            }
+            auto& pending = jobs_[job];
+            pending = PendingJob{unit, what, done, 0};
+            if (loop_)
+                pending.timer = loop_->addTimer(common::EventLoop::Clock::now() + jobTimeout_, [this, job] {
+                    auto it = jobs_.find(job);
+                    if (it == jobs_.end()) return;
+                    it->second.timer = 0;
+                    auto timedOut = std::move(it->second);
+                    jobs_.erase(it);
+                    timedOut.done(common::makeError("SystemdFailed", timedOut.what + ": job " + std::string(job) +
+                                                                         " did not finish in " +
+                                                                         std::to_string(jobTimeout_.count()) + " ms"));
+                });
+        });
+    });
+}
+
+void SdbusSystemdClient::finishJob(const std::string& job, const std::string& result) {
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return;
+    auto finished = std::move(it->second);
+    jobs_.erase(it);
+    if (finished.timer && loop_) loop_->cancelTimer(finished.timer);
+    if (result != "done")
+        return finished.done(
+            common::makeError("SystemdFailed", finished.what + ": job finished with result '" + result + "'"));
+    finished.done({});
+}
+
+void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
+                                         const UnitProperties& properties, Completion done) {
+    UnitProperties props = properties;
+    props.emplace_back("PIDs", sdbus::Variant(pids));
+    auto once = [this, unit, props](Completion finished) {
+        jobAsync(
+            unit, "start scope " + unit,
+            [this, unit, props](JobReply reply) {
+                const std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
+                manager_->proxy()
+                    .callMethodAsync("StartTransientUnit")
+                    .onInterface(kManagerInterface)
+                    .withArguments(unit, std::string("fail"), props, aux)
+                    .uponReplyInvoke(std::move(reply));
+            },
+            std::move(finished));
+    };
+    startResettingFailedAsync(*this, unit, std::move(once), std::move(done));
+}
+
+void SdbusSystemdClient::stopUnitAsync(const std::string& unit, Completion done) {
+    jobAsync(
+        unit, "stop " + unit,
+        [this, unit](JobReply reply) {
+            manager_->proxy()
+                .callMethodAsync("StopUnit")
+                .onInterface(kManagerInterface)
+                .withArguments(unit, std::string("replace"))
+                .uponReplyInvoke(std::move(reply));
+        },
+        std::move(done));
+}
+
+void SdbusSystemdClient::setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties,
+                                                Completion done) {
+    // No job: the reply is the result.
+    issue([this, unit, properties, done = std::move(done)] {
+        manager_->proxy()
+            .callMethodAsync("SetUnitProperties")
+            .onInterface(kManagerInterface)
+            .withArguments(unit, true, properties)
+            .uponReplyInvoke([this, unit, done](const sdbus::Error* error) {
+                replied();
+                if (error) return done(systemdError(*error, "set properties of " + unit));
+                done({});
+            });
+    });
 }
 
 common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {
@@ -127,14 +265,7 @@ common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit,
 
 common::Result<void> SdbusSystemdClient::startScope(const std::string& unit, const std::vector<uint32_t>& pids,
                                                     const UnitProperties& properties) {
-    auto r = startScopeOnce(unit, pids, properties);
-    if (r || r.error().name != "UnitExists") return r;
-    // A failed unit of the same name stays loaded until reset; an active
-    // one is a real conflict and the retry reports it.
-    auto state = unitState(unit);
-    if (!state || state->active != "failed") return r;
-    if (auto reset = resetFailedUnit(unit); !reset) return reset;
-    return startScopeOnce(unit, pids, properties);
+    return startResettingFailed(*this, unit, [&] { return startScopeOnce(unit, pids, properties); });
 }
 
 common::Result<void> SdbusSystemdClient::killUnit(const std::string& unit, const std::string& whom, int signal) {

@@ -4,12 +4,15 @@
 #include <sdbus-c++/sdbus-c++.h>
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "common/event_loop.hpp"
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::scope {
@@ -17,14 +20,23 @@ namespace taskscope::scope {
 class SdbusSystemdClient final : public SystemdClient {
 public:
     /// Uses `connection` (the system bus in production). The caller's event
-    /// loop must dispatch it; job waits here also pump it directly, which
-    /// is safe because signal handlers only record what they see.
+    /// loop must dispatch it. The synchronous job calls (startScope,
+    /// stopUnit) pump it directly and so may run completions of
+    /// asynchronous calls: a program uses one kind or the other (the
+    /// manager only the asynchronous ones, tools the synchronous ones).
+    /// `loop` times out asynchronous jobs; without it they have no timeout.
     explicit SdbusSystemdClient(sdbus::IConnection& connection,
-                                std::chrono::milliseconds jobTimeout = std::chrono::seconds(90));
+                                std::chrono::milliseconds jobTimeout = std::chrono::seconds(90),
+                                common::EventLoop* loop = nullptr);
     ~SdbusSystemdClient() override;
 
     /// Asks systemd to send JobRemoved and unit signals to us.
     common::Result<void> subscribe();
+
+    void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids, const UnitProperties& properties,
+                         Completion done) override;
+    void stopUnitAsync(const std::string& unit, Completion done) override;
+    void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) override;
 
     common::Result<void> startScope(const std::string& unit, const std::vector<uint32_t>& pids,
                                     const UnitProperties& properties) override;
@@ -50,6 +62,18 @@ private:
                                 const std::function<sdbus::ObjectPath()>& enqueue);
     common::Result<std::string> waitForJob(const std::string& unit, const sdbus::ObjectPath& job);
     void onJobRemoved(const sdbus::ObjectPath& job, const std::string& unit, const std::string& result);
+
+    /// Sends a call now, or once fewer than kMaxInFlight are unanswered:
+    /// the bus limits a connection's pending replies, and systemd answers
+    /// them one by one anyway.
+    void issue(std::function<void()> send);
+    void replied();
+    /// A call that returns a job: `send` makes the call with the reply
+    /// handler it is given; `done` gets the job's JobRemoved result.
+    using JobReply = std::function<void(const sdbus::Error*, sdbus::ObjectPath)>;
+    void jobAsync(const std::string& unit, const std::string& what, std::function<void(JobReply)> send,
+                  Completion done);
+    void finishJob(const std::string& job, const std::string& result);
     common::Result<sdbus::Variant> unitProperty(const std::string& unit, const std::string& interface,
                                                 const std::string& property);
 
@@ -60,6 +84,22 @@ private:
     // this map cannot grow with other clients' jobs.
     std::set<std::string> awaited_;
     std::map<std::string, std::string> finishedJobs_;  // job path -> result
+
+    common::EventLoop* loop_;
+    struct PendingJob {
+        std::string unit;
+        std::string what;
+        Completion done;
+        uint64_t timer = 0;
+    };
+    std::map<std::string, PendingJob> jobs_;  ///< by job path: replied, waiting for JobRemoved
+    /// Units with a job call whose reply has not come yet, and the results
+    /// of their jobs that ended before it (systemd may finish a job first).
+    std::map<std::string, int> calling_;
+    std::map<std::string, std::pair<std::string, std::string>> earlyJobs_;  // job path -> unit, result
+    static constexpr size_t kMaxInFlight = 64;
+    size_t inFlight_ = 0;
+    std::deque<std::function<void()>> waiting_;
 };
 
 /// Maps a D-Bus error from systemd to a named taskscope error.

@@ -3,6 +3,7 @@
 // interface so the manager's logic is testable with a fake.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,20 @@ struct UnitInfo {
 
 class SystemdClient {
 public:
+    /// The outcome of an asynchronous call, delivered from the event loop,
+    /// never from inside the call that started it.
+    using Completion = std::function<void(common::Result<void>)>;
+
     virtual ~SystemdClient() = default;
+
+    /// Asynchronous forms of startScope, stopUnit and setUnitProperties:
+    /// they return at once; `done` gets the job's result (JobRemoved
+    /// matched to the job the call returned, "done" or an error). Calls
+    /// for different units never wait for each other.
+    virtual void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
+                                 const UnitProperties& properties, Completion done) = 0;
+    virtual void stopUnitAsync(const std::string& unit, Completion done) = 0;
+    virtual void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) = 0;
 
     /// Creates the transient scope `unit` holding `pids` with `properties`
     /// (Slice=, limits, ...) and returns once systemd's job is done. A unit
@@ -58,5 +72,15 @@ public:
     /// systemd's version string ("252.39-1~deb12u1").
     virtual common::Result<std::string> version() = 0;
 };
+
+/// crun's answer to a start that finds the unit name taken (UnitExists):
+/// a unit of that name left failed is reset (ResetFailedUnit) and `start`
+/// retried once; an active one is a real conflict and its error stands.
+common::Result<void> startResettingFailed(SystemdClient& systemd, const std::string& unit,
+                                          const std::function<common::Result<void>()>& start);
+/// The same policy for an asynchronous start: `start` is called with the
+/// completion to use, once or (after a reset) twice.
+void startResettingFailedAsync(SystemdClient& systemd, const std::string& unit,
+                               std::function<void(SystemdClient::Completion)> start, SystemdClient::Completion done);
 
 }  // namespace taskscope::scope

@@ -66,6 +66,16 @@ public:
         return names;
     }
     common::Result<std::string> version() override { return std::string("252"); }
+    // The reconciler asks nothing asynchronously; these complete at once.
+    void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
+                         const scope::UnitProperties& properties, Completion done) override {
+        done(startScope(unit, pids, properties));
+    }
+    void stopUnitAsync(const std::string& unit, Completion done) override { done(stopUnit(unit)); }
+    void setUnitPropertiesAsync(const std::string& unit, const scope::UnitProperties& properties,
+                                Completion done) override {
+        done(setUnitProperties(unit, properties));
+    }
 };
 
 }  // namespace taskscope::test

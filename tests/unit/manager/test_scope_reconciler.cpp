@@ -18,9 +18,9 @@ constexpr uint64_t kMinuteUs = 60'000'000;
 struct Fixture {
     FakeSystemd systemd;
     std::set<std::string> tracked;
-    UnitClaims claims;
+    std::set<std::string> starting;  // as TaskManager::ownsUnit: a start owns its unit from the request on
     ReconcilerConfig config;  // 5 min period and grace
-    bool owns(const std::string& unit) const { return tracked.count(unit) || claims.held(unit); }
+    bool owns(const std::string& unit) const { return tracked.count(unit) || starting.count(unit); }
     ScopeReconciler reconciler() {
         return ScopeReconciler(config, systemd, "nomad.slice", [this](const std::string& u) { return owns(u); },
                                [] { return kNow; });
@@ -93,21 +93,20 @@ BOOST_AUTO_TEST_CASE(dry_run_reports_and_kills_nothing) {
 }
 
 BOOST_AUTO_TEST_CASE(a_start_racing_a_pass_keeps_its_scope) {
-    // A start claims its unit, then systemd creates the scope; the pass
-    // lists it while the record does not exist yet. A zero grace leaves
-    // the claim as the only thing between the pass and the kill.
+    // A start owns its unit from the request on, then systemd creates the
+    // scope; the pass lists it while the task is still starting. A zero
+    // grace leaves ownership as the only thing between the pass and the kill.
     Fixture f;
     f.config.creationGrace = 0ms;
     f.systemd.addScope("a1-early.scope", "nomad.slice", kNow - kMinuteUs);
     f.systemd.addScope("a1-starting.scope", "nomad.slice", kNow - kMinuteUs);
-    auto claim = f.claims.claim("a1-starting.scope");
+    f.starting.insert("a1-starting.scope");
     // And a start that begins in the middle of the pass, after the listing
-    // and the first ownership check: it claims its unit while the pass
-    // asks systemd about it.
+    // and the first ownership check: it owns its unit while the pass asks
+    // systemd about it.
     f.systemd.addScope("a1-midpass.scope", "nomad.slice", kNow - kMinuteUs);
-    UnitClaims::Claim midpass;
     f.systemd.onUnitInfo = [&](const std::string& unit) {
-        if (unit == "a1-midpass.scope") midpass = f.claims.claim(unit);
+        if (unit == "a1-midpass.scope") f.starting.insert(unit);
     };
     auto r = f.reconciler();
     BOOST_TEST(f.stoppedBy(r) == Units{"a1-early.scope"});
@@ -118,25 +117,9 @@ BOOST_AUTO_TEST_CASE(a_start_racing_a_pass_keeps_its_scope) {
     // scope is left behind; the next pass takes only the leftover.
     f.systemd.onUnitInfo = nullptr;
     f.tracked.insert("a1-starting.scope");
-    claim.release();
-    midpass.release();
-    BOOST_TEST(!f.claims.held("a1-midpass.scope"));
+    f.starting.clear();
     BOOST_TEST(f.stoppedBy(r) == Units{"a1-midpass.scope"});
     BOOST_TEST(f.systemd.units.count("a1-starting.scope") == 1u);
-}
-
-BOOST_AUTO_TEST_CASE(claims_count_nested_holders) {
-    UnitClaims claims;
-    auto a = claims.claim("u");
-    {
-        auto b = claims.claim("u");
-        BOOST_TEST(claims.held("u"));
-    }
-    BOOST_TEST(claims.held("u"));
-    UnitClaims::Claim moved = std::move(a);
-    BOOST_TEST(claims.held("u"));
-    moved.release();
-    BOOST_TEST(!claims.held("u"));
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_listing_is_an_error_and_a_vanished_unit_is_skipped) {

@@ -1,0 +1,46 @@
+#pragma once
+// The manager's file descriptor budget (docs/architecture.md, "Descriptor
+// budget"). Per task with logs it holds the two fifo ends of its spool
+// (LogSpool::Hold) until the streamer has drained them; nothing else per
+// task stays open (exit records and task records are read and written
+// through short-lived descriptors, the shim handshake pipes close once the
+// task is released). A start in flight needs a few more for a moment. The
+// unit's LimitNOFILE= is set from these numbers and the 10,000-task target.
+
+#include <sys/types.h>
+
+#include <cstddef>
+
+#include "common/result.hpp"
+
+namespace taskscope::manager {
+
+/// Held for as long as the task's output is not drained: its two fifos.
+inline constexpr size_t kFdsPerTask = 2;
+/// The peak of one start: the hold (2), the handshake pipes (4, each made
+/// as 2 ends then moved above fd 10, so briefly 2 more), a state file.
+inline constexpr size_t kFdsPerStart = 9;
+/// Never given to tasks: the bus connections, inotify, signalfd, journald,
+/// the state files read during recovery, /proc reads.
+inline constexpr size_t kFdsReserved = 64;
+
+struct FdUsage {
+    size_t open = 0;   ///< descriptors open in this process
+    size_t limit = 0;  ///< RLIMIT_NOFILE's soft limit
+};
+
+/// Counts /proc/self/fd and reads RLIMIT_NOFILE.
+common::Result<FdUsage> fdUsage();
+
+/// ResourceExhausted, naming the numbers, when `usage` leaves less than a
+/// start's peak plus the reserve; pure.
+common::Result<void> checkStartBudget(const FdUsage& usage);
+
+/// The same for this process, cheaply while far from the limit: counting
+/// /proc/self/fd costs ~0.45 us per open descriptor (9 ms at 20,000, on
+/// every start), so the kernel's descriptor table size (FDSize in
+/// /proc/self/status, an upper bound of the count) answers first, and
+/// only a table within reach of the limit is counted.
+common::Result<void> checkStartBudget();
+
+}  // namespace taskscope::manager

@@ -1,0 +1,153 @@
+// A stand-in for systemd's Manager on a private bus, for the bus tier's
+// test of the manager's systemd client: it answers what SdbusSystemdClient
+// calls, and its jobs end in the order a test asks for. Units are
+// bookkeeping only (no cgroups); KillUnit signals the PIDs a scope was
+// started with. What systemd itself does is the system tier's to prove.
+//
+//   taskscope-bus-systemd-fake BUS_ADDRESS MODE
+//   MODE: removed-before-reply  JobRemoved "done" is sent before the reply
+//                               to StartTransientUnit/StopUnit (systemd
+//                               may do that: the job can finish first)
+//         removed-after-reply   the usual order
+//         failed                JobRemoved says "failed" for every start
+//         held                  jobs end (JobRemoved "done") only when
+//                               org.taskscope.Test1.FinishJobs is called:
+//                               systemd busy with them meanwhile
+
+#include <signal.h>
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <cctype>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
+using Properties = std::vector<sdbus::Struct<std::string, sdbus::Variant>>;
+using Aux = std::vector<sdbus::Struct<std::string, Properties>>;
+
+struct Unit {
+    std::vector<uint32_t> pids;
+    std::unique_ptr<sdbus::IObject> object;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s BUS_ADDRESS MODE\n", argv[0]);
+        return 2;
+    }
+    const std::string mode = argv[2];
+    auto bus = sdbus::createSessionBusConnectionWithAddress(argv[1]);
+    auto manager = sdbus::createObject(*bus, "/org/freedesktop/systemd1");
+    std::map<std::string, Unit> units;
+    uint32_t nextJob = 1;
+    std::vector<std::function<void()>> held;
+
+    auto unitPath = [](const std::string& unit) {
+        std::string p = "/org/freedesktop/systemd1/unit/";
+        for (unsigned char c : unit) {
+            if (std::isalnum(c)) {
+                p += static_cast<char>(c);
+            } else {
+                char buf[4];
+                std::snprintf(buf, sizeof buf, "_%02x", c);
+                p += buf;
+            }
+        }
+        return sdbus::ObjectPath(p);
+    };
+    // Runs a job: the reply carries its path; JobRemoved goes out before
+    // or after that reply as the mode says.
+    auto job = [&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string& result) {
+        const uint32_t id = nextJob++;
+        const sdbus::ObjectPath path("/org/freedesktop/systemd1/job/" + std::to_string(id));
+        auto removed = [&, id, path, unit, result] {
+            manager->emitSignal("JobRemoved").onInterface(kManager).withArguments(id, path, unit, result);
+        };
+        if (mode == "removed-before-reply") {
+            removed();
+            reply.returnResults(path);
+        } else if (mode == "held") {
+            reply.returnResults(path);
+            held.push_back(removed);
+        } else {
+            reply.returnResults(path);
+            removed();
+        }
+    };
+
+    manager->registerMethod("FinishJobs").onInterface("org.taskscope.Test1").implementedAs([&] {
+        auto finishing = std::move(held);
+        held.clear();
+        for (auto& f : finishing) f();
+        return static_cast<uint32_t>(finishing.size());
+    });
+    manager->registerMethod("Subscribe").onInterface(kManager).implementedAs([] {});
+    manager->registerMethod("StartTransientUnit")
+        .onInterface(kManager)
+        .implementedAs([&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string&,
+                           const Properties& props, const Aux&) {
+            if (units.count(unit))
+                throw sdbus::Error("org.freedesktop.systemd1.UnitExists", "Unit " + unit + " exists");
+            Unit u;
+            for (const auto& p : props)
+                if (p.get<0>() == "PIDs") u.pids = p.get<1>().get<std::vector<uint32_t>>();
+            u.object = sdbus::createObject(*bus, unitPath(unit));
+            const std::string cgroup = "/nomad.slice/" + unit;
+            u.object->registerProperty("ControlGroup")
+                .onInterface("org.freedesktop.systemd1.Scope")
+                .withGetter([cgroup] { return cgroup; });
+            u.object->registerProperty("ActiveState").onInterface("org.freedesktop.systemd1.Unit").withGetter([] {
+                return std::string("active");
+            });
+            u.object->registerProperty("SubState").onInterface("org.freedesktop.systemd1.Unit").withGetter([] {
+                return std::string("running");
+            });
+            u.object->finishRegistration();
+            const bool ok = mode != "failed";
+            if (ok) units[unit] = std::move(u);
+            job(std::move(reply), unit, ok ? "done" : "failed");
+        });
+    manager->registerMethod("StopUnit")
+        .onInterface(kManager)
+        .implementedAs([&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string&) {
+            units.erase(unit);
+            job(std::move(reply), unit, "done");
+        });
+    manager->registerMethod("KillUnit")
+        .onInterface(kManager)
+        .implementedAs([&](const std::string& unit, const std::string&, const int32_t& sig) {
+            auto it = units.find(unit);
+            if (it == units.end())
+                throw sdbus::Error("org.freedesktop.systemd1.NoSuchUnit", "Unit " + unit + " not loaded");
+            for (auto pid : it->second.pids) ::kill(static_cast<pid_t>(pid), sig);
+        });
+    for (const char* name : {"FreezeUnit", "ThawUnit", "ResetFailedUnit"})
+        manager->registerMethod(name).onInterface(kManager).implementedAs([](const std::string&) {});
+    manager->registerMethod("SetUnitProperties")
+        .onInterface(kManager)
+        .implementedAs([](const std::string&, const bool&, const Properties&) {});
+    manager->registerMethod("GetUnit").onInterface(kManager).implementedAs([&](const std::string& unit) {
+        if (!units.count(unit))
+            throw sdbus::Error("org.freedesktop.systemd1.NoSuchUnit", "Unit " + unit + " not loaded");
+        return unitPath(unit);
+    });
+    manager->registerSignal("JobRemoved")
+        .onInterface(kManager)
+        .withParameters<uint32_t, sdbus::ObjectPath, std::string, std::string>();
+    manager->registerSignal("UnitRemoved").onInterface(kManager).withParameters<std::string, sdbus::ObjectPath>();
+    manager->registerProperty("Version").onInterface(kManager).withGetter([] { return std::string("252-fake"); });
+    manager->finishRegistration();
+    bus->requestName("org.freedesktop.systemd1");
+    std::cout << "ready" << std::endl;
+    bus->enterEventLoop();
+}

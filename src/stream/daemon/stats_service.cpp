@@ -38,10 +38,15 @@ common::Result<std::unique_ptr<StatsService>> StatsService::create(common::Event
     if (!stateDir.empty()) {
         so.intervalsFile = stateDir + "/" + kIntervalsFile;
         auto kept = stats::loadStatsIntervals(so.intervalsFile);
-        if (kept)
-            so.intervals = std::move(*kept);
-        else
-            spdlog::warn("Failed to load the per-task stats intervals: {}; every task starts at the default",
+        if (kept) {
+            so.intervals = std::move(kept->tasks);
+            // A default a caller set over the bus outlives the option.
+            if (kept->defaultMs) {
+                so.defaultIntervalMs = *kept->defaultMs;
+                so.defaultSetByCaller = true;
+            }
+        } else
+            spdlog::warn("Failed to load the stats intervals: {}; every task starts at the default of the options",
                          kept.error().message);
     }
     auto service = std::unique_ptr<StatsService>(

@@ -217,21 +217,62 @@ BOOST_AUTO_TEST_CASE(per_task_intervals_survive_a_restart) {
     }
     auto kept = loadStatsIntervals(file);
     BOOST_REQUIRE(kept.ok());
-    BOOST_TEST(kept->size() == 2u);
+    BOOST_TEST(kept->tasks.size() == 2u);
+    BOOST_TEST(!kept->defaultMs.has_value());  // never set by a caller: the option's stays in charge
     StatsOptions o;
     o.intervalsFile = file;
-    o.intervals = *kept;
+    o.intervals = kept->tasks;
     Fixture f("v2", o);
     f.sampler->addTask(web, path(kWebDir));
     BOOST_TEST(*f.sampler->taskInterval(web) == 3000u);
     // The manager says only web still runs: old's interval is dropped.
     f.sampler->retainOnly({web});
-    BOOST_TEST(loadStatsIntervals(file)->size() == 1u);
+    BOOST_TEST(loadStatsIntervals(file)->tasks.size() == 1u);
     f.sampler->removeTask(web);
-    BOOST_TEST(loadStatsIntervals(file)->empty());
-    BOOST_TEST(loadStatsIntervals(state.path + "/none.json")->empty());
+    BOOST_TEST(loadStatsIntervals(file)->tasks.empty());
+    BOOST_TEST(loadStatsIntervals(state.path + "/none.json")->tasks.empty());
     std::ofstream(state.path + "/bad.json") << "{\"tasks\":[{\"alloc_id\":1}]}";
     BOOST_TEST(!loadStatsIntervals(state.path + "/bad.json").ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_default_set_by_a_caller_survives_a_restart) {
+    taskscope::test::TempDir state;
+    const auto file = state.path + "/stats-intervals.json";
+    {
+        StatsOptions o;
+        o.intervalsFile = file;
+        Fixture f("v2", o);
+        f.sampler->addTask(web, path(kWebDir));
+        BOOST_REQUIRE(f.sampler->setTaskInterval(web, 3000).ok());
+        BOOST_REQUIRE(f.sampler->setDefaultInterval(250).ok());
+    }
+    auto kept = loadStatsIntervals(file);
+    BOOST_REQUIRE(kept.ok());
+    BOOST_TEST(kept->defaultMs.value_or(0) == 250u);
+    BOOST_TEST(kept->tasks.size() == 1u);
+    {
+        StatsOptions o;
+        o.intervalsFile = file;
+        o.defaultIntervalMs = *kept->defaultMs;
+        o.defaultSetByCaller = true;
+        o.intervals = kept->tasks;
+        Fixture f("v2", o);
+        // Saving the per-task intervals keeps the default beside them.
+        f.sampler->retainOnly({});
+        BOOST_TEST(f.sampler->defaultIntervalMs() == 250u);
+    }
+    BOOST_TEST(loadStatsIntervals(file)->defaultMs.value_or(0) == 250u);
+    BOOST_TEST(loadStatsIntervals(file)->tasks.empty());
+    // Setting the value it already has still makes it the caller's.
+    {
+        StatsOptions o;
+        o.intervalsFile = state.path + "/same.json";
+        Fixture f("v2", o);
+        BOOST_REQUIRE(f.sampler->setDefaultInterval(1000).ok());
+    }
+    BOOST_TEST(loadStatsIntervals(state.path + "/same.json")->defaultMs.value_or(0) == 1000u);
+    std::ofstream(state.path + "/bad-default.json") << "{\"tasks\":[],\"default_interval_ms\":5}";
+    BOOST_TEST(!loadStatsIntervals(state.path + "/bad-default.json").ok());
 }
 
 BOOST_FIXTURE_TEST_CASE(the_timer_batches_a_tick_into_one_event, Fixture) {

@@ -60,6 +60,16 @@ common::Result<KeptIntervals> loadStatsIntervals(const std::string& file) {
     return out;
 }
 
+StatsOptions keptIn(StatsOptions options, std::string file, KeptIntervals kept) {
+    options.intervalsFile = std::move(file);
+    options.intervals = std::move(kept.tasks);
+    if (kept.defaultMs) {
+        options.defaultIntervalMs = *kept.defaultMs;
+        options.defaultSetByCaller = true;
+    }
+    return options;
+}
+
 StatsSampler::StatsSampler(common::EventLoop& loop, scope::CgroupStatsReader reader, StatsOptions options)
     : loop_(loop),
       reader_(std::move(reader)),

@@ -72,6 +72,11 @@ common::Result<void> checkStatsInterval(uint64_t intervalMs, const std::string& 
 /// The intervals kept in `file`; none when it does not exist.
 common::Result<KeptIntervals> loadStatsIntervals(const std::string& file);
 
+/// Options that keep their intervals in `file` and start with what an
+/// earlier run kept there: the per-task intervals, and a default a caller
+/// set, which wins over the option's.
+StatsOptions keptIn(StatsOptions options, std::string file, KeptIntervals kept);
+
 class StatsSampler {
 public:
     using Clock = std::chrono::steady_clock;

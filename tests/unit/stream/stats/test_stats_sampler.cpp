@@ -207,9 +207,7 @@ BOOST_AUTO_TEST_CASE(per_task_intervals_survive_a_restart) {
     taskscope::test::TempDir state;
     const auto file = state.path + "/stats-intervals.json";
     {
-        StatsOptions o;
-        o.intervalsFile = file;
-        Fixture f("v2", o);
+        Fixture f("v2", keptIn({}, file, {}));
         f.sampler->addTask(web, path(kWebDir));
         f.sampler->addTask({"a1", "old"}, path("/nomad.slice/a1-old.scope"));
         BOOST_REQUIRE(f.sampler->setTaskInterval(web, 3000).ok());
@@ -219,10 +217,7 @@ BOOST_AUTO_TEST_CASE(per_task_intervals_survive_a_restart) {
     BOOST_REQUIRE(kept.ok());
     BOOST_TEST(kept->tasks.size() == 2u);
     BOOST_TEST(!kept->defaultMs.has_value());  // never set by a caller: the option's stays in charge
-    StatsOptions o;
-    o.intervalsFile = file;
-    o.intervals = kept->tasks;
-    Fixture f("v2", o);
+    Fixture f("v2", keptIn({}, file, *kept));
     f.sampler->addTask(web, path(kWebDir));
     BOOST_TEST(*f.sampler->taskInterval(web) == 3000u);
     // The manager says only web still runs: old's interval is dropped.
@@ -239,9 +234,7 @@ BOOST_AUTO_TEST_CASE(a_default_set_by_a_caller_survives_a_restart) {
     taskscope::test::TempDir state;
     const auto file = state.path + "/stats-intervals.json";
     {
-        StatsOptions o;
-        o.intervalsFile = file;
-        Fixture f("v2", o);
+        Fixture f("v2", keptIn({}, file, {}));
         f.sampler->addTask(web, path(kWebDir));
         BOOST_REQUIRE(f.sampler->setTaskInterval(web, 3000).ok());
         BOOST_REQUIRE(f.sampler->setDefaultInterval(250).ok());
@@ -251,12 +244,9 @@ BOOST_AUTO_TEST_CASE(a_default_set_by_a_caller_survives_a_restart) {
     BOOST_TEST(kept->defaultMs.value_or(0) == 250u);
     BOOST_TEST(kept->tasks.size() == 1u);
     {
-        StatsOptions o;
-        o.intervalsFile = file;
-        o.defaultIntervalMs = *kept->defaultMs;
-        o.defaultSetByCaller = true;
-        o.intervals = kept->tasks;
-        Fixture f("v2", o);
+        StatsOptions option;
+        option.defaultIntervalMs = 2000;  // the caller's 250 wins
+        Fixture f("v2", keptIn(option, file, *kept));
         // Saving the per-task intervals keeps the default beside them.
         f.sampler->retainOnly({});
         BOOST_TEST(f.sampler->defaultIntervalMs() == 250u);
@@ -265,9 +255,7 @@ BOOST_AUTO_TEST_CASE(a_default_set_by_a_caller_survives_a_restart) {
     BOOST_TEST(loadStatsIntervals(file)->tasks.empty());
     // Setting the value it already has still makes it the caller's.
     {
-        StatsOptions o;
-        o.intervalsFile = state.path + "/same.json";
-        Fixture f("v2", o);
+        Fixture f("v2", keptIn({}, state.path + "/same.json", {}));
         BOOST_REQUIRE(f.sampler->setDefaultInterval(1000).ok());
     }
     BOOST_TEST(loadStatsIntervals(state.path + "/same.json")->defaultMs.value_or(0) == 1000u);

@@ -7,21 +7,13 @@
 source "$(dirname "$0")/lib.sh"
 
 N=${TASKSCOPE_CYCLES:-200}
-DROPIN=/etc/taskscope/manager.json.d/50-streamer.json
 A=cy$$
-cleanup() {
-    rm -f "$DROPIN"
-    systemctl restart taskscope-manager || true
-}
-trap cleanup EXIT
-mkdir -p /etc/taskscope/manager.json.d
-echo '{"streamer":true}' >"$DROPIN"
-systemctl restart taskscope-manager
-systemctl start taskscope-streamer
+trap streamer_off EXIT
+streamer_on
 
 pid_of() { systemctl show -p MainPID --value "$1"; }
 MPID=$(pid_of taskscope-manager)
-SPID=$(pid_of taskscope-streamer)
+SPID=$(streamer_pid)
 # Everything but directories; and the directories, apart.
 files() { find /var/lib/taskscope* /run/taskscope* -xdev ! -type d 2>/dev/null | sort; }
 dirs() { find /var/lib/taskscope* /run/taskscope* -xdev -type d 2>/dev/null | sort; }

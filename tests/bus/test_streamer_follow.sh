@@ -23,15 +23,6 @@ fail() {
     cat "$ERR" 2>/dev/null
     exit 1
 }
-wait_for() {
-    local what=$1
-    shift
-    for ((i = 0; i < 300; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    fail "timed out waiting for $what"
-}
 on_bus() { busctl --address="$BUS_ADDRESS" list --no-legend 2>/dev/null | grep -q "^$S "; }
 off_bus() { ! on_bus; }
 lines_seen() { (($(wc -l <"$OUT") >= $1)); }

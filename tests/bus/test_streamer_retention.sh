@@ -21,15 +21,6 @@ fail() {
     exit 1
 }
 bctl() { busctl --address="$BUS_ADDRESS" "$@"; }
-wait_for() {
-    local what=$1
-    shift
-    for ((i = 0; i < 100; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    fail "timed out waiting for $what"
-}
 on_bus() { bctl list --no-legend 2>/dev/null | grep -q "^$1 "; }
 start_streamer() {
     "$STREAMER" --bus-address "$BUS_ADDRESS" --spool-dir "$BUS_TMP/spool" --state-dir "$STATE_DIR/streamer" -v \

@@ -77,6 +77,7 @@ void Streamer::onSpoolEvents() {
             // Ours are removed only after the task left tasks_; this is the
             // manager taking back a start that failed.
             if (it != tasks_.end()) dropTask(ev.unit);
+            forgotten_.erase(ev.unit);
             continue;
         }
         if (it == tasks_.end()) {

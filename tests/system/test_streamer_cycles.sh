@@ -2,9 +2,9 @@
 # variants: v2
 # Start, exit and forget, N times (issue 13 asks 1000; under TCG 200 took
 # 81 s, so 500 fit in about four minutes; TASKSCOPE_CYCLES changes it):
-# afterwards no file,
-# fifo or socket is left under /var/lib/taskscope* and /run/taskscope*, and
-# neither daemon holds more file descriptors than before. RSS is printed.
+# afterwards no file, fifo or socket is left under /var/lib/taskscope* and
+# /run/taskscope*, and neither daemon holds more file descriptors than
+# before. RSS is printed.
 source "$(dirname "$0")/lib.sh"
 
 N=${TASKSCOPE_CYCLES:-500}

@@ -1,7 +1,8 @@
 #pragma once
 // What every taskscopectl command shares: how it fails, how it reaches the
 // bus, how it writes. Each command family lives in its own file
-// (main.cpp: the manager's commands and logs; exec_command.cpp; stats_command.cpp).
+// (main.cpp: the manager's commands; logs_command.cpp; exec_command.cpp;
+// stats_command.cpp).
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -25,6 +26,9 @@ void writeAll(int fd, const char* data, size_t len);
 /// Dispatches the connection's incoming messages until done() is true.
 /// Signals reach their proxies from here; the CLI has no other loop.
 void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done);
+
+/// taskscopectl logs ARGS... (logs_command.cpp); returns the exit code.
+int logsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args);
 
 /// taskscopectl exec ARGS... (exec_command.cpp); returns the exit code.
 int execCommand(sdbus::IConnection& conn, const std::vector<std::string>& args);

@@ -19,7 +19,6 @@
 #include "cli/stats_command.hpp"
 #include "common/files.hpp"
 #include "dbus/manager1_proxy.h"
-#include "dbus/streamer1_proxy.h"
 
 namespace {
 
@@ -73,18 +72,6 @@ private:
     std::optional<sdbus::Error> taskError_;
 };
 
-class StreamerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Streamer1_proxy> {
-public:
-    explicit StreamerProxy(sdbus::IConnection& c)
-        : ProxyInterfaces(c, "org.taskscope.Streamer1", "/org/taskscope/Streamer1") {
-        registerProxy();
-    }
-    ~StreamerProxy() { unregisterProxy(); }
-
-private:
-    void onLogsComplete(const std::string&, const std::string&) override {}
-};
-
 void usage(FILE* out) {
     std::fprintf(out,
                  "Usage: taskscopectl [--json] COMMAND ...\n"
@@ -102,7 +89,8 @@ void usage(FILE* out) {
                  "  fingerprint         the node's facts as the manager sees them\n"
                  "  logs [-f] [-n N] [--stderr] ALLOC TASK\n"
                  "                      print a task's stdout (or stderr); -n: the last N lines;\n"
-                 "                      -f: follow until the task has exited and its output is drained\n"
+                 "                      -f: follow until the task has exited and its output is drained,\n"
+                 "                      also across restarts of the streamer (no line lost or twice)\n"
                  "  stats [--json] [--watch] [--interval MS|default] [ALLOC TASK]\n"
                  "                      resource usage of every task (a table), or of one; --watch: print\n"
                  "                      each new sample as it arrives; --interval: sample the task every MS\n"
@@ -158,78 +146,6 @@ std::string readSpec(const std::string& arg) {
     return arg;
 }
 
-void writeAll(const char* data, size_t len) { taskscope::cli::writeAll(STDOUT_FILENO, data, len); }
-
-// Reads what arrives within `idleMs` of the last byte (all of it when -1):
-// with -f -n, the backlog is what the streamer sends at once.
-bool readBacklog(int fd, std::string& out, int idleMs) {
-    char buf[65536];
-    for (;;) {
-        if (idleMs >= 0) {
-            pollfd p{fd, POLLIN, 0};
-            const int r = ::poll(&p, 1, idleMs);
-            if (r == 0) return false;
-            if (r < 0 && errno == EINTR) continue;
-        }
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) die(std::string("read logs: ") + std::strerror(errno));
-        if (n == 0) return true;
-        out.append(buf, static_cast<size_t>(n));
-    }
-}
-
-// The last n lines of text (a final line without a newline counts).
-std::string lastLines(const std::string& text, long n) {
-    if (n <= 0) return "";
-    size_t pos = text.size();
-    if (pos > 0 && text[pos - 1] == '\n') --pos;
-    for (long seen = 0; pos > 0; --pos)
-        if (text[pos - 1] == '\n' && ++seen == n) break;
-    return text.substr(pos);
-}
-
-int logs(sdbus::IConnection& conn, const std::vector<std::string>& args) {
-    bool follow = false;
-    long lines = -1;
-    std::string stream = "stdout";
-    std::vector<std::string> positional;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "-f" || args[i] == "--follow") {
-            follow = true;
-        } else if ((args[i] == "-n" || args[i] == "--lines") && i + 1 < args.size()) {
-            char* end = nullptr;
-            lines = std::strtol(args[++i].c_str(), &end, 10);
-            if (*end || lines < 0) die("-n takes a number of lines", 2);
-        } else if (args[i] == "--stderr") {
-            stream = "stderr";
-        } else {
-            positional.push_back(args[i]);
-        }
-    }
-    if (positional.size() != 2) die("logs takes ALLOC TASK; see --help", 2);
-    StreamerProxy streamer(conn);
-    // For -n: a generous span back from the end, trimmed to N lines here.
-    const int64_t back = lines < 0 ? 0 : lines * 4096 + 65536;
-    const auto fd = streamer.ReadLogs(positional[0], positional[1], stream, lines < 0 ? "start" : "end", back, follow);
-    const int in = fd.get();
-    if (lines >= 0) {
-        std::string backlog;
-        const bool eof = readBacklog(in, backlog, follow ? 100 : -1);
-        const auto tail = lastLines(backlog, lines);
-        writeAll(tail.data(), tail.size());
-        if (eof) return 0;
-    }
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::read(in, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) die(std::string("read logs: ") + std::strerror(errno));
-        if (n == 0) return 0;
-        writeAll(buf, static_cast<size_t>(n));
-    }
-}
-
 int run(std::vector<std::string> args, bool json) {
     if (args.empty()) {
         usage(stderr);
@@ -238,7 +154,7 @@ int run(std::vector<std::string> args, bool json) {
     const std::string cmd = args[0];
     args.erase(args.begin());
     auto conn = connect();
-    if (cmd == "logs") return logs(*conn, args);
+    if (cmd == "logs") return taskscope::cli::logsCommand(*conn, args);
     if (cmd == "stats") return taskscope::cli::statsCommand(*conn, args, json);
     if (cmd == "exec") return taskscope::cli::execCommand(*conn, args);
     ManagerProxy m(*conn);

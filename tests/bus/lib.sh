@@ -76,3 +76,14 @@ expect_error() {
     fi
     echo "ok: $want (${got#ERROR $want: })"
 }
+
+# Waits (30 s at most) until a command succeeds; else calls the test's fail.
+wait_for() {
+    local what=$1
+    shift
+    for ((i = 0; i < 300; i++)); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    fail "timed out waiting for $what"
+}

@@ -34,3 +34,19 @@ assert_eq() { [[ "$1" == "$2" ]] || fail "$3: got '$1', want '$2'"; ok "$3 = $2"
 
 # How many processes still sit in a unit's cgroup (on any hierarchy).
 in_scope() { grep -l "/$1\$" /proc/[0-9]*/cgroup 2>/dev/null | wc -l; }
+
+# The streamer's tests: the manager hands task output to taskscope-streamer
+# while this drop-in is there. streamer_on puts it there and (re)starts
+# both daemons; streamer_off, for a test's cleanup, takes it away again.
+STREAMER_DROPIN=/etc/taskscope/manager.json.d/50-streamer.json
+streamer_on() {
+    mkdir -p "${STREAMER_DROPIN%/*}"
+    echo '{"streamer":true}' >"$STREAMER_DROPIN"
+    systemctl restart taskscope-manager
+    systemctl start taskscope-streamer
+}
+streamer_off() {
+    rm -f "$STREAMER_DROPIN"
+    systemctl restart taskscope-manager || true
+}
+streamer_pid() { systemctl show -p MainPID --value taskscope-streamer; }

@@ -7,21 +7,16 @@
 source "$(dirname "$0")/lib.sh"
 
 SPOOL=/run/taskscope/logs
-DROPIN=/etc/taskscope/manager.json.d/50-streamer.json
 A=sl$$
 F=${A}full
 cleanup() {
     umount /var/lib/taskscope/logs/$F 2>/dev/null || true
-    rm -f "$DROPIN" /run/$A-go
-    systemctl restart taskscope-manager || true
+    rm -f /run/$A-go
+    streamer_off
 }
 trap cleanup EXIT
-mkdir -p /etc/taskscope/manager.json.d
-echo '{"streamer":true}' >"$DROPIN"
-systemctl restart taskscope-manager
-systemctl start taskscope-streamer
+streamer_on
 LOGDIR=/var/lib/taskscope/logs/$A
-streamer_pid() { systemctl show -p MainPID --value taskscope-streamer; }
 # Bytes in the task's stdout files so far.
 logged() { find "$LOGDIR" -maxdepth 1 -name 'numbers.stdout.*' -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 grew_past() { (($(logged) > $1)); }

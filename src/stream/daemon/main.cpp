@@ -18,6 +18,7 @@
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "stream/daemon/exec_adaptor.hpp"
+#include "stream/daemon/log_retention.hpp"
 #include "stream/daemon/stats_service.hpp"
 #include "stream/daemon/streamer_adaptor.hpp"
 #include "stream/logs/streamer.hpp"
@@ -126,13 +127,16 @@ int run(const Options& opts) {
     stream::daemon::ManagerClient manager(*bus);
     stream::daemon::StreamerObject object(*bus, streamer, manager, TASKSCOPE_VERSION);
     streamer.attach(object);
+    // One watch on the manager serves both: stats learn the running tasks,
+    // the logs the forgotten ones.
+    stream::daemon::LogRetention retention(streamer);
     auto stats = stream::daemon::StatsService::create(loop, *bus, manager, stream::daemon::kStreamerPath, opts.stats,
                                                       opts.streamer.stateDir);
     if (!stats) {
         spdlog::error("Failed to start stats: {}", stats.error().message);
         return 1;
     }
-    (*stats)->start();
+    (*stats)->start(&retention);
     stream::daemon::ExecServer exec(loop, *bus, manager, opts.exec);
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.

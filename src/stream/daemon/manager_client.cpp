@@ -1,5 +1,6 @@
 #include "stream/daemon/manager_client.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/bus_error.hpp"
@@ -65,11 +66,15 @@ private:
         events_.taskExited(allocId, task);
     }
     void onDanglingScopeStopped(const std::string&, const bool&) override {}
-    void onInterfacesAdded(const sdbus::ObjectPath&, const Interfaces& interfaces) override {
+    void onInterfacesAdded(const sdbus::ObjectPath& path, const Interfaces& interfaces) override {
         const auto it = interfaces.find(org::taskscope::Task1_proxy::INTERFACE_NAME);
-        if (it != interfaces.end()) events_.taskAdded(it->second);
+        if (it != interfaces.end()) events_.taskAdded(path, it->second);
     }
-    void onInterfacesRemoved(const sdbus::ObjectPath&, const std::vector<std::string>&) override {}
+    void onInterfacesRemoved(const sdbus::ObjectPath& path, const std::vector<std::string>& interfaces) override {
+        if (std::find(interfaces.begin(), interfaces.end(), org::taskscope::Task1_proxy::INTERFACE_NAME) !=
+            interfaces.end())
+            events_.taskRemoved(path);
+    }
     // Never called: this proxy makes no calls.
     void onGetTaskReply(const std::string&, const sdbus::Error*) override {}
 
@@ -97,11 +102,11 @@ void ManagerClient::listTasks(ListDone done) {
         .uponReplyInvoke([done = std::move(done)](const sdbus::Error* error,
                                                   const std::map<sdbus::ObjectPath, Interfaces>& objects) {
             if (error) return done(common::fromBusError(*error, "list the tasks of taskscope-manager"));
-            std::vector<TaskProperties> tasks;
+            TaskObjects tasks;
             for (const auto& [path, interfaces] : objects)
                 if (const auto it = interfaces.find(org::taskscope::Task1_proxy::INTERFACE_NAME);
                     it != interfaces.end())
-                    tasks.push_back(it->second);
+                    tasks.emplace(path, it->second);
             done(std::move(tasks));
         });
 }

@@ -23,13 +23,17 @@ namespace taskscope::stream::daemon {
 
 /// A task object's org.taskscope.Task1 properties (dbus/org.taskscope.Task1.xml).
 using TaskProperties = std::map<std::string, sdbus::Variant>;
+/// The manager's task objects by object path.
+using TaskObjects = std::map<sdbus::ObjectPath, TaskProperties>;
 
 /// What the manager announces about its tasks.
 class ManagerEvents {
 public:
     virtual ~ManagerEvents() = default;
     /// A task object appeared (InterfacesAdded).
-    virtual void taskAdded(const TaskProperties& task) = 0;
+    virtual void taskAdded(const sdbus::ObjectPath& path, const TaskProperties& task) = 0;
+    /// A task object went (InterfacesRemoved): the task was forgotten.
+    virtual void taskRemoved(const sdbus::ObjectPath& path) = 0;
     virtual void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) = 0;
     virtual void taskExited(const std::string& allocId, const std::string& task) = 0;
 };
@@ -37,7 +41,7 @@ public:
 class ManagerClient final : public exec::TaskDirectory {
 public:
     using TaskDone = std::function<void(common::Result<wire::TaskInfo>)>;
-    using ListDone = std::function<void(common::Result<std::vector<TaskProperties>>)>;
+    using ListDone = std::function<void(common::Result<TaskObjects>)>;
 
     explicit ManagerClient(sdbus::IConnection& connection);
     ~ManagerClient() override;
@@ -54,8 +58,8 @@ public:
     /// replies per connection). Internal when the manager could not be asked.
     void listTasks(ListDone done);
 
-    /// Subscribes to the manager's task signals and InterfacesAdded and
-    /// passes them to events (one listener, for the client's lifetime).
+    /// Subscribes to the manager's task signals, InterfacesAdded and
+    /// InterfacesRemoved and passes them to events (one listener, for the client's lifetime).
     void listen(ManagerEvents& events);
 
 private:

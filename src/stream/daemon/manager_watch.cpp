@@ -41,7 +41,8 @@ ManagerWatch::~ManagerWatch() {
     if (retryTimer_) loop_.cancelTimer(retryTimer_);
 }
 
-void ManagerWatch::start() {
+void ManagerWatch::start(TaskRoster* roster) {
+    roster_ = roster;
     // Subscribed before asking, so that nothing happens unseen in between.
     ownerMatch_ = connection_.addMatch(kOwnerMatch, [this](sdbus::Message& m) {
         std::string name, oldOwner, newOwner;
@@ -75,11 +76,10 @@ void ManagerWatch::onOwnerChanged(const std::string& newOwner) {
 
 void ManagerWatch::fetchAll() {
     const auto generation = ++generation_;
-    managerClient_.listTasks(
-        [this, generation](common::Result<std::vector<TaskProperties>> tasks) { onTasks(generation, tasks); });
+    managerClient_.listTasks([this, generation](common::Result<TaskObjects> tasks) { onTasks(generation, tasks); });
 }
 
-void ManagerWatch::onTasks(uint64_t generation, const common::Result<std::vector<TaskProperties>>& tasks) {
+void ManagerWatch::onTasks(uint64_t generation, const common::Result<TaskObjects>& tasks) {
     if (generation != generation_) return;
     if (!tasks) {
         spdlog::warn("Failed to {}; retrying in {} s", tasks.error().message, kRetryAfter.count());
@@ -87,14 +87,37 @@ void ManagerWatch::onTasks(uint64_t generation, const common::Result<std::vector
         return;
     }
     std::set<stats::TaskKey> running;
-    for (const auto& task : *tasks) {
+    std::set<std::string> units;
+    objects_.clear();
+    for (const auto& [path, task] : *tasks) {
+        const auto unit = stringProperty(task, "Unit");
+        objects_[path] = Known{stats::TaskKey{stringProperty(task, "AllocId"), stringProperty(task, "Name")}, unit};
+        units.insert(unit);
         if (!active(stringProperty(task, "State"))) continue;
         running.insert(stats::TaskKey{stringProperty(task, "AllocId"), stringProperty(task, "Name")});
         learn(task);
     }
     // Tasks that ended while the manager was away, and intervals kept for them.
     sampler_.retainOnly(running);
-    spdlog::debug("taskscope-manager runs {} tasks; {} sampled", running.size(), sampler_.taskCount());
+    spdlog::debug("taskscope-manager runs {} tasks ({} known); {} sampled", running.size(), units.size(),
+                  sampler_.taskCount());
+    if (roster_) roster_->managerTasks(units);
+}
+
+void ManagerWatch::taskAdded(const sdbus::ObjectPath& path, const TaskProperties& task) {
+    objects_[path] = Known{stats::TaskKey{stringProperty(task, "AllocId"), stringProperty(task, "Name")},
+                           stringProperty(task, "Unit")};
+    learn(task);
+}
+
+void ManagerWatch::taskRemoved(const sdbus::ObjectPath& path) {
+    const auto it = objects_.find(path);
+    // Unknown: removed before our listing answered, which will not name it.
+    if (it == objects_.end()) return;
+    const auto known = std::move(it->second);
+    objects_.erase(it);
+    sampler_.removeTask(known.key);
+    if (roster_ && !known.unit.empty()) roster_->taskForgotten(known.unit);
 }
 
 bool ManagerWatch::learn(const TaskProperties& task) {

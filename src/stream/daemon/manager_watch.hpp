@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -21,6 +22,18 @@
 
 namespace taskscope::stream::daemon {
 
+/// Who else follows which tasks the manager has: the log side, whose
+/// records and files of a forgotten task go.
+class TaskRoster {
+public:
+    virtual ~TaskRoster() = default;
+    /// The unit of every task the manager has now, exited ones included
+    /// (a fresh listing: at our start and whenever the manager returns).
+    virtual void managerTasks(const std::set<std::string>& units) = 0;
+    /// The manager forgot the task of this unit (its object went).
+    virtual void taskForgotten(const std::string& unit) = 0;
+};
+
 class ManagerWatch final : public ManagerEvents {
 public:
     ManagerWatch(sdbus::IConnection& connection, ManagerClient& manager, common::EventLoop& loop,
@@ -30,14 +43,16 @@ public:
     ManagerWatch& operator=(const ManagerWatch&) = delete;
 
     /// Subscribes to the manager's signals, then asks whether it runs.
-    void start();
+    /// roster, when given, hears of every listing and every forgotten task.
+    void start(TaskRoster* roster = nullptr);
 
 private:
     void onOwnerChanged(const std::string& newOwner);
     void fetchAll();
-    void onTasks(uint64_t generation, const common::Result<std::vector<TaskProperties>>& tasks);
+    void onTasks(uint64_t generation, const common::Result<TaskObjects>& tasks);
     // ManagerEvents
-    void taskAdded(const TaskProperties& task) override { learn(task); }
+    void taskAdded(const sdbus::ObjectPath& path, const TaskProperties& task) override;
+    void taskRemoved(const sdbus::ObjectPath& path) override;
     void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override;
     void taskExited(const std::string& allocId, const std::string& task) override;
     void fetchOne(const stats::TaskKey& key);
@@ -49,7 +64,14 @@ private:
     ManagerClient& managerClient_;
     common::EventLoop& loop_;
     stats::StatsSampler& sampler_;
+    TaskRoster* roster_ = nullptr;
     std::unique_ptr<sdbus::IProxy> dbus_;
+    struct Known {
+        stats::TaskKey key;
+        std::string unit;
+    };
+    /// Every task object of the manager, exited ones too: InterfacesRemoved names only the path.
+    std::map<std::string, Known> objects_;
     sdbus::Slot ownerMatch_;
     bool managerUp_ = false;
     uint64_t generation_ = 0;  ///< of the latest GetManagedObjects; older replies are stale

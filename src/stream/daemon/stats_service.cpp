@@ -36,13 +36,12 @@ common::Result<std::unique_ptr<StatsService>> StatsService::create(common::Event
     stats::StatsOptions so;
     so.defaultIntervalMs = options.defaultIntervalMs;
     if (!stateDir.empty()) {
-        so.intervalsFile = stateDir + "/" + kIntervalsFile;
-        auto kept = stats::loadStatsIntervals(so.intervalsFile);
-        if (kept)
-            so.intervals = std::move(*kept);
-        else
-            spdlog::warn("Failed to load the per-task stats intervals: {}; every task starts at the default",
+        const auto file = stateDir + "/" + kIntervalsFile;
+        auto kept = stats::loadStatsIntervals(file);
+        if (!kept)
+            spdlog::warn("Failed to load the stats intervals: {}; every task starts at the default of the options",
                          kept.error().message);
+        so = stats::keptIn(std::move(so), file, kept ? std::move(*kept) : stats::KeptIntervals{});
     }
     auto service = std::unique_ptr<StatsService>(
         new StatsService(loop, connection, manager, path, std::move(*reader), std::move(so)));

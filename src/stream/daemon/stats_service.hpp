@@ -31,8 +31,9 @@ public:
                                                                 const std::string& stateDir);
     ~StatsService();
 
-    /// Starts following taskscope-manager's tasks.
-    void start() { watch_.start(); }
+    /// Starts following taskscope-manager's tasks; roster, when given,
+    /// hears which tasks the manager has and which it forgets.
+    void start(TaskRoster* roster = nullptr) { watch_.start(roster); }
 
 private:
     StatsService(common::EventLoop& loop, sdbus::IConnection& connection, ManagerClient& manager,

@@ -9,6 +9,7 @@
 
 #include "common/files.hpp"
 #include "stream/logs/fd_store.hpp"
+#include "stream/logs/log_dir.hpp"
 #include "stream/logs/log_reader.hpp"
 
 namespace taskscope::stream::logs {
@@ -77,6 +78,7 @@ void Streamer::onSpoolEvents() {
             // Ours are removed only after the task left tasks_; this is the
             // manager taking back a start that failed.
             if (it != tasks_.end()) dropTask(ev.unit);
+            forgotten_.erase(ev.unit);
             continue;
         }
         if (it == tasks_.end()) {
@@ -193,6 +195,15 @@ void Streamer::maybeComplete(std::string unit) {
         if (!t.streams[i].empty) return;  // a straggler still writes: the next POLLIN tries again
     }
     const TaskLogs info = t.info;
+    if (forgotten_.erase(unit)) {
+        // Nobody may read them any more: no record, and the files follow the retention.
+        dropTask(unit);
+        spool_.remove(unit);
+        pruneLogDir(info.logDir);
+        spdlog::info("Logs of {} complete; the task is forgotten already", unit);
+        if (events_) events_->logsComplete(info.allocId, info.task);
+        return;
+    }
     // Record first, then release: a crash in between finds an exited spool
     // entry with an empty fifo and completes it again.
     if (auto r = common::writeFileAtomic(doneRecord(unit), describe(info)); !r)
@@ -202,6 +213,53 @@ void Streamer::maybeComplete(std::string unit) {
     spool_.remove(unit);
     spdlog::info("Logs of {} complete", unit);
     if (events_) events_->logsComplete(info.allocId, info.task);
+}
+
+void Streamer::forget(const std::string& unit) {
+    if (done_.count(unit)) {
+        const auto logDir = done_[unit].logDir;
+        dropDone(unit);
+        pruneLogDir(logDir);
+        return;
+    }
+    // Still draining what the task wrote before it exited: finish first.
+    if (tasks_.count(unit)) forgotten_.insert(unit);
+}
+
+void Streamer::retainOnly(const std::set<std::string>& units) {
+    std::set<std::string> dirs;
+    for (auto it = done_.begin(); it != done_.end();) {
+        if (units.contains(it->first)) {
+            ++it;
+            continue;
+        }
+        const auto unit = it++->first;
+        dirs.insert(done_[unit].logDir);
+        dropDone(unit);
+    }
+    for (const auto& [unit, t] : tasks_)
+        if (t->info.exited && !units.contains(unit)) forgotten_.insert(unit);
+    for (const auto& dir : dirs) pruneLogDir(dir);
+}
+
+void Streamer::dropDone(const std::string& unit) {
+    done_.erase(unit);
+    if (::unlink(doneRecord(unit).c_str()) < 0 && errno != ENOENT)
+        spdlog::warn("Failed to remove {}: {}, ignoring", doneRecord(unit), strerror(errno));
+    spdlog::info("Forgot the logs of {}", unit);
+}
+
+void Streamer::pruneLogDir(const std::string& logDir) {
+    for (const auto& [unit, t] : tasks_)
+        if (t->info.logDir == logDir) return;
+    for (const auto& [unit, t] : done_)
+        if (t.logDir == logDir) return;
+    auto r = removeLogDir(logDir);
+    if (!r) {
+        spdlog::warn("Failed to remove the log directory {}: {}, ignoring", logDir, r.error().message);
+        return;
+    }
+    spdlog::info("Removed the log directory {} ({} files): its allocation's last task was forgotten", logDir, *r);
 }
 
 void Streamer::notifySessions(const std::string& unit, bool complete) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "common/event_loop.hpp"
@@ -52,6 +53,20 @@ public:
 
     uint32_t taskCount() const { return static_cast<uint32_t>(tasks_.size()); }
 
+    /// The manager forgot the task of `unit`: its done record goes, and its
+    /// log files follow the retention (see dbus/org.taskscope.Streamer1.xml):
+    /// an allocation's log directory goes with the last of its tasks the
+    /// streamer knows. A task still being drained goes once it is drained.
+    void forget(const std::string& unit);
+    /// The manager has exactly these units: every task whose logs are
+    /// complete and that is not among them was forgotten while we (or the
+    /// manager's signal) were away. An exited task still being drained
+    /// that is not among them goes once it is drained; a task not yet
+    /// exited is left alone (the manager may not have published it yet).
+    void retainOnly(const std::set<std::string>& units);
+    /// How many tasks have complete logs on record.
+    size_t doneCount() const { return done_.size(); }
+
 private:
     struct Stream {
         std::unique_ptr<StreamCollector> collector;
@@ -72,6 +87,9 @@ private:
     void maybeComplete(std::string unit);  // a copy: completing destroys the task that owns the name
     void notifySessions(const std::string& unit, bool complete);
     void loadDoneRecords();
+    void dropDone(const std::string& unit);
+    /// Removes logDir when no task the streamer knows writes or wrote there.
+    void pruneLogDir(const std::string& logDir);
     std::string doneRecord(const std::string& unit) const;
 
     common::EventLoop& loop_;
@@ -82,6 +100,7 @@ private:
     StreamerEvents* events_ = nullptr;
     std::map<std::string, std::unique_ptr<Task>> tasks_;  // by unit
     std::map<std::string, TaskLogs> done_;                // by unit: logs complete
+    std::set<std::string> forgotten_;                     // units forgotten while still drained
     std::map<uint64_t, std::unique_ptr<LogSession>> sessions_;
     uint64_t nextSession_ = 1;
 };

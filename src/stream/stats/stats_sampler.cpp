@@ -32,8 +32,8 @@ common::Result<void> checkStatsInterval(uint64_t ms, const std::string& what) {
                                                     std::to_string(kMaxStatsIntervalMs) + " ms");
 }
 
-common::Result<std::map<TaskKey, uint64_t>> loadStatsIntervals(const std::string& file) {
-    std::map<TaskKey, uint64_t> out;
+common::Result<KeptIntervals> loadStatsIntervals(const std::string& file) {
+    KeptIntervals out;
     auto text = common::readFile(file);
     if (!text) {
         if (text.error().name == "NotFound") return out;
@@ -49,9 +49,25 @@ common::Result<std::map<TaskKey, uint64_t>> loadStatsIntervals(const std::string
             return common::makeError("Internal", file + ": malformed entry " + t.dump());
         const auto ms = t["interval_ms"].get<uint64_t>();
         if (!checkStatsInterval(ms)) return common::makeError("Internal", file + ": bad interval in " + t.dump());
-        out[TaskKey{t["alloc_id"].get<std::string>(), t["task"].get<std::string>()}] = ms;
+        out.tasks[TaskKey{t["alloc_id"].get<std::string>(), t["task"].get<std::string>()}] = ms;
+    }
+    if (j.contains("default_interval_ms")) {
+        const auto& d = j["default_interval_ms"];
+        if (!d.is_number_unsigned() || !checkStatsInterval(d.get<uint64_t>()))
+            return common::makeError("Internal", file + ": bad default_interval_ms " + d.dump());
+        out.defaultMs = d.get<uint64_t>();
     }
     return out;
+}
+
+StatsOptions keptIn(StatsOptions options, std::string file, KeptIntervals kept) {
+    options.intervalsFile = std::move(file);
+    options.intervals = std::move(kept.tasks);
+    if (kept.defaultMs) {
+        options.defaultIntervalMs = *kept.defaultMs;
+        options.defaultSetByCaller = true;
+    }
+    return options;
 }
 
 StatsSampler::StatsSampler(common::EventLoop& loop, scope::CgroupStatsReader reader, StatsOptions options)
@@ -59,7 +75,8 @@ StatsSampler::StatsSampler(common::EventLoop& loop, scope::CgroupStatsReader rea
       reader_(std::move(reader)),
       options_(std::move(options)),
       schedule_(Ms(options_.defaultIntervalMs)),
-      intervals_(std::move(options_.intervals)) {}
+      intervals_(std::move(options_.intervals)),
+      defaultSetByCaller_(options_.defaultSetByCaller) {}
 
 StatsSampler::~StatsSampler() {
     if (timer_) loop_.cancelTimer(timer_);
@@ -81,8 +98,10 @@ void StatsSampler::saveIntervals() {
     auto tasks = nlohmann::json::array();
     for (const auto& [key, ms] : intervals_)
         tasks.push_back({{"alloc_id", key.allocId}, {"task", key.task}, {"interval_ms", ms}});
-    if (auto r = common::writeFileAtomic(options_.intervalsFile, nlohmann::json{{"tasks", tasks}}.dump() + "\n"); !r)
-        spdlog::warn("Failed to save the per-task stats intervals: {}; a restart would forget them", r.error().message);
+    nlohmann::json kept{{"tasks", tasks}};
+    if (defaultSetByCaller_) kept["default_interval_ms"] = defaultIntervalMs();
+    if (auto r = common::writeFileAtomic(options_.intervalsFile, kept.dump() + "\n"); !r)
+        spdlog::warn("Failed to save the stats intervals: {}; a restart would forget them", r.error().message);
 }
 
 void StatsSampler::addTask(const TaskKey& key, const scope::CgroupPath& cgroup) {
@@ -151,8 +170,15 @@ common::Result<void> StatsSampler::setTaskInterval(const TaskKey& key, int64_t i
 
 common::Result<void> StatsSampler::setDefaultInterval(uint64_t intervalMs) {
     if (auto r = checkStatsInterval(intervalMs, "default interval"); !r) return r;
-    if (Ms(intervalMs) == schedule_.defaultInterval()) return {};
+    // Kept even when unchanged: a caller's choice outlives the option.
+    const bool newlyKept = !defaultSetByCaller_;
+    defaultSetByCaller_ = true;
+    if (Ms(intervalMs) == schedule_.defaultInterval()) {
+        if (newlyKept) saveIntervals();
+        return {};
+    }
     schedule_.setDefault(Ms(intervalMs), Clock::now());
+    saveIntervals();
     if (events_) events_->defaultIntervalChanged();
     arm();
     return {};

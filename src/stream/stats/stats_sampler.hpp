@@ -54,13 +54,28 @@ struct StatsOptions {
     /// The intervals an earlier run kept (loadStatsIntervals). They wait
     /// for their tasks until retainOnly() says which still run.
     std::map<TaskKey, uint64_t> intervals;
+    /// defaultIntervalMs was set over the bus (by an earlier run, or kept
+    /// in intervalsFile): it is saved with the per-task intervals.
+    bool defaultSetByCaller = false;
+};
+
+/// What intervalsFile keeps: the per-task intervals and, once a caller set
+/// it, the default interval.
+struct KeptIntervals {
+    std::map<TaskKey, uint64_t> tasks;
+    std::optional<uint64_t> defaultMs;
 };
 
 /// 0 (off) or kMinStatsIntervalMs..kMaxStatsIntervalMs; InvalidArgument.
 common::Result<void> checkStatsInterval(uint64_t intervalMs, const std::string& what = "interval");
 
-/// The per-task intervals kept in `file`; none when it does not exist.
-common::Result<std::map<TaskKey, uint64_t>> loadStatsIntervals(const std::string& file);
+/// The intervals kept in `file`; none when it does not exist.
+common::Result<KeptIntervals> loadStatsIntervals(const std::string& file);
+
+/// Options that keep their intervals in `file` and start with what an
+/// earlier run kept there: the per-task intervals, and a default a caller
+/// set, which wins over the option's.
+StatsOptions keptIn(StatsOptions options, std::string file, KeptIntervals kept);
 
 class StatsSampler {
 public:
@@ -86,6 +101,7 @@ public:
     /// NoSuchTask, InvalidArgument.
     common::Result<void> setTaskInterval(const TaskKey& key, int64_t intervalMs);
     /// 0 (no task without its own interval is sampled) or kMin..kMax.
+    /// Kept in intervalsFile, so that it survives a restart.
     common::Result<void> setDefaultInterval(uint64_t intervalMs);
     uint64_t defaultIntervalMs() const;
     /// The interval the task is sampled at (0: not sampled). NoSuchTask.
@@ -127,6 +143,7 @@ private:
     StatsEvents* events_ = nullptr;
     std::map<TaskKey, Task> tasks_;
     std::map<TaskKey, uint64_t> intervals_;  ///< per-task intervals set by callers (0 = off), persisted
+    bool defaultSetByCaller_ = false;        ///< the default is persisted too
     uint64_t timer_ = 0;
     uint64_t changeTimer_ = 0;  ///< a tasksChanged() is due at the loop's next turn
     std::optional<Clock::time_point> armedFor_;

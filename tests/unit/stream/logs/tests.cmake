@@ -1,3 +1,5 @@
 taskscope_unit_test(stream/logs/test_rotator.cpp taskscope_stream_logs)
 taskscope_unit_test(stream/logs/test_log_reader.cpp taskscope_stream_logs)
 taskscope_unit_test(stream/logs/test_collector.cpp taskscope_stream_logs)
+taskscope_unit_test(stream/logs/test_log_dir.cpp taskscope_stream_logs)
+taskscope_unit_test(stream/logs/test_streamer.cpp taskscope_stream_logs)

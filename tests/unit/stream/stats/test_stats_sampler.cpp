@@ -207,9 +207,7 @@ BOOST_AUTO_TEST_CASE(per_task_intervals_survive_a_restart) {
     taskscope::test::TempDir state;
     const auto file = state.path + "/stats-intervals.json";
     {
-        StatsOptions o;
-        o.intervalsFile = file;
-        Fixture f("v2", o);
+        Fixture f("v2", keptIn({}, file, {}));
         f.sampler->addTask(web, path(kWebDir));
         f.sampler->addTask({"a1", "old"}, path("/nomad.slice/a1-old.scope"));
         BOOST_REQUIRE(f.sampler->setTaskInterval(web, 3000).ok());
@@ -217,21 +215,52 @@ BOOST_AUTO_TEST_CASE(per_task_intervals_survive_a_restart) {
     }
     auto kept = loadStatsIntervals(file);
     BOOST_REQUIRE(kept.ok());
-    BOOST_TEST(kept->size() == 2u);
-    StatsOptions o;
-    o.intervalsFile = file;
-    o.intervals = *kept;
-    Fixture f("v2", o);
+    BOOST_TEST(kept->tasks.size() == 2u);
+    BOOST_TEST(!kept->defaultMs.has_value());  // never set by a caller: the option's stays in charge
+    Fixture f("v2", keptIn({}, file, *kept));
     f.sampler->addTask(web, path(kWebDir));
     BOOST_TEST(*f.sampler->taskInterval(web) == 3000u);
     // The manager says only web still runs: old's interval is dropped.
     f.sampler->retainOnly({web});
-    BOOST_TEST(loadStatsIntervals(file)->size() == 1u);
+    BOOST_TEST(loadStatsIntervals(file)->tasks.size() == 1u);
     f.sampler->removeTask(web);
-    BOOST_TEST(loadStatsIntervals(file)->empty());
-    BOOST_TEST(loadStatsIntervals(state.path + "/none.json")->empty());
+    BOOST_TEST(loadStatsIntervals(file)->tasks.empty());
+    BOOST_TEST(loadStatsIntervals(state.path + "/none.json")->tasks.empty());
     std::ofstream(state.path + "/bad.json") << "{\"tasks\":[{\"alloc_id\":1}]}";
     BOOST_TEST(!loadStatsIntervals(state.path + "/bad.json").ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_default_set_by_a_caller_survives_a_restart) {
+    taskscope::test::TempDir state;
+    const auto file = state.path + "/stats-intervals.json";
+    {
+        Fixture f("v2", keptIn({}, file, {}));
+        f.sampler->addTask(web, path(kWebDir));
+        BOOST_REQUIRE(f.sampler->setTaskInterval(web, 3000).ok());
+        BOOST_REQUIRE(f.sampler->setDefaultInterval(250).ok());
+    }
+    auto kept = loadStatsIntervals(file);
+    BOOST_REQUIRE(kept.ok());
+    BOOST_TEST(kept->defaultMs.value_or(0) == 250u);
+    BOOST_TEST(kept->tasks.size() == 1u);
+    {
+        StatsOptions option;
+        option.defaultIntervalMs = 2000;  // the caller's 250 wins
+        Fixture f("v2", keptIn(option, file, *kept));
+        // Saving the per-task intervals keeps the default beside them.
+        f.sampler->retainOnly({});
+        BOOST_TEST(f.sampler->defaultIntervalMs() == 250u);
+    }
+    BOOST_TEST(loadStatsIntervals(file)->defaultMs.value_or(0) == 250u);
+    BOOST_TEST(loadStatsIntervals(file)->tasks.empty());
+    // Setting the value it already has still makes it the caller's.
+    {
+        Fixture f("v2", keptIn({}, state.path + "/same.json", {}));
+        BOOST_REQUIRE(f.sampler->setDefaultInterval(1000).ok());
+    }
+    BOOST_TEST(loadStatsIntervals(state.path + "/same.json")->defaultMs.value_or(0) == 1000u);
+    std::ofstream(state.path + "/bad-default.json") << "{\"tasks\":[],\"default_interval_ms\":5}";
+    BOOST_TEST(!loadStatsIntervals(state.path + "/bad-default.json").ok());
 }
 
 BOOST_FIXTURE_TEST_CASE(the_timer_batches_a_tick_into_one_event, Fixture) {

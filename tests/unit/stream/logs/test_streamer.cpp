@@ -1,0 +1,129 @@
+#define BOOST_TEST_MODULE stream_streamer
+#include <boost/test/unit_test.hpp>
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "common/event_loop.hpp"
+#include "common/files.hpp"
+#include "stream/logs/streamer.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace taskscope::stream::logs;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Fixture {
+    taskscope::test::TempDir tmp;
+    taskscope::common::EventLoop loop;
+    StreamerOptions options;
+    std::string logs = tmp.path + "/logs";
+
+    Fixture() {
+        // Not under systemd: nothing to take from or give to an fd store.
+        ::unsetenv("NOTIFY_SOCKET");
+        ::unsetenv("LISTEN_FDS");
+        options.spoolDir = tmp.path + "/spool";
+        options.stateDir = tmp.path + "/state";
+        fs::create_directories(options.stateDir + "/done");
+        fs::create_directories(options.spoolDir);
+    }
+    TaskLogs task(const std::string& alloc, const std::string& name) const {
+        TaskLogs t;
+        t.unit = alloc + "-" + name + ".scope";
+        t.allocId = alloc;
+        t.task = name;
+        t.logDir = logs + "/" + alloc;
+        return t;
+    }
+    // A task whose logs an earlier run completed: its record and its files.
+    void done(const std::string& alloc, const std::string& name) {
+        const auto t = task(alloc, name);
+        BOOST_REQUIRE(taskscope::common::writeFileAtomic(record(t.unit), describe(t)).ok());
+        fs::create_directories(t.logDir);
+        std::ofstream(t.logDir + "/" + name + ".stdout.0") << name << "\n";
+        std::ofstream(t.logDir + "/" + name + ".stderr.0");
+    }
+    // A task in the manager's spool, as manager/log_spool.cpp makes it.
+    void spooled(const std::string& alloc, const std::string& name, bool exited) {
+        auto t = task(alloc, name);
+        t.exited = exited;
+        if (!exited)
+            for (const char* s : kStreams)
+                BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
+        BOOST_REQUIRE(taskscope::common::writeFileAtomic(options.spoolDir + "/" + t.unit + ".json", describe(t)).ok());
+    }
+    std::string record(const std::string& unit) const { return options.stateDir + "/done/" + unit + ".json"; }
+    void turn(std::chrono::milliseconds d) {
+        loop.addTimer(taskscope::common::EventLoop::Clock::now() + d, [this] { loop.quit(); });
+        loop.run();
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_forgotten_task_leaves_no_record_and_its_alloc_dir_goes_with_the_last, Fixture) {
+    done("a1", "web");
+    done("a1", "db");
+    done("a2", "x");
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    BOOST_TEST(s.doneCount() == 3u);
+
+    s.forget("a1-web.scope");
+    BOOST_TEST(!fs::exists(record("a1-web.scope")));
+    BOOST_TEST(s.doneCount() == 2u);
+    // db still belongs to a1: the allocation's logs stay (Nomad's retention).
+    BOOST_TEST(fs::exists(logs + "/a1/web.stdout.0"));
+    BOOST_TEST(!s.readLogs("a1", "web", "stdout", "start", 0, false).ok());
+    BOOST_TEST(s.readLogs("a1", "db", "stdout", "start", 0, false).ok());
+
+    s.forget("a1-db.scope");
+    BOOST_TEST(!fs::exists(logs + "/a1"));
+    BOOST_TEST(fs::exists(logs + "/a2/x.stdout.0"));
+    s.forget("a1-db.scope");  // twice, or a task never seen: nothing happens
+    s.forget("zz-none.scope");
+    BOOST_TEST(s.doneCount() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_listing_removes_what_was_forgotten_while_away, Fixture) {
+    done("a1", "web");
+    done("a2", "x");
+    done("a2", "y");
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    s.retainOnly({"a2-y.scope", "a9-other.scope"});
+    BOOST_TEST(s.doneCount() == 1u);
+    BOOST_TEST(!fs::exists(record("a1-web.scope")));
+    BOOST_TEST(!fs::exists(record("a2-x.scope")));
+    BOOST_TEST(fs::exists(record("a2-y.scope")));
+    BOOST_TEST(!fs::exists(logs + "/a1"));
+    BOOST_TEST(fs::exists(logs + "/a2/x.stdout.0"));  // y keeps a2's directory
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_forgotten_while_drained_goes_once_drained, Fixture) {
+    spooled("a3", "t", false);
+    spooled("a4", "u", false);
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    BOOST_TEST(s.taskCount() == 2u);
+    s.forget("a3-t.scope");
+    // u has not exited: the manager may not have published it yet, so a
+    // listing without it leaves it alone.
+    s.retainOnly({});
+    BOOST_TEST(fs::exists(logs + "/a3"));
+    spooled("a3", "t", true);
+    spooled("a4", "u", true);
+    turn(200ms);
+    BOOST_TEST(s.taskCount() == 0u);
+    BOOST_TEST(!fs::exists(record("a3-t.scope")));
+    BOOST_TEST(!fs::exists(logs + "/a3"));
+    BOOST_TEST(fs::exists(record("a4-u.scope")));
+    BOOST_TEST(s.doneCount() == 1u);
+}

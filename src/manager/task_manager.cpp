@@ -346,7 +346,12 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     rec.reservedCores = state->reserved;
 
     const auto logDir = store_.logDir(allocId);
-    if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r) return fail(r.error().context("create log directory"));
+    // Only a task whose output is kept gets the directory: the streamer
+    // removes it with the allocation's last task it knows, and never learns
+    // of a task with logs off.
+    if (spec->logs)
+        if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
+            return fail(r.error().context("create log directory"));
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
     LaunchPaths paths{exitFile, "", ""};

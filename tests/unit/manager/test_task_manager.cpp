@@ -403,6 +403,16 @@ BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_two_descriptors, Fixt
     BOOST_TEST(openFds() - before == 2u);
 }
 
+// The streamer removes an allocation's log directory with its last task;
+// it never learns of a task whose logs are off, so such a task makes none.
+BOOST_FIXTURE_TEST_CASE(a_task_with_logs_off_makes_no_log_directory, Fixture) {
+    open();
+    start("quiet-alloc", "quiet", spec("/bin/sleep", {"1000"}, {{"logs", false}}));
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/logs/quiet-alloc"));
+    start("loud-alloc", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(std::filesystem::is_directory(config.stateDir + "/logs/loud-alloc"));
+}
+
 // (x-a, b) and (x, a-b) both make x-a-b.scope: the second is refused, and
 // no call on it ever reaches the first.
 BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {

@@ -38,6 +38,7 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
         {"object_path", r.objectPath},
         {"state", toString(r.state)},
         {"pid", r.pid},
+        {"shim_pid", r.finished() ? 0 : r.shimPid},
         {"cgroup", r.cgroup},
         {"cpus", common::formatCpuList(r.cpus)},
         {"reserved_cores", r.reservedCores},

@@ -40,6 +40,13 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
         } else if (key == "shim_path") {
             if (!value.is_string()) return bad("a path");
             c.shimPath = value.get<std::string>();
+        } else if (key == "shim_unit") {
+            if (!value.is_string()) return bad("a scope unit name such as \"taskscope-shims.scope\", or \"\"");
+            const auto name = value.get<std::string>();
+            if (!name.empty() && (name.size() < 7 || name.substr(name.size() - 6) != ".scope" ||
+                                  name.find('/') != std::string::npos))
+                return bad("a scope unit name such as \"taskscope-shims.scope\", or \"\"");
+            c.shimUnit = name;
         } else if (key == "system_cores") {
             if (!value.is_string()) return bad("a CPU list such as \"0\" or \"0-1\"");
             auto cpus = common::parseCpuList(value.get<std::string>());

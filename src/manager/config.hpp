@@ -24,6 +24,10 @@ struct Config {
     std::string slice = "nomad.slice";
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
+    /// The delegated scope the shims live in, outside the manager's cgroup
+    /// (shim_home.hpp); empty keeps them in the manager's own cgroup, where
+    /// any kill of the manager's unit takes them (for test benches only).
+    std::string shimUnit = "taskscope-shims.scope";
     /// Hand task output to taskscope-streamer through fifos (rotated,
     /// followable, kept across restarts); false appends it to
     /// <log_dir>/<task>.{stdout,stderr}.0 unrotated, for nodes without the

@@ -76,6 +76,7 @@ common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& sp
     if (!spec.groups.empty()) argv.insert(argv.end(), {"--groups", joinGroups(spec.groups)});
     argv.insert(argv.end(), {"--stdout", paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
     argv.insert(argv.end(), {"--stderr", paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
+    for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {"--join-cgroup", procs});
     argv.insert(argv.end(), {"--", spec.path, spec.command});
     argv.insert(argv.end(), spec.args.begin(), spec.args.end());
     std::vector<std::string> envs;

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
@@ -26,6 +27,9 @@ struct LaunchPaths {
     std::string exitFile;
     std::string stdoutFile;  ///< empty: /dev/null
     std::string stderrFile;
+    /// cgroup.procs files the shim moves itself into before it forks the
+    /// task (its home outside the manager's cgroup); empty: it stays.
+    std::vector<std::string> joinCgroups;
 };
 
 /// The next '\n'-terminated line from `fd`, read in blocks; bytes past

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <optional>
 #include <sdbus-c++/sdbus-c++.h>
 
 #include "common/daemon.hpp"
@@ -141,6 +142,14 @@ int run(const Options& opts) {
     std::set<unsigned> usableCpus;
     auto facts = probeNode(systemd, usableCpus);
     manager::TaskManager tasks(*config, systemd, loop, manager::kTaskPathPrefix, usableCpus);
+    std::optional<manager::ShimHome> shimHome;
+    if (!config->shimUnit.empty()) {
+        shimHome.emplace(systemd, config->shimPath, config->shimUnit);
+        if (auto r = shimHome->ensure(); !r)
+            spdlog::error("Failed to make {} for the shims: {}; they stay in the manager's cgroup for now",
+                          config->shimUnit, r.error().message);
+        tasks.setShimHome(&*shimHome);
+    }
     if (auto r = tasks.recover(); !r) {
         spdlog::error("Failed to recover tasks: {}", r.error().message);
         return 1;

@@ -191,6 +191,18 @@ Result<void> TaskManager::recover() {
             if (r.reservedCores)
                 if (auto ok = cpus_.restore(unit, r.cpus); !ok)
                     spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
+            if (shimHome_)
+                if (auto moved = shimHome_->adopt(r.shimPid); !moved)
+                    spdlog::warn("Shim {} of {} stays where it is: {}", r.shimPid, unit, moved.error().message);
+        } else if (scopeHasProcesses(r)) {
+            // The shim was killed but the task was not: it runs on, can be
+            // stopped, and is never reported ended while it has processes.
+            if (r.state != TaskState::Stopping) r.state = TaskState::Running;
+            if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) armKillTimer(e);
+            if (r.reservedCores)
+                if (auto ok = cpus_.restore(unit, r.cpus); !ok)
+                    spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
+            watchOrphan(e);
         } else {
             // Neither an exit record nor a living shim: the node rebooted or
             // the shim was killed. Say so rather than invent an exit code.
@@ -260,6 +272,7 @@ TaskManager::Queue TaskManager::erase(const TaskRecord& record) {
     auto& e = *it->second;
     if (e.killTimer) loop_.cancelTimer(e.killTimer);
     if (e.exitRetryTimer) loop_.cancelTimer(e.exitRetryTimer);
+    if (e.orphanTimer) loop_.cancelTimer(e.orphanTimer);
     auto queued = std::move(e.queue);
     units_.erase(record.unit);
     tasks_.erase(it);
@@ -354,7 +367,8 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
             return fail(r.error().context("create log directory"));
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
-    LaunchPaths paths{exitFile, "", ""};
+    LaunchPaths paths{exitFile, "", "", {}};
+    if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
@@ -618,6 +632,10 @@ void TaskManager::finish(Entry& e) {
     r.pid = 0;
     r.killDeadlineUs = 0;
     releaseCpus(r);
+    if (e.orphanTimer) {
+        loop_.cancelTimer(e.orphanTimer);
+        e.orphanTimer = 0;
+    }
     if (e.killTimer) {
         loop_.cancelTimer(e.killTimer);
         e.killTimer = 0;
@@ -643,8 +661,57 @@ void TaskManager::reapChildren() {
     signalfd_siginfo info;
     while (::read(signalFd_, &info, sizeof info) == sizeof info) {
     }
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    pid_t pid;
+    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
+        // Shims are the manager's children until it restarts; after that
+        // PID 1 reaps them and recovery (or the exits directory) notices.
+        for (auto& [key, e] : tasks_)
+            if (e->record.shimPid == pid && !e->record.finished() && e->record.state != TaskState::Starting) {
+                onShimGone(*e);
+                break;
+            }
     }
+}
+
+void TaskManager::onShimGone(Entry& e) {
+    auto& r = e.record;
+    // A shim writes the record before it exits; its inotify event may come
+    // after the SIGCHLD.
+    if (::access(store_.exitFile(r.unit).c_str(), F_OK) == 0) return collectExit(e);
+    if (e.orphanTimer) return;
+    spdlog::error("The shim {} of task {} died without an exit record; the task stays running while its scope {} "
+                  "has processes (no exit code can be known)",
+                  r.shimPid, taskLabel(r.allocId, r.name), r.unit);
+    watchOrphan(e);
+}
+
+bool TaskManager::scopeHasProcesses(const TaskRecord& r) const {
+    if (r.cgroup.empty()) return false;
+    // cgroup v1: the hierarchy systemd tracks processes in.
+    const auto procs = cgroupRoot_ + (unified_ ? "" : "/systemd") + r.cgroup + "/cgroup.procs";
+    auto text = common::readFile(procs);
+    return text && text->find_first_of("0123456789") != std::string::npos;
+}
+
+void TaskManager::watchOrphan(Entry& e) {
+    const Key key{e.record.allocId, e.record.name};
+    // One look a second: a task without a shim is an accident, and rare.
+    e.orphanTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::seconds(1), [this, key] {
+        auto it = tasks_.find(key);
+        if (it == tasks_.end()) return;
+        auto& entry = *it->second;
+        entry.orphanTimer = 0;
+        auto& r = entry.record;
+        if (r.finished()) return;
+        if (::access(store_.exitFile(r.unit).c_str(), F_OK) == 0) return collectExit(entry);
+        if (scopeHasProcesses(r)) return watchOrphan(entry);
+        spdlog::warn("Task {} is lost: its shim was killed and its processes have all ended", taskLabel(r.allocId, r.name));
+        r.state = TaskState::Lost;
+        r.lostReason = "its shim was killed; the task's processes have ended with no exit code recorded";
+        r.exit = ExitStatus{};
+        r.exit.finishedAtUs = nowUs();
+        finish(entry);
+    });
 }
 
 Result<std::set<unsigned>> TaskManager::assignCpus(const std::string& unit, const scope::Resources& resources) {

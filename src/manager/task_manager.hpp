@@ -18,6 +18,7 @@
 #include "manager/launcher.hpp"
 #include "manager/log_spool.hpp"
 #include "manager/scope_reconciler.hpp"
+#include "manager/shim_home.hpp"
 #include "manager/state_store.hpp"
 #include "manager/task_record.hpp"
 #include "scope/systemd_client.hpp"
@@ -51,6 +52,11 @@ public:
     ~TaskManager();
     TaskManager(const TaskManager&) = delete;
     TaskManager& operator=(const TaskManager&) = delete;
+
+    /// Where new shims go (outside the manager's cgroup); without one they
+    /// stay in the manager's (unit tests). Set before recover(), which
+    /// moves shims an older manager left in its cgroup there too.
+    void setShimHome(ShimHome* home) { shimHome_ = home; }
 
     /// Loads persisted tasks, re-adopts running ones and collects exits
     /// that happened while the manager was away. Call before publishing.
@@ -102,6 +108,9 @@ private:
         uint64_t exitRetryTimer = 0;
         int exitReadFailures = 0;  ///< reads of an exit record that failed, in a row
         LogSpool::Hold logHold;  ///< until the streamer is done with the task's output
+        /// Its shim died without an exit record while the scope still has
+        /// processes: polled until the scope is empty.
+        uint64_t orphanTimer = 0;
     };
 
     /// A task is (alloc_id, task): its unit name is derived and may be
@@ -139,6 +148,13 @@ private:
     /// on disk, leftovers killed, the exit announced.
     void finish(Entry& entry);
     void reapChildren();
+    /// A running task's shim is gone: its exit record is collected if it
+    /// left one, else the task stays running while its scope has processes.
+    void onShimGone(Entry& entry);
+    /// Watches a task without a shim until its scope is empty, then marks
+    /// it lost (no exit code exists). It can be stopped meanwhile.
+    void watchOrphan(Entry& entry);
+    bool scopeHasProcesses(const TaskRecord& record) const;
     void forceKill(Entry& entry);
     /// Kills every process of the task at record.killDeadlineUs (at once if past).
     void armKillTimer(Entry& entry);
@@ -159,6 +175,7 @@ private:
     common::EventLoop& loop_;
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
+    ShimHome* shimHome_ = nullptr;
     std::map<Key, std::unique_ptr<Entry>> tasks_;
     std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
     std::string cgroupRoot_;

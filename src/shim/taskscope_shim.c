@@ -14,7 +14,8 @@
  * Protocol (the manager side implements exactly this):
  *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
  *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
- *       [--cgroup-root DIR] -- PROGRAM ARGV0 [ARGS...]
+ *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... -- PROGRAM ARGV0 [ARGS...]
+ *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
  *   fd 3: report pipe (we write), fd 4: go pipe (we read).
  *   Reports on fd 3: "pid N", then "started" or "execfailed ERRNO STEP";
  *   or "error ERRNO STEP" when the task could not be forked at all.
@@ -47,6 +48,10 @@
 /* 256 supplementary groups cost 1 KiB of stack; more is not a sane task. */
 #define MAX_GROUPS 256
 
+/* One cgroup.procs file per hierarchy the shims' scope lives in: one on
+ * cgroup v2, a dozen at most on v1/hybrid. */
+#define MAX_JOIN 16
+
 struct opts {
     char *exit_file; /* writable: cut in place to open its directory */
     const char *cwd;
@@ -55,6 +60,8 @@ struct opts {
     const char *stderr_path;
     const char *cgroup_root;
     const char *groups; /* raw comma-separated list, NULL = no groups */
+    const char *join[MAX_JOIN]; /* cgroup.procs files we move ourselves into */
+    int njoin;
     uid_t uid;
     gid_t gid;
     int have_uid;
@@ -214,6 +221,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--stderr") == 0) o->stderr_path = v;
         else if (strcmp(a, "--cgroup-root") == 0) o->cgroup_root = v;
         else if (strcmp(a, "--groups") == 0) o->groups = v;
+        else if (strcmp(a, "--join-cgroup") == 0) {
+            if (o->njoin >= MAX_JOIN) return -1;
+            o->join[o->njoin++] = v;
+        }
         else if (strcmp(a, "--uid") == 0) {
             if (parse_u32z(v, &n) < 0) return -1;
             o->uid = (uid_t)n;
@@ -696,8 +707,42 @@ static void ensure_std_fds(void)
     }
 }
 
+/* Moves this process into each given cgroup (writing 0 to a cgroup.procs
+ * file moves the writer). The manager names the cgroups of the shims' own
+ * scope: a shim must not live in the manager's service cgroup, where any
+ * `systemctl kill`, stop or OOM kill of the manager's unit would take every
+ * shim and with it every exit code, nor in its task's scope (seed 001: the
+ * supervisor never joins the task's cgroup). Done before the fork, so the
+ * task child is never in the manager's cgroup either. */
+static int join_cgroups(const struct opts *o)
+{
+    for (int i = 0; i < o->njoin; i++) {
+        int fd = open(o->join[i], O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        int rc = write_all(fd, "0", 1);
+        int err = errno;
+        close(fd);
+        if (rc < 0)
+            return -err;
+    }
+    return 0;
+}
+
+/* The placeholder of the shims' scope: systemd stops a scope the moment it
+ * is empty, so one process that does nothing keeps it while no task runs. */
+static _Noreturn void hold(void)
+{
+    close_from(3, -1);
+    (void)setsid();
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv, char **envp)
 {
+    if (argc == 2 && strcmp(argv[1], "--hold") == 0)
+        hold();
     ensure_std_fds();
     if (fcntl(REPORT_FD, F_GETFD) < 0 || fcntl(GO_FD, F_GETFD) < 0) {
         say(2, "taskscope-shim: ", "fds 3 (report) and 4 (go) must be open");
@@ -716,8 +761,13 @@ int main(int argc, char **argv, char **envp)
         fatal(EINVAL, "args");
         say(2, "usage: taskscope-shim --exit-file PATH --uid N --gid N "
                "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "
-               "[--cgroup-root DIR] -- PROGRAM ARGV0 [ARGS...]", "");
+               "[--cgroup-root DIR] [--join-cgroup FILE]... -- PROGRAM ARGV0 [ARGS...]", "");
         return 2;
+    }
+    int jerr = join_cgroups(&o);
+    if (jerr < 0) {
+        fatal(-jerr, "join-cgroup");
+        return 1;
     }
 
     /* Own session: the manager's terminal/process group signals and its

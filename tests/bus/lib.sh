@@ -20,7 +20,7 @@ trap bus_cleanup EXIT
 # after the allow-everything policy, e.g. the project's policy files.
 bus_start() {
     mkdir -p "$BUS_TMP/services" "$STATE_DIR"
-    echo "{\"log_spool_dir\": \"$BUS_TMP/spool\"}" >"$BUS_TMP/manager.json"
+    echo "{\"log_spool_dir\": \"$BUS_TMP/spool\", \"shim_unit\": \"\"}" >"$BUS_TMP/manager.json"
     cat >"$BUS_TMP/services/org.taskscope.Manager1.service" <<EOT
 [D-BUS Service]
 Name=org.taskscope.Manager1

@@ -19,8 +19,9 @@ assert_eq "$cg" /nomad.slice/a1-web.scope "cgroup"
 grep -q "/nomad.slice/a1-web.scope" /proc/"$pid"/cgroup || fail "pid $pid not in its scope: $(cat /proc/"$pid"/cgroup)"
 ok "task pid $pid runs in its scope"
 shim=$(ps -o ppid= -p "$pid" | tr -d ' ')
-grep -q "taskscope-manager.service" /proc/"$shim"/cgroup || fail "launcher $shim is in $(cat /proc/"$shim"/cgroup)"
-ok "launcher (shim $shim) is outside the task's cgroup"
+grep -q "/taskscope-shims.scope$" /proc/"$shim"/cgroup || fail "launcher $shim is in $(cat /proc/"$shim"/cgroup)"
+assert_eq "$(task_field a1 web shim_pid)" "$shim" "shim_pid"
+ok "launcher (shim $shim) is outside the task's cgroup and the manager's, in taskscope-shims.scope"
 
 if [[ "$TASKSCOPE_VARIANT" == v2 ]]; then
     d=/sys/fs/cgroup$cg

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# Whatever systemd does to the manager's unit (systemctl kill -s KILL of
+# the whole cgroup, stop, restart), the shims live on in a scope of their
+# own: every exit code arrives and every task can still be stopped. A task
+# whose shim is killed by hand is never reported ended while its scope has
+# processes, and can be stopped.
+source "$(dirname "$0")/lib.sh"
+
+systemctl start taskscope-manager
+STATE=/var/lib/taskscope
+HOME_UNIT=taskscope-shims.scope
+lost=0
+
+$CTL run k1 long -- /bin/sleep 600 >/dev/null
+$CTL run k1 orphan -- /bin/sleep 600 >/dev/null
+mkfifo /run/k1-go
+$CTL run k1 short -- /bin/sh -c 'read x < /run/k1-go; exit 7' >/dev/null
+
+# Where the shims are: in their own delegated scope, not the manager's.
+assert_eq "$(systemctl show -p ActiveState --value $HOME_UNIT)" active "$HOME_UNIT active"
+assert_eq "$(systemctl show -p Delegate --value $HOME_UNIT)" yes "$HOME_UNIT delegated"
+for t in long orphan short; do
+    shim=$(task_field k1 $t shim_pid)
+    grep -q "/$HOME_UNIT\$" /proc/$shim/cgroup || fail "shim $shim of k1/$t is not in $HOME_UNIT: $(cat /proc/$shim/cgroup)"
+    grep -q "taskscope-manager.service" /proc/$shim/cgroup && fail "shim $shim of k1/$t is still in the manager's cgroup"
+done
+ok "every shim lives in $HOME_UNIT"
+mgr_procs=$(in_scope taskscope-manager.service)
+assert_eq "$mgr_procs" 1 "processes in the manager's cgroup (the manager alone)"
+
+# The operator's usual kill: every process of the manager's cgroup.
+main=$(systemctl show -p MainPID --value taskscope-manager)
+systemctl kill -s KILL taskscope-manager
+ok "systemctl kill -s KILL taskscope-manager (pid $main)"
+echo go >/run/k1-go
+wait_until "the short task's exit record" 300 test -e $STATE/exits/k1-short.scope
+ok "the short task exited while the manager was down; its shim recorded it"
+short_state=$(task_field k1 short state)
+[[ "$short_state" == exited ]] || lost=$((lost + 1))
+assert_eq "$short_state" exited "short task state after the kill"
+assert_eq "$(task_field k1 short exit_code)" 7 "exit code written while the manager was killed"
+assert_eq "$(task_field k1 long state)" running "long task after the kill"
+[[ "$(systemctl show -p MainPID --value taskscope-manager)" != "$main" ]] || fail "manager not restarted"
+
+# --kill-whom=main and a plain stop and restart spare the shims too.
+systemctl kill -s KILL --kill-whom=main taskscope-manager
+sleep 1
+systemctl stop taskscope-manager
+$CTL run k1 short2 -- /bin/sh -c 'exit 9' >/dev/null 2>&1 && true  # activates the manager again
+rc=0
+$CTL wait k1 short2 || rc=$?
+assert_eq "$rc" 9 "exit code of a task started after a stop"
+$CTL run k1 short3 -- /bin/sh -c 'read x < /run/k1-go; exit 11' >/dev/null
+systemctl restart taskscope-manager
+echo go >/run/k1-go
+rc=0
+$CTL wait k1 short3 || rc=$?
+assert_eq "$rc" 11 "exit code across systemctl restart"
+
+# A shim killed by hand: the task runs on, is reported running, and can be
+# stopped; only once its scope is empty is it reported, as lost.
+opid=$(task_field k1 orphan pid)
+oshim=$(task_field k1 orphan shim_pid)
+kill -9 "$oshim"
+sleep 3
+kill -0 "$opid" || fail "the orphaned task died with its shim"
+assert_eq "$(task_field k1 orphan state)" running "a task whose shim was killed, while it runs"
+# A restart in between changes nothing.
+systemctl restart taskscope-manager
+assert_eq "$(task_field k1 orphan state)" running "the same task after a manager restart"
+$CTL stop --no-wait k1 orphan
+orphan_ended() { [[ "$(task_field k1 orphan state)" == lost ]]; }
+wait_until "the orphaned task reported ended" 200 orphan_ended
+kill -0 "$opid" 2>/dev/null && fail "orphaned task pid $opid still alive after stop"
+ok "orphaned task stopped: $(task_field k1 orphan lost_reason)"
+
+# Every task can still be stopped after all of that.
+rc=0
+$CTL stop k1 long || rc=$?
+assert_eq "$rc" 143 "stop of the long task after three kills of the manager"
+echo "exit codes lost: $lost"
+assert_eq "$lost" 0 "exit codes lost"
+rm -f /run/k1-go
+echo "manager unit kill: all checks passed"

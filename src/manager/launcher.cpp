@@ -1,6 +1,7 @@
 #include "manager/launcher.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -64,7 +65,29 @@ common::Result<std::string> readReportLine(int fd, std::string& pending) {
     }
 }
 
-common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
+common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending) {
+    for (;;) {
+        if (const auto nl = pending.find('\n'); nl != std::string::npos) {
+            auto line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            return std::optional<std::string>(std::move(line));
+        }
+        if (pending.size() > kMaxReportLine)
+            return common::makeError("Internal", "shim report line longer than " + std::to_string(kMaxReportLine) +
+                                                     " bytes");
+        char buf[128];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return std::optional<std::string>();
+            return common::errnoError("read from shim", errno);
+        }
+        if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + pending + "')");
+        pending.append(buf, static_cast<size_t>(n));
+    }
+}
+
+common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
     auto report = highPipe();
     if (!report) return report.error();
     auto go = highPipe();
@@ -116,33 +139,68 @@ common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& sp
     launch.go = std::move(go->second);
     report->second.reset();
     go->first.reset();
-
-    auto line = readReportLine(launch.report.get(), launch.pending);
-    if (!line) return line.error().context("start task");
-    std::istringstream in(*line);
-    std::string word;
-    in >> word;
-    if (word != "pid") return common::makeError("Internal", "shim could not fork the task: " + *line);
-    in >> launch.taskPid;
-    if (launch.taskPid <= 0) return common::makeError("Internal", "shim reported a bad pid: " + *line);
+    // Read from the event loop: the manager never waits for a shim.
+    ::fcntl(launch.report.get(), F_SETFL, ::fcntl(launch.report.get(), F_GETFL) | O_NONBLOCK);
     return launch;
 }
 
-common::Result<void> releaseTask(Launch& launch) {
+common::Result<void> acceptPid(Launch& launch, const std::string& line) {
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word != "pid") return common::makeError("Internal", "shim could not fork the task: " + line);
+    in >> launch.taskPid;
+    if (launch.taskPid <= 0) return common::makeError("Internal", "shim reported a bad pid: " + line);
+    return {};
+}
+
+common::Result<void> sendGo(Launch& launch) {
     const char g = 'g';
     if (::write(launch.go.get(), &g, 1) != 1) return common::errnoError("release task", errno);
     launch.go.reset();
-    auto line = readReportLine(launch.report.get(), launch.pending);
-    launch.report.reset();
-    if (!line) return line.error().context("release task");
-    if (*line == "started") return {};
-    std::istringstream in(*line);
+    return {};
+}
+
+common::Result<void> acceptRelease(const std::string& line) {
+    if (line == "started") return {};
+    std::istringstream in(line);
     std::string word, step;
     int err = 0;
     in >> word >> err >> step;
     if (word == "execfailed")
         return common::makeError("ExecFailed", "could not run the command (" + step + "): " + std::strerror(err));
-    return common::makeError("Internal", "unexpected report from shim: " + *line);
+    return common::makeError("Internal", "unexpected report from shim: " + line);
+}
+
+namespace {
+
+common::Result<std::string> readBlocking(Launch& launch) {
+    for (;;) {
+        auto line = takeReportLine(launch.report.get(), launch.pending);
+        if (!line) return line.error();
+        if (*line) return std::move(**line);
+        pollfd p{launch.report.get(), POLLIN, 0};
+        ::poll(&p, 1, -1);
+    }
+}
+
+}  // namespace
+
+common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
+    auto launch = spawnShim(shimPath, spec, paths);
+    if (!launch) return launch.error();
+    auto line = readBlocking(*launch);
+    if (!line) return line.error().context("start task");
+    if (auto r = acceptPid(*launch, *line); !r) return r.error();
+    return launch;
+}
+
+common::Result<void> releaseTask(Launch& launch) {
+    if (auto r = sendGo(launch); !r) return r;
+    auto line = readBlocking(launch);
+    launch.report.reset();
+    if (!line) return line.error().context("release task");
+    return acceptRelease(*line);
 }
 
 void abortTask(Launch& launch) {

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,25 @@ struct LaunchPaths {
 /// writes.
 common::Result<std::string> readReportLine(int fd, std::string& pending);
 
+/// The same for a non-blocking `fd` watched by the event loop: nullopt
+/// while the line is not complete yet.
+common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending);
+
+/// Spawns the shim and returns at once; the report pipe is non-blocking.
+/// Its first line ("pid N", or "error ERRNO STEP") goes to acceptPid.
+common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths);
+
+/// The shim's first report: the task exists, blocked before exec.
+common::Result<void> acceptPid(Launch& launch, const std::string& line);
+
+/// Lets the task exec; its outcome is the next report line (acceptRelease).
+common::Result<void> sendGo(Launch& launch);
+
+/// "started", or ExecFailed when the command could not be executed.
+common::Result<void> acceptRelease(const std::string& line);
+
 /// Spawns the shim; returns once the task exists, blocked before exec.
+/// (Blocking forms of the above, for callers without an event loop.)
 common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths);
 
 /// Lets the task exec. ExecFailed when the command could not be executed.

@@ -1,6 +1,7 @@
 #include "manager/task_manager.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <linux/magic.h>
 #include <sys/inotify.h>
@@ -383,59 +384,99 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         paths.stderrFile = spool_.stderrFifo(*unit);
     }
 
-    auto launch = spawnTask(config_.shimPath, *spec, paths);
+    auto launch = spawnShim(config_.shimPath, *spec, paths);
     if (!launch) {
         spool_.remove(*unit);
         return fail(withFdNumbers(launch.error()));
     }
     state->launch = std::move(*launch);
-
-    auto props = baseProperties(config_, allocId, task);
-    for (auto& p : scope::resourceProperties(spec->resources)) props.push_back(std::move(p));
-    const auto pid = static_cast<uint32_t>(state->launch.taskPid);
-    systemd_.startScopeAsync(*unit, {pid}, props,
-                             [this, key, state](Result<void> r) { finishStart(key, *state, std::move(r)); });
+    state->properties = baseProperties(config_, allocId, task);
+    for (auto& p : scope::resourceProperties(spec->resources)) state->properties.push_back(std::move(p));
+    // The shim's "pid N" comes through the loop: no start ever makes the
+    // manager wait for a process to be scheduled (reads meanwhile are
+    // answered at once).
+    watchShim(key, state);
 }
 
-void TaskManager::finishStart(const Key& key, StartState& st, Result<void> started) {
+void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& state) {
+    state->watch = loop_.addFd(state->launch.report.get(), POLLIN, [this, key, state](short) {
+        auto line = takeReportLine(state->launch.report.get(), state->launch.pending);
+        if (line && !*line) return;  // the rest of the line is still on its way
+        loop_.removeFd(state->watch);
+        state->watch = 0;
+        if (!state->released) {
+            auto r = line ? acceptPid(state->launch, **line) : Result<void>(line.error().context("start task"));
+            if (!r) return failStart(key, *state, withFdNumbers(r.error()));
+            const auto pid = static_cast<uint32_t>(state->launch.taskPid);
+            const auto unit = tasks_.at(key)->record.unit;
+            systemd_.startScopeAsync(unit, {pid}, state->properties,
+                                     [this, key, state](Result<void> r) { finishStart(key, state, std::move(r)); });
+            return;
+        }
+        auto r = line ? acceptRelease(**line) : Result<void>(line.error().context("release task"));
+        state->launch.report.reset();
+        completeStart(key, *state, std::move(r));
+    });
+}
+
+void TaskManager::failStart(const Key& key, StartState& st, common::Error error) {
+    auto& rec = tasks_.at(key)->record;
+    const auto unit = rec.unit;
+    if (st.watch) loop_.removeFd(st.watch);
+    st.watch = 0;
+    // The shim sees its go pipe close and exits without running the task.
+    abortTask(st.launch);
+    spool_.remove(unit);
+    if (st.reserved) cpus_.release(unit);
+    auto queued = erase(rec);
+    auto done = std::move(st.done);
+    done(std::move(error));
+    runOrphans(std::move(queued));
+}
+
+void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>& state, Result<void> started) {
     // Still there: a busy entry is erased only by its own operation.
+    auto& entry = *tasks_.at(key);
+    auto& rec = entry.record;
+    if (!started) return failStart(key, *state, started.error().context("start task " + taskLabel(rec.allocId, rec.name)));
+
+    rec.pid = state->launch.taskPid;
+    rec.shimPid = state->launch.shimPid;
+    rec.startedAtUs = nowUs();
+    // The kernel's word on where systemd put the task: no round trip.
+    rec.cgroup = cgroupOf(rec.pid);
+    // On disk as running before the task runs its first instruction: from
+    // here on a crash of the manager still finds it. In memory it stays
+    // "starting" until the shim says the command runs.
+    {
+        auto onDisk = rec;
+        onDisk.state = TaskState::Running;
+        persist(onDisk);
+    }
+    if (auto r = sendGo(state->launch); !r) {
+        state->launch.report.reset();
+        return completeStart(key, *state, std::move(r));
+    }
+    state->released = true;
+    watchShim(key, state);
+}
+
+void TaskManager::completeStart(const Key& key, StartState& st, Result<void> released) {
     auto& entry = *tasks_.at(key);
     auto& rec = entry.record;
     const auto unit = rec.unit;
     const auto label = taskLabel(rec.allocId, rec.name);
-    // The start's answer goes out before those of the requests behind it.
-    auto rollback = [&] {
-        if (st.reserved) cpus_.release(unit);
-        return erase(rec);
-    };
-    if (!started) {
-        abortTask(st.launch);
-        spool_.remove(unit);
-        auto queued = rollback();
-        st.done(started.error().context("start task " + label));
-        return runOrphans(std::move(queued));
-    }
-
-    rec.state = TaskState::Running;
-    rec.pid = st.launch.taskPid;
-    rec.shimPid = st.launch.shimPid;
-    rec.startedAtUs = nowUs();
-    // The kernel's word on where systemd put the task: no round trip.
-    rec.cgroup = cgroupOf(rec.pid);
-    // On disk before the task runs its first instruction: from here on a
-    // crash of the manager still finds it.
-    persist(rec);
-
-    if (auto r = releaseTask(st.launch); !r) {
+    if (!released) {
         // The shim records the failed exec; wait for it so that nothing of
         // this start remains, as the caller is told it failed.
         ::waitpid(st.launch.shimPid, nullptr, 0);
         store_.remove(rec);
         spool_.remove(unit);
-        auto queued = std::make_shared<Queue>(rollback());
+        if (st.reserved) cpus_.release(unit);
+        auto queued = std::make_shared<Queue>(erase(rec));
         // The scope is empty now and systemd collects it by itself; a
         // failed stop is the caller's to know, not only the journal's.
-        auto error = r.error().context("start task " + label);
+        auto error = released.error().context("start task " + label);
         auto done = std::move(st.done);
         systemd_.stopUnitAsync(unit, [this, error, done, queued](Result<void> stopped) mutable {
             if (!stopped)
@@ -447,10 +488,14 @@ void TaskManager::finishStart(const Key& key, StartState& st, Result<void> start
         return;
     }
 
+    rec.state = TaskState::Running;
     entry.logHold = std::move(st.logHold);
     spdlog::info("Started task {} as pid {} in {}", label, rec.pid, unit);
     if (events_) events_->taskAdded(rec);
     st.done(&rec);
+    // A task that ran and ended before its start was complete: its exit
+    // record's event was left for now.
+    if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) collectExit(entry);
     operationDone(key);
     // A reservation shrinks the pool; a shared start may have taken a pool
     // that changed meanwhile.
@@ -576,7 +621,9 @@ void TaskManager::onExitsDirEvent() {
                     if (auto* e = byUnit(name.substr(0, name.size() - 5))) e->logHold = {};
                 continue;
             }
-            if (auto* e = byUnit(name); e && !e->record.finished()) collectExit(*e);
+            // A starting task's exit is collected when its start completes.
+            if (auto* e = byUnit(name); e && !e->record.finished() && e->record.state != TaskState::Starting)
+                collectExit(*e);
         }
     }
 }

@@ -122,6 +122,9 @@ private:
         StartDone done;
         Launch launch;
         LogSpool::Hold logHold;
+        scope::UnitProperties properties;  ///< of the task's scope
+        uint64_t watch = 0;     ///< the loop's watch on the shim's report pipe
+        bool released = false;  ///< told to exec; the next report is its outcome
         bool reserved = false;  ///< cores were reserved and go back on failure
     };
 
@@ -131,7 +134,13 @@ private:
     void submit(const Key& key, std::function<void()> op);
     void runNext(const Key& key);
     void operationDone(const Key& key);
-    void finishStart(const Key& key, StartState& state, common::Result<void> started);
+    /// A start's steps, each run from the loop: the shim's pid report,
+    /// systemd's answer, the shim's exec report.
+    void watchShim(const Key& key, const std::shared_ptr<StartState>& state);
+    void finishStart(const Key& key, const std::shared_ptr<StartState>& state, common::Result<void> started);
+    void completeStart(const Key& key, StartState& state, common::Result<void> released);
+    /// Undoes a start that failed before its task was released.
+    void failStart(const Key& key, StartState& state, common::Error error);
     common::Result<void> stopNow(Entry& entry, const std::string& signal, int64_t graceMs);
     void applyPool(const Key& key);
     /// The task whose scope is `unit`, or nullptr.

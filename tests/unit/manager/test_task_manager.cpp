@@ -168,6 +168,12 @@ struct Fixture {
         return wait([&](TaskManager::Done done) { tasks->forget(alloc, task, std::move(done)); });
     }
 
+    /// A start asks systemd once its shim has reported the task's pid,
+    /// which comes through the loop.
+    void untilAsked(const std::string& method, size_t n) {
+        BOOST_REQUIRE_MESSAGE(runUntil([&] { return systemd.count(method) >= n; }), method << " asked " << n << " times");
+    }
+
     TaskState state(const std::string& alloc, const std::string& task) {
         auto r = tasks->get(alloc, task);
         BOOST_REQUIRE(r);
@@ -324,6 +330,34 @@ BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_vanished_is_lost_after_restart, Fixtur
     BOOST_REQUIRE(runUntil([&] { return processGone(shim); }));
     open();
     BOOST_TEST((**tasks->get("a1", "web")).state == TaskState::Lost);
+}
+
+// A shim killed while its task runs on (someone's kill -9, an OOM kill in
+// the shims' scope): the task is never reported ended while its scope has
+// processes; once it is empty the task is lost, with the reason.
+BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_is_killed_runs_on_until_its_scope_is_empty, Fixture) {
+    open();
+    const auto& rec = start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!rec.cgroup.empty());
+    // cgroup v1 here (host.unified = false): processes are tracked in name=systemd.
+    const auto dir = host.root + "/systemd" + rec.cgroup;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/cgroup.procs") << rec.pid << "\n";
+    const pid_t shim = rec.shimPid;
+    ::kill(shim, SIGKILL);
+    runUntil([] { return false; }, 1500ms);
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+    BOOST_TEST(events.count("exited") == 0u);
+    // A restart in between finds it running too.
+    tasks.reset();
+    open();
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+    std::ofstream(dir + "/cgroup.procs", std::ios::trunc) << "";
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }, 5s));
+    const auto& r = **tasks->get("a1", "web");
+    BOOST_TEST(r.state == TaskState::Lost);
+    BOOST_TEST(r.lostReason.find("shim was killed") != std::string::npos);
+    BOOST_TEST(events.count("exited") == 1u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spool, Fixture) {
@@ -503,6 +537,7 @@ BOOST_FIXTURE_TEST_CASE(different_tasks_never_wait_for_each_other, Fixture) {
     std::optional<common::Result<const TaskRecord*>> slow, fast;
     tasks->start("a1", "slow", spec("/bin/sleep", {"1000"}), [&](auto r) { slow = std::move(r); });
     tasks->start("a1", "fast", spec("/bin/sleep", {"1000"}), [&](auto r) { fast = std::move(r); });
+    untilAsked("startScope", 2);
     BOOST_TEST(systemd.release("a1-fast.scope") == 1u);
     BOOST_REQUIRE(runUntil([&] { return fast.has_value(); }));
     BOOST_TEST(static_cast<bool>(*fast));
@@ -525,6 +560,7 @@ BOOST_FIXTURE_TEST_CASE(requests_behind_a_failed_start_get_no_such_task, Fixture
     tasks->start("a1", "web", spec("/bin/sleep", {"1000"}),
                  [&](auto r) { answers.push_back(r ? "started" : r.error().name); });
     tasks->stop("a1", "web", "", 0, [&](auto r) { answers.push_back(r ? "stopped" : r.error().name); });
+    untilAsked("startScope", 1);
     systemd.release();
     BOOST_REQUIRE(runUntil([&] { return answers.size() == 2; }));
     BOOST_TEST(answers == (std::vector<std::string>{"SystemdFailed", "NoSuchTask"}), "answers");

@@ -500,6 +500,15 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
     // A reservation shrinks the pool; a shared start may have taken a pool
     // that changed meanwhile.
     applySharedPool();
+    // (The requests that waited for the start may have removed it.)
+    if (auto it = tasks_.find(key); it != tasks_.end()) {
+        auto& e = *it->second;
+        if (unified_ && !e.record.finished() && !e.record.reservedCores && !e.poolQueued && !cpus_.usable().empty() &&
+            e.record.cpus != cpus_.shared()) {
+            e.poolQueued = true;
+            submit(key, [this, key] { applyPool(key); });
+        }
+    }
 }
 
 Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {
@@ -798,6 +807,11 @@ void TaskManager::applySharedPool() {
     if (!unified_ || cpus_.usable().empty() || recovering_) return;
     const auto pool = cpus_.shared();
     if (pool.empty()) return;  // never written: v2 would read it as "every core"
+    // Unchanged since the last pass: every shared task has it or has it
+    // queued (a start that took an older pool catches up in completeStart),
+    // so a start at 10,000 tasks costs no walk over all of them.
+    if (pool == appliedPool_) return;
+    appliedPool_ = pool;
     std::vector<Key> stale;
     for (auto& [key, e] : tasks_) {
         const auto& r = e->record;
@@ -830,6 +844,8 @@ void TaskManager::applyPool(const Key& key) {
             // The record keeps the cores the task really has.
             spdlog::warn("Failed to move {} to the shared cores {}: {}", r.unit, common::formatCpuList(pool),
                          ok.error().message);
+            appliedPool_.clear();  // the next pass looks at every task again
+
         } else if (!r.finished()) {
             r.cpus = pool;
             persist(r);

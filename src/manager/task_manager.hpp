@@ -191,6 +191,7 @@ private:
     bool unified_ = false;  ///< cgroup v2 at cgroupRoot_
     bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final
     CpuPartitions cpus_;
+    std::set<unsigned> appliedPool_;  ///< the shared pool the last pass gave out
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

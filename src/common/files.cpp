@@ -29,6 +29,8 @@ Result<std::string> readAll(int fd, const std::string& what) {
     return out;
 }
 
+}  // namespace
+
 Result<void> writeAll(int fd, const std::string& data, const std::string& what) {
     size_t off = 0;
     while (off < data.size()) {
@@ -41,8 +43,6 @@ Result<void> writeAll(int fd, const std::string& data, const std::string& what) 
     }
     return {};
 }
-
-}  // namespace
 
 std::string_view trim(std::string_view s) {
     constexpr std::string_view kSpace = " \t\n\r";

@@ -24,6 +24,9 @@ Result<std::string> readFileAt(int dirFd, const std::string& name);
 /// descriptions, logs): only root reads the files and enters the
 /// directories, whatever the umask a task or an operator set.
 inline constexpr unsigned kPrivateFileMode = 0600;
+
+/// Writes all of `data` to `fd`; `what` names the file in the error.
+Result<void> writeAll(int fd, const std::string& data, const std::string& what);
 inline constexpr unsigned kPrivateDirMode = 0700;
 
 /// Replaces path with content atomically and durably; the new file has

@@ -24,8 +24,10 @@ std::string StateStore::logDir(const std::string& allocId) const {
     return dir_ + "/logs/" + scope::escapeComponent(allocId);
 }
 
+std::string StateStore::recordText(const TaskRecord& record) { return toJson(record).dump() + "\n"; }
+
 common::Result<void> StateStore::save(const TaskRecord& record) const {
-    return common::writeFileAtomic(recordFile(record.unit), toJson(record).dump() + "\n");
+    return common::writeFileAtomic(recordFile(record.unit), recordText(record));
 }
 
 common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {

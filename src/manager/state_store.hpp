@@ -22,12 +22,15 @@ public:
     common::Result<std::vector<TaskRecord>> loadAll() const;
     void remove(const TaskRecord& record) const;
 
+    /// Where a task's record lives, and its text (for a DurableWriter).
+    std::string recordFile(const std::string& unit) const { return dir_ + "/tasks/" + unit + ".json"; }
+    static std::string recordText(const TaskRecord& record);
+
     std::string exitsDir() const { return dir_ + "/exits"; }
     std::string exitFile(const std::string& unit) const { return exitsDir() + "/" + unit; }
     std::string logDir(const std::string& allocId) const;
 
 private:
-    std::string recordFile(const std::string& unit) const { return dir_ + "/tasks/" + unit + ".json"; }
     std::string dir_;
 };
 

@@ -118,6 +118,7 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
       cpus_(std::move(usableCpus), config_.systemCores) {
     struct statfs fs {};
     unified_ = host.unified.value_or(::statfs(cgroupRoot_.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC);
+    writer_ = std::make_unique<common::DurableWriter>(loop_);
 }
 
 TaskManager::~TaskManager() {
@@ -131,13 +132,27 @@ TaskManager::~TaskManager() {
     if (signalFd_ >= 0) ::close(signalFd_);
 }
 
-void TaskManager::persist(const TaskRecord& record) {
-    // The daemon cannot promise "no exit code lost" once its disk fails;
-    // dying lets systemd restart it and recover from what is on disk.
-    if (auto r = store_.save(record); !r) {
-        spdlog::critical("Failed to save task {}: {}", record.unit, r.error().message);
-        std::abort();
-    }
+void TaskManager::persist(const TaskRecord& record, std::function<void()> durable) {
+    writer_->write(store_.recordFile(record.unit), StateStore::recordText(record), common::kPrivateFileMode,
+                   [unit = record.unit, durable = std::move(durable)](Result<void> r) {
+                       // The daemon cannot promise "no exit code lost" once its
+                       // disk fails; dying lets systemd restart it and recover
+                       // from what is on disk.
+                       if (!r) {
+                           spdlog::critical("Failed to save task {}: {}", unit, r.error().message);
+                           std::abort();
+                       }
+                       if (durable) durable();
+                   });
+}
+
+void TaskManager::unpersist(const TaskRecord& record, std::function<void()> gone) {
+    ::unlink(store_.exitFile(record.unit).c_str());
+    // In order with the record's pending writes, which must not bring it back.
+    writer_->remove(store_.recordFile(record.unit), [unit = record.unit, gone = std::move(gone)](Result<void> r) {
+        if (!r) spdlog::error("Failed to remove the record of {}: {}", unit, r.error().message);
+        if (gone) gone();
+    });
 }
 
 Result<void> TaskManager::recover() {
@@ -448,17 +463,18 @@ void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>&
     // On disk as running before the task runs its first instruction: from
     // here on a crash of the manager still finds it. In memory it stays
     // "starting" until the shim says the command runs.
-    {
-        auto onDisk = rec;
-        onDisk.state = TaskState::Running;
-        persist(onDisk);
-    }
-    if (auto r = sendGo(state->launch); !r) {
-        state->launch.report.reset();
-        return completeStart(key, *state, std::move(r));
-    }
-    state->released = true;
-    watchShim(key, state);
+    // The loop serves others while the record goes to disk (with every
+    // other record asked meanwhile, in one commit).
+    auto onDisk = rec;
+    onDisk.state = TaskState::Running;
+    persist(onDisk, [this, key, state] {
+        if (auto r = sendGo(state->launch); !r) {
+            state->launch.report.reset();
+            return completeStart(key, *state, std::move(r));
+        }
+        state->released = true;
+        watchShim(key, state);
+    });
 }
 
 void TaskManager::completeStart(const Key& key, StartState& st, Result<void> released) {
@@ -470,7 +486,7 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
         // The shim records the failed exec; wait for it so that nothing of
         // this start remains, as the caller is told it failed.
         ::waitpid(st.launch.shimPid, nullptr, 0);
-        store_.remove(rec);
+        unpersist(rec);
         spool_.remove(unit);
         if (st.reserved) cpus_.release(unit);
         auto queued = std::make_shared<Queue>(erase(rec));
@@ -930,11 +946,17 @@ void TaskManager::forget(const std::string& allocId, const std::string& task, Do
             return operationDone(key);
         }
         if (auto st = systemd_.unitState(r.unit); st && st->active == "failed") (void)systemd_.resetFailedUnit(r.unit);
-        store_.remove(r);
-        if (events_) events_->taskRemoved(r);
-        auto queued = erase(r);
-        done({});
-        runOrphans(std::move(queued));
+        // Answered once the record is off the disk: a restart right after
+        // the reply must not bring the task back.
+        unpersist(r, [this, key, done] {
+            auto it = tasks_.find(key);  // busy with this forget: still there
+            if (it == tasks_.end()) return done({});
+            auto& rec = it->second->record;
+            if (events_) events_->taskRemoved(rec);
+            auto queued = erase(rec);
+            done({});
+            runOrphans(std::move(queued));
+        });
     });
 }
 

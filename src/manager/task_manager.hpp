@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/durable_writer.hpp"
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "manager/config.hpp"
@@ -169,7 +170,11 @@ private:
     void armKillTimer(Entry& entry);
     common::Result<void> signalMain(const TaskRecord& record, int signal) const;
     bool shimAlive(const TaskRecord& record) const;
-    void persist(const TaskRecord& record);
+    /// Saves the record off the loop (group commit); `durable` runs once
+    /// it is on disk. A failed save ends the daemon (see persist()).
+    void persist(const TaskRecord& record, std::function<void()> durable = {});
+    /// Removes the task's record and exit record from disk.
+    void unpersist(const TaskRecord& record, std::function<void()> gone = {});
     common::Result<std::set<unsigned>> assignCpus(const std::string& unit, const scope::Resources& resources);
     void releaseCpus(TaskRecord& record);
     /// Gives every running shared task the current shared pool.
@@ -192,6 +197,8 @@ private:
     bool recovering_ = false;  ///< reservations are being rebuilt; the pool is not final
     CpuPartitions cpus_;
     std::set<unsigned> appliedPool_;  ///< the shared pool the last pass gave out
+    /// Last member: destroyed first, it finishes every write still asked.
+    std::unique_ptr<common::DurableWriter> writer_;
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

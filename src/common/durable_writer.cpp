@@ -1,0 +1,171 @@
+#include "common/durable_writer.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <system_error>
+
+#include "common/files.hpp"
+
+namespace taskscope::common {
+
+namespace {
+
+std::string dirOf(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+DurableWriter::DurableWriter(EventLoop& loop) : loop_(loop) {
+    wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!wake_) throw std::system_error(errno, std::generic_category(), "eventfd");
+    watch_ = loop_.addFd(wake_.get(), POLLIN, [this](short) { deliver(); });
+    worker_ = std::thread([this] { run(); });
+}
+
+DurableWriter::~DurableWriter() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    work_.notify_all();
+    worker_.join();
+    loop_.removeFd(watch_);
+}
+
+void DurableWriter::write(std::string path, std::string content, unsigned mode, Done done) {
+    Op op;
+    op.path = std::move(path);
+    op.content = std::move(content);
+    op.mode = mode;
+    op.done = std::move(done);
+    enqueue(std::move(op));
+}
+
+void DurableWriter::remove(std::string path, Done done) {
+    Op op;
+    op.path = std::move(path);
+    op.remove = true;
+    op.done = std::move(done);
+    enqueue(std::move(op));
+}
+
+void DurableWriter::enqueue(Op op) {
+    {
+        std::lock_guard lock(mutex_);
+        queue_.push_back(std::move(op));
+    }
+    work_.notify_one();
+}
+
+void DurableWriter::flush() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+void DurableWriter::run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) break;  // stopping, and nothing left
+        std::vector<Op> round(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+        queue_.clear();
+        busy_ = true;
+        lock.unlock();
+        applyRound(round);
+        lock.lock();
+        busy_ = false;
+        for (auto& op : round) completed_.push_back(std::move(op));
+        const uint64_t one = 1;
+        (void)!::write(wake_.get(), &one, sizeof one);
+        if (queue_.empty()) idle_.notify_all();
+    }
+    idle_.notify_all();
+}
+
+void DurableWriter::applyRound(std::vector<Op>& round) {
+    // The last operation on a path is the one that counts.
+    std::map<std::string, size_t> last;
+    for (size_t i = 0; i < round.size(); ++i) last[round[i].path] = i;
+
+    // 1. Every temporary file written; one descriptor kept per filesystem.
+    std::map<dev_t, UniqueFd> filesystems;
+    std::vector<size_t> renames;
+    for (const auto& [path, i] : last) {
+        auto& op = round[i];
+        if (op.remove) continue;
+        const std::string tmp = path + ".tmp";
+        // A tmp file left by a crash keeps its old mode through O_TRUNC.
+        ::unlink(tmp.c_str());
+        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, op.mode));
+        if (!fd) {
+            op.result = errnoError("create " + tmp, errno);
+            continue;
+        }
+        if (auto r = writeAll(fd.get(), op.content, tmp); !r) {
+            op.result = r.error();
+            ::unlink(tmp.c_str());
+            continue;
+        }
+        struct stat st {};
+        if (::fstat(fd.get(), &st) == 0 && !filesystems.count(st.st_dev)) filesystems[st.st_dev] = std::move(fd);
+        renames.push_back(i);
+    }
+    // 2. Their contents on disk before any of them replaces its file: one
+    //    commit for the round, not one per file.
+    auto syncAll = [&](const char* what) -> Result<void> {
+        for (auto& [dev, fd] : filesystems)
+            if (::syncfs(fd.get()) < 0) return errnoError(what, errno);
+        return {};
+    };
+    if (auto r = syncAll("syncfs before rename"); !r)
+        for (auto i : renames) round[i].result = r.error();
+    // 3. Renames and removals, then one more commit for the directories.
+    std::map<std::string, UniqueFd> dirs;
+    for (const auto& [path, i] : last) {
+        auto& op = round[i];
+        if (!op.result) continue;
+        if (op.remove) {
+            if (::unlink(path.c_str()) < 0 && errno != ENOENT) op.result = errnoError("remove " + path, errno);
+        } else if (::rename((path + ".tmp").c_str(), path.c_str()) < 0) {
+            op.result = errnoError("rename " + path + ".tmp", errno);
+            continue;
+        }
+        const auto dir = dirOf(path);
+        if (!dirs.count(dir)) {
+            UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            struct stat st {};
+            if (d && ::fstat(d.get(), &st) == 0 && !filesystems.count(st.st_dev))
+                filesystems[st.st_dev] = UniqueFd(::dup(d.get()));
+            dirs[dir] = std::move(d);
+        }
+    }
+    if (auto r = syncAll("syncfs after rename"); !r)
+        for (const auto& [path, i] : last)
+            if (round[i].result) round[i].result = r.error();
+    // Earlier operations on a path share the outcome of the last one.
+    for (size_t i = 0; i < round.size(); ++i)
+        if (last[round[i].path] != i) round[i].result = round[last[round[i].path]].result;
+}
+
+void DurableWriter::deliver() {
+    uint64_t n;
+    (void)!::read(wake_.get(), &n, sizeof n);
+    std::vector<Op> done;
+    {
+        std::lock_guard lock(mutex_);
+        done.swap(completed_);
+    }
+    for (auto& op : done)
+        if (op.done) op.done(std::move(op.result));
+}
+
+}  // namespace taskscope::common

@@ -622,13 +622,20 @@ void TaskManager::forceKill(Entry& e) {
         spdlog::warn("Failed to write {}: {}, asking systemd instead", killFile, std::strerror(errno));
     }
     // cgroup v1: freeze through systemd where it can (frozen processes
-    // cannot fork), SIGKILL everything, thaw so the kill is delivered.
-    auto frozen = systemd_.freezeUnit(unit);
-    if (!frozen) spdlog::debug("Freeze {} failed: {}, killing unfrozen", unit, frozen.error().message);
-    if (auto k = systemd_.killUnit(unit, "all", SIGKILL); !k && k.error().name != "NoSuchUnit")
-        spdlog::warn("Failed to kill {}: {}", unit, k.error().message);
-    if (frozen)
-        if (auto t = systemd_.thawUnit(unit); !t) spdlog::debug("Thaw {}: {}", unit, t.error().message);
+    // cannot fork), SIGKILL everything, thaw so the kill is delivered. Each
+    // step waits for systemd's reply on the loop, never in it: a fork bomb
+    // can keep PID 1 busy for seconds, and reads must not wait for that.
+    systemd_.freezeUnitAsync(unit, [this, unit](Result<void> frozen) {
+        if (!frozen) spdlog::debug("Freeze {} failed: {}, killing unfrozen", unit, frozen.error().message);
+        const bool thaw = static_cast<bool>(frozen);
+        systemd_.killUnitAsync(unit, "all", SIGKILL, [this, unit, thaw](Result<void> k) {
+            if (!k && k.error().name != "NoSuchUnit") spdlog::warn("Failed to kill {}: {}", unit, k.error().message);
+            if (!thaw) return;
+            systemd_.thawUnitAsync(unit, [unit](Result<void> t) {
+                if (!t) spdlog::debug("Thaw {}: {}", unit, t.error().message);
+            });
+        });
+    });
 }
 
 void TaskManager::onExitsDirEvent() {
@@ -945,17 +952,26 @@ void TaskManager::forget(const std::string& allocId, const std::string& task, Do
             done(makeError("StillRunning", "task " + taskLabel(key.first, key.second) + " is still running"));
             return operationDone(key);
         }
-        if (auto st = systemd_.unitState(r.unit); st && st->active == "failed") (void)systemd_.resetFailedUnit(r.unit);
-        // Answered once the record is off the disk: a restart right after
-        // the reply must not bring the task back.
-        unpersist(r, [this, key, done] {
+        // A scope left failed would keep its name taken. Asked without
+        // asking first whether it failed: systemd answers NoSuchUnit for a
+        // unit already gone and does nothing to one that did not fail.
+        systemd_.resetFailedUnitAsync(r.unit, [this, key, done](Result<void> reset) {
             auto it = tasks_.find(key);  // busy with this forget: still there
             if (it == tasks_.end()) return done({});
             auto& rec = it->second->record;
-            if (events_) events_->taskRemoved(rec);
-            auto queued = erase(rec);
-            done({});
-            runOrphans(std::move(queued));
+            if (!reset && reset.error().name != "NoSuchUnit")
+                spdlog::debug("Reset of {} failed: {}", rec.unit, reset.error().message);
+            // Answered once the record is off the disk: a restart right
+            // after the reply must not bring the task back.
+            unpersist(rec, [this, key, done] {
+                auto it = tasks_.find(key);
+                if (it == tasks_.end()) return done({});
+                auto& gone = it->second->record;
+                if (events_) events_->taskRemoved(gone);
+                auto queued = erase(gone);
+                done({});
+                runOrphans(std::move(queued));
+            });
         });
     });
 }

@@ -214,6 +214,52 @@ void SdbusSystemdClient::setUnitPropertiesAsync(const std::string& unit, const U
     });
 }
 
+namespace {
+
+// Issues `method` with `args` on systemd's manager object and completes with
+// its reply (no job): for calls that only act and answer.
+template <typename... Args>
+void replyOnly(sdbus::IProxy& proxy, const char* method, std::string what,
+               SystemdClient::Completion done, std::function<void()> replied, Args... args) {
+    proxy.callMethodAsync(method)
+        .onInterface(kManagerInterface)
+        .withArguments(args...)
+        .uponReplyInvoke([what = std::move(what), done = std::move(done), replied = std::move(replied)](
+                             const sdbus::Error* error) {
+            replied();
+            if (error) return done(systemdError(*error, what));
+            done({});
+        });
+}
+
+}  // namespace
+
+void SdbusSystemdClient::killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) {
+    issue([this, unit, whom, signal, done = std::move(done)] {
+        replyOnly(manager_->proxy(), "KillUnit", "kill " + unit, done, [this] { replied(); }, unit, whom,
+                  signal);
+    });
+}
+
+void SdbusSystemdClient::freezeUnitAsync(const std::string& unit, Completion done) {
+    issue([this, unit, done = std::move(done)] {
+        replyOnly(manager_->proxy(), "FreezeUnit", "freeze " + unit, done, [this] { replied(); }, unit);
+    });
+}
+
+void SdbusSystemdClient::thawUnitAsync(const std::string& unit, Completion done) {
+    issue([this, unit, done = std::move(done)] {
+        replyOnly(manager_->proxy(), "ThawUnit", "thaw " + unit, done, [this] { replied(); }, unit);
+    });
+}
+
+void SdbusSystemdClient::resetFailedUnitAsync(const std::string& unit, Completion done) {
+    issue([this, unit, done = std::move(done)] {
+        replyOnly(manager_->proxy(), "ResetFailedUnit", "reset failed " + unit, done, [this] { replied(); },
+                  unit);
+    });
+}
+
 common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {
     const auto deadline = std::chrono::steady_clock::now() + jobTimeout_;
     for (;;) {

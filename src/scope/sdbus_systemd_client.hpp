@@ -40,6 +40,10 @@ public:
 
     common::Result<void> startScope(const std::string& unit, const std::vector<uint32_t>& pids,
                                     const UnitProperties& properties) override;
+    void killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) override;
+    void freezeUnitAsync(const std::string& unit, Completion done) override;
+    void thawUnitAsync(const std::string& unit, Completion done) override;
+    void resetFailedUnitAsync(const std::string& unit, Completion done) override;
     common::Result<void> killUnit(const std::string& unit, const std::string& whom, int signal) override;
     common::Result<void> freezeUnit(const std::string& unit) override;
     common::Result<void> thawUnit(const std::string& unit) override;

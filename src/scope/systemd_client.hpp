@@ -41,6 +41,14 @@ public:
                                  const UnitProperties& properties, Completion done) = 0;
     virtual void stopUnitAsync(const std::string& unit, Completion done) = 0;
     virtual void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) = 0;
+    /// Asynchronous forms of the calls without a job (the reply is the
+    /// result). The defaults call the synchronous form (for test doubles).
+    virtual void killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) {
+        done(killUnit(unit, whom, signal));
+    }
+    virtual void freezeUnitAsync(const std::string& unit, Completion done) { done(freezeUnit(unit)); }
+    virtual void thawUnitAsync(const std::string& unit, Completion done) { done(thawUnit(unit)); }
+    virtual void resetFailedUnitAsync(const std::string& unit, Completion done) { done(resetFailedUnit(unit)); }
 
     /// Creates the transient scope `unit` holding `pids` with `properties`
     /// (Slice=, limits, ...) and returns once systemd's job is done. A unit

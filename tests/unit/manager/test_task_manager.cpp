@@ -257,7 +257,8 @@ BOOST_FIXTURE_TEST_CASE(stop_without_grace_kills_every_process_through_systemd_o
     start("a1", "web", spec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(stopTask("a1", "web", "", 0));
     BOOST_TEST(state("a1", "web") == TaskState::Stopping);
-    // cgroup v1: freeze, SIGKILL all, thaw.
+    // cgroup v1: freeze, SIGKILL all, thaw (each step once systemd answered the one before).
+    BOOST_TEST(runUntil([&] { return systemd.count("thawUnit", "a1-web.scope") >= 1u; }));
     BOOST_TEST(systemd.count("freezeUnit", "a1-web.scope") >= 1u);
     BOOST_TEST(systemd.count("killUnit", "a1-web.scope") >= 1u);
     BOOST_TEST(systemd.count("thawUnit", "a1-web.scope") >= 1u);
@@ -620,7 +621,7 @@ BOOST_FIXTURE_TEST_CASE(an_unreadable_exit_record_makes_the_task_lost_not_runnin
     BOOST_TEST(r.lostReason.find("no exit_code") != std::string::npos);
     BOOST_TEST(events.count("exited") == 1u);
     // Its leftovers are killed like any ended task's (v1: through systemd).
-    BOOST_TEST(systemd.count("killUnit", "a1-web.scope") >= 1u);
+    BOOST_TEST(runUntil([&] { return systemd.count("killUnit", "a1-web.scope") >= 1u; }));
     tasks.reset();
     open();
     BOOST_TEST((**tasks->get("a1", "web")).state == TaskState::Lost);

@@ -77,6 +77,19 @@ public:
         complete("setUnitProperties", unit, setUnitProperties(unit, properties), std::move(done));
     }
 
+    void killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) override {
+        complete("killUnit", unit, killUnit(unit, whom, signal), std::move(done));
+    }
+    void freezeUnitAsync(const std::string& unit, Completion done) override {
+        complete("freezeUnit", unit, freezeUnit(unit), std::move(done));
+    }
+    void thawUnitAsync(const std::string& unit, Completion done) override {
+        complete("thawUnit", unit, thawUnit(unit), std::move(done));
+    }
+    void resetFailedUnitAsync(const std::string& unit, Completion done) override {
+        complete("resetFailedUnit", unit, resetFailedUnit(unit), std::move(done));
+    }
+
     /// Runs `hook` inside the next call of `method`, before it returns.
     void duringNext(const std::string& method, std::function<void()> hook) {
         hooks_[method].push_back(std::move(hook));

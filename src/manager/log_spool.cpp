@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include "common/fd_store.hpp"
 #include "common/files.hpp"
 
 namespace taskscope::manager {
@@ -38,6 +40,47 @@ common::Result<LogSpool::Hold> LogSpool::add(const std::string& unit, const std:
         remove(unit);
         return r.error();
     }
+    store(unit, hold);
+    return hold;
+}
+
+void LogSpool::store(const std::string& unit, const Hold& hold) const {
+    // Without a service manager (tests) these are no-ops; a failure only
+    // costs the promise across a crash, so it is said, not fatal.
+    for (auto [fd, name] : {std::pair{hold.first.get(), unit + ".stdout"}, std::pair{hold.second.get(), unit + ".stderr"}})
+        if (auto r = common::storeFd(fd, name); !r)
+            spdlog::warn("The hold on {} stays out of the fd store: {}", name, r.error().message);
+}
+
+void LogSpool::release(const std::string& unit) const {
+    common::unstoreFd(unit + ".stdout");
+    common::unstoreFd(unit + ".stderr");
+}
+
+std::optional<LogSpool::Hold> LogSpool::readopt(const std::string& unit,
+                                                 std::map<std::string, common::UniqueFd>& stored) const {
+    auto take = [&](const std::string& name) {
+        common::UniqueFd fd;
+        if (auto it = stored.find(name); it != stored.end()) {
+            fd = std::move(it->second);
+            stored.erase(it);
+        }
+        return fd;
+    };
+    Hold hold{take(unit + ".stdout"), take(unit + ".stderr")};
+    if (::access(description(unit).c_str(), F_OK) != 0) {
+        if (hold.first || hold.second) release(unit);
+        return std::nullopt;
+    }
+    bool reopened = false;
+    for (auto [fd, fifo] : {std::pair{&hold.first, stdoutFifo(unit)}, std::pair{&hold.second, stderrFifo(unit)}}) {
+        if (*fd) continue;
+        // Held by no one while we were away (an older manager kept no
+        // copies): what is in it now was kept by the writer's own end.
+        fd->reset(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        reopened = reopened || static_cast<bool>(*fd);
+    }
+    if (reopened) store(unit, hold);
     return hold;
 }
 
@@ -51,6 +94,7 @@ void LogSpool::markExited(const std::string& unit) const {
 }
 
 void LogSpool::remove(const std::string& unit) const {
+    release(unit);
     ::unlink(description(unit).c_str());
     ::unlink(stdoutFifo(unit).c_str());
     ::unlink(stderrFifo(unit).c_str());

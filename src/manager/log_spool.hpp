@@ -14,6 +14,8 @@
 // the three files once it has drained an exited task. Neither daemon waits
 // for the other, so either can restart on its own.
 
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -36,6 +38,9 @@ public:
     /// Both fifos held open read-write by the manager. A pipe's data lives
     /// only while someone holds it: without these, a task that writes and
     /// exits before the streamer opens its fifos would lose its output.
+    /// Copies go into systemd's fd store (<unit>.stdout, <unit>.stderr), so
+    /// the hold outlives a crash or restart of the manager: output written
+    /// while both daemons are down waits in the pipe.
     using Hold = std::pair<common::UniqueFd, common::UniqueFd>;
 
     /// Creates the fifos and the description; leaves nothing on error.
@@ -45,12 +50,20 @@ public:
     void markExited(const std::string& unit) const;
     /// Removes a spool entry that never ran (a start that failed).
     void remove(const std::string& unit) const;
+    /// The streamer is done with the task: the hold's copies leave the fd store.
+    void release(const std::string& unit) const;
+    /// After a restart: the hold of a task whose output the streamer has
+    /// not drained yet (its description is still there), from the fds the
+    /// fd store gave back (taken out of `stored`), else the fifos opened
+    /// again. nullopt when the streamer is done with the task.
+    std::optional<Hold> readopt(const std::string& unit, std::map<std::string, common::UniqueFd>& stored) const;
 
     std::string stdoutFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stdout"; }
     std::string stderrFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stderr"; }
     std::string description(const std::string& unit) const { return dir_ + "/" + unit + ".json"; }
 
 private:
+    void store(const std::string& unit, const Hold& hold) const;
     std::string dir_;
 };
 

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "common/cpu_list.hpp"
+#include "common/fd_store.hpp"
 #include "common/files.hpp"
 #include "common/signals.hpp"
 #include "common/unique_fd.hpp"
@@ -181,6 +182,8 @@ Result<void> TaskManager::recover() {
 
     auto records = store_.loadAll();
     if (!records) return records.error();
+    // The fifo holds the manager before us put in systemd's fd store.
+    auto stored = common::takeStoredFds();
     recovering_ = true;
     for (auto& rec : *records) {
         auto entry = std::make_unique<Entry>();
@@ -190,6 +193,10 @@ Result<void> TaskManager::recover() {
         auto& r = e.record;
         const auto unit = r.unit;
         insert(std::move(entry));
+        // Held again until the streamer has drained the task's output,
+        // exited or not: what it wrote while both daemons were away waits
+        // in the pipe for the streamer.
+        if (auto hold = spool_.readopt(unit, stored)) e.logHold = std::move(*hold);
         if (r.finished()) continue;
         if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
             collectExit(e);
@@ -232,6 +239,8 @@ Result<void> TaskManager::recover() {
             persist(r);
         }
     }
+    // Holds of tasks no record names any more: not ours to keep.
+    for (auto& [name, fd] : stored) common::unstoreFd(name);
     // Reservations that ended while we were away have left cores the
     // shared tasks should have again.
     recovering_ = false;
@@ -649,8 +658,13 @@ void TaskManager::onExitsDirEvent() {
             if (ev->len == 0) continue;
             std::string name = ev->name;
             if (ev->wd == spoolWd_) {
-                if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
-                    if (auto* e = byUnit(name.substr(0, name.size() - 5))) e->logHold = {};
+                if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+                    const auto unit = name.substr(0, name.size() - 5);
+                    if (auto* e = byUnit(unit); e && e->record.state != TaskState::Starting) {
+                        e->logHold = {};
+                        spool_.release(unit);
+                    }
+                }
                 continue;
             }
             // A starting task's exit is collected when its start completes.

@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/files.hpp"
-#include "stream/logs/fd_store.hpp"
+#include "common/fd_store.hpp"
 #include "stream/logs/log_dir.hpp"
 #include "stream/logs/log_reader.hpp"
 
@@ -43,7 +43,7 @@ std::string Streamer::doneRecord(const std::string& unit) const {
 
 common::Result<void> Streamer::start() {
     // Take the fds first: whatever happens next, they are ours to close.
-    auto stored = takeStoredFds();
+    auto stored = common::takeStoredFds();
     if (auto r = common::makeDirs(options_.spoolDir, common::kPrivateDirMode); !r)
         return r.error().context("create spool directory");
     if (auto r = common::makeDirs(options_.stateDir + "/done", common::kPrivateDirMode); !r)
@@ -55,7 +55,7 @@ common::Result<void> Streamer::start() {
     for (const auto& unit : spool_.units()) addTask(unit, stored);
     for (auto& [name, fd] : stored) {
         spdlog::info("Dropping stored fd '{}': its task is gone from the spool", name);
-        unstoreFd(name);
+        common::unstoreFd(name);
     }
     if (!stored.empty() && events_) events_->tasksChanged();
     return {};
@@ -122,7 +122,7 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
                 spdlog::error("Failed to open {}: {}; its logs are not collected", path, strerror(errno));
                 return;
             }
-            if (auto r = storeFd(fd.get(), name); !r)
+            if (auto r = common::storeFd(fd.get(), name); !r)
                 spdlog::warn("Failed to store {} with systemd: {}; a restart may lose its buffered output", name,
                              r.error().message);
         }
@@ -156,7 +156,7 @@ void Streamer::dropTask(std::string unit) {
     for (size_t i = 0; i < 2; ++i) {
         auto& s = it->second->streams[i];
         if (s.watch) loop_.removeFd(s.watch);
-        unstoreFd(fdName(unit, i));
+        common::unstoreFd(fdName(unit, i));
     }
     tasks_.erase(it);
     notifySessions(unit, true);

@@ -1,7 +1,8 @@
 #pragma once
 // systemd's file descriptor store (FileDescriptorStoreMax=): the fifo ends
-// the streamer holds survive its crash or restart there, so the pipe's
-// contents are never dropped and a task's writes only wait.
+// the streamer and the manager hold survive their crashes or restarts
+// there, so a pipe's contents are never dropped (a pipe's data lives only
+// while someone holds it) and a task's writes only wait.
 
 #include <map>
 #include <string>
@@ -9,7 +10,7 @@
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
 
-namespace taskscope::stream::logs {
+namespace taskscope::common {
 
 /// Hands a duplicate of fd to the service manager under name (no-op when
 /// not run by systemd).
@@ -20,4 +21,4 @@ void unstoreFd(const std::string& name);
 /// seen twice keeps the first fd.
 std::map<std::string, common::UniqueFd> takeStoredFds();
 
-}  // namespace taskscope::stream::logs
+}  // namespace taskscope::common

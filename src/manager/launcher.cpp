@@ -42,29 +42,6 @@ constexpr size_t kMaxReportLine = 512;
 
 }  // namespace
 
-common::Result<std::string> readReportLine(int fd, std::string& pending) {
-    for (;;) {
-        if (const auto nl = pending.find('\n'); nl != std::string::npos) {
-            auto line = pending.substr(0, nl);
-            pending.erase(0, nl + 1);
-            return line;
-        }
-        if (pending.size() > kMaxReportLine)
-            return common::makeError("Internal", "shim report line longer than " + std::to_string(kMaxReportLine) +
-                                                     " bytes");
-        // The shim writes each line in one write(2): one read usually
-        // brings the whole line (it used to be read a byte at a time).
-        char buf[128];
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return common::errnoError("read from shim", errno);
-        }
-        if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + pending + "')");
-        pending.append(buf, static_cast<size_t>(n));
-    }
-}
-
 common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending) {
     for (;;) {
         if (const auto nl = pending.find('\n'); nl != std::string::npos) {
@@ -75,6 +52,8 @@ common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& p
         if (pending.size() > kMaxReportLine)
             return common::makeError("Internal", "shim report line longer than " + std::to_string(kMaxReportLine) +
                                                      " bytes");
+        // The shim writes each line in one write(2): one read usually
+        // brings the whole line (it used to be read a byte at a time).
         char buf[128];
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0) {
@@ -85,6 +64,30 @@ common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& p
         if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + pending + "')");
         pending.append(buf, static_cast<size_t>(n));
     }
+}
+
+common::Result<pid_t> spawnShimProcess(const std::string& path, char* const argv[], char* const envp[],
+                                       const std::vector<std::pair<int, int>>& dup2s) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    for (const auto& [from, to] : dup2s) posix_spawn_file_actions_adddup2(&fa, from, to);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    // The shim starts with default signal handling and an empty mask,
+    // whatever the manager has blocked for its signalfd.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    const int err = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (err != 0) return common::errnoError("spawn " + path, err);
+    return pid;
 }
 
 common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
@@ -111,27 +114,10 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& sp
     for (auto& e : envs) cenv.push_back(e.data());
     cenv.push_back(nullptr);
 
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, report->second.get(), 3);
-    posix_spawn_file_actions_adddup2(&fa, go->first.get(), 4);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    // The shim starts with default signal handling and an empty mask,
-    // whatever the manager has blocked for its signalfd.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-    pid_t pid = 0;
-    const int err = ::posix_spawn(&pid, shimPath.c_str(), &fa, &attr, cargv.data(), cenv.data());
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (err != 0) return common::errnoError("spawn " + shimPath, err);
+    auto spawned = spawnShimProcess(shimPath, cargv.data(), cenv.data(),
+                                    {{report->second.get(), 3}, {go->first.get(), 4}});
+    if (!spawned) return spawned.error();
+    const pid_t pid = *spawned;
 
     Launch launch;
     launch.shimPid = pid;
@@ -172,24 +158,20 @@ common::Result<void> acceptRelease(const std::string& line) {
     return common::makeError("Internal", "unexpected report from shim: " + line);
 }
 
-namespace {
-
-common::Result<std::string> readBlocking(Launch& launch) {
+common::Result<std::string> readReportLine(int fd, std::string& pending) {
     for (;;) {
-        auto line = takeReportLine(launch.report.get(), launch.pending);
+        auto line = takeReportLine(fd, pending);
         if (!line) return line.error();
         if (*line) return std::move(**line);
-        pollfd p{launch.report.get(), POLLIN, 0};
-        ::poll(&p, 1, -1);
+        pollfd p{fd, POLLIN, 0};
+        ::poll(&p, 1, -1);  // a non-blocking fd with the line still on its way
     }
 }
-
-}  // namespace
 
 common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
     auto launch = spawnShim(shimPath, spec, paths);
     if (!launch) return launch.error();
-    auto line = readBlocking(*launch);
+    auto line = readReportLine(launch->report.get(), launch->pending);
     if (!line) return line.error().context("start task");
     if (auto r = acceptPid(*launch, *line); !r) return r.error();
     return launch;
@@ -197,7 +179,7 @@ common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& sp
 
 common::Result<void> releaseTask(Launch& launch) {
     if (auto r = sendGo(launch); !r) return r;
-    auto line = readBlocking(launch);
+    auto line = readReportLine(launch.report.get(), launch.pending);
     launch.report.reset();
     if (!line) return line.error().context("release task");
     return acceptRelease(*line);

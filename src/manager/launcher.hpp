@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.hpp"
@@ -42,6 +43,12 @@ common::Result<std::string> readReportLine(int fd, std::string& pending);
 /// The same for a non-blocking `fd` watched by the event loop: nullopt
 /// while the line is not complete yet.
 common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending);
+
+/// posix_spawn of taskscope-shim (or its placeholder) with stdin on
+/// /dev/null, `dup2s` (from, to) applied, default signal handling and an
+/// empty signal mask, whatever the manager blocked for its signalfd.
+common::Result<pid_t> spawnShimProcess(const std::string& path, char* const argv[], char* const envp[],
+                                       const std::vector<std::pair<int, int>>& dup2s = {});
 
 /// Spawns the shim and returns at once; the report pipe is non-blocking.
 /// Its first line ("pid N", or "error ERRNO STEP") goes to acceptPid.

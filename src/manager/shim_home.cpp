@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
+#include "manager/launcher.hpp"
 
 namespace taskscope::manager {
 
@@ -49,26 +49,12 @@ scope::UnitProperties homeProperties() {
 }
 
 Result<pid_t> spawnHolder(const std::string& shimPath) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::string arg0 = shimPath, arg1 = "--hold";
     char* argv[] = {arg0.data(), arg1.data(), nullptr};
     char* envp[] = {nullptr};
-    pid_t pid = 0;
-    const int err = ::posix_spawn(&pid, shimPath.c_str(), &fa, &attr, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (err != 0) return common::errnoError("spawn " + shimPath + " --hold", err);
-    return pid;
+    auto pid = spawnShimProcess(shimPath, argv, envp);
+    if (!pid) return pid.error().context("spawn the placeholder");
+    return *pid;
 }
 
 }  // namespace

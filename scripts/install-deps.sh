@@ -9,6 +9,7 @@ build_deps=(
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev
   nlohmann-json3-dev libspdlog-dev libfmt-dev libboost-test-dev
   musl-tools
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libmsgpack-cxx-dev
 )
 # The bus tier starts its own dbus-daemon; the README's API reference is
 # generated from the interface XML with xsltproc (a unit-tier check).

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# A task that writes and ends while BOTH daemons are down (killed the way
+# an operator or the OOM killer does) keeps every byte of its output: the
+# manager's hold on its fifos waits in systemd's fd store, as the
+# streamer's read ends do, until each daemon is back.
+source "$(dirname "$0")/lib.sh"
+
+A=bd$$
+W=/run/$A
+DROPIN_DIRS=(/run/systemd/system/taskscope-manager.service.d /run/systemd/system/taskscope-streamer.service.d)
+cleanup() {
+    rm -f $W-go
+    rm -rf "${DROPIN_DIRS[@]}"
+    systemctl daemon-reload
+    streamer_off
+}
+trap cleanup EXIT
+# Both stay down for 8 s after a kill (instead of 1 s), long enough for
+# the task to write and end in between; nothing here calls them meanwhile.
+for d in "${DROPIN_DIRS[@]}"; do
+    mkdir -p "$d"
+    printf '[Service]\nRestartSec=8s\n' >"$d/50-slow-restart.conf"
+done
+systemctl daemon-reload
+streamer_on
+systemctl reset-failed taskscope-streamer taskscope-manager
+
+N=5000  # under the 64 KiB a pipe holds: the task must end while nobody reads
+mkfifo $W-go
+$CTL run $A t -- /bin/sh -c "read x < $W-go; seq 1 $N; seq 1 $N >&2; exit 3" >/dev/null
+[[ "$(busctl get-property org.freedesktop.systemd1 /org/freedesktop/systemd1/unit/taskscope_2dmanager_2eservice \
+    org.freedesktop.systemd1.Service NFileDescriptorStore | awk '{print $2}')" -ge 2 ]] ||
+    fail "the manager's fifo holds are not in its fd store"
+ok "the manager's fifo holds are in its fd store"
+
+mpid=$(systemctl show -p MainPID --value taskscope-manager)
+spid=$(streamer_pid)
+systemctl kill -s KILL taskscope-streamer
+systemctl kill -s KILL taskscope-manager
+ok "killed the streamer ($spid) and the manager ($mpid)"
+sleep 0.5
+[[ "$(systemctl show -p SubState --value taskscope-manager)" == auto-restart ]] || fail "the manager is not down"
+[[ "$(systemctl show -p SubState --value taskscope-streamer)" == auto-restart ]] || fail "the streamer is not down"
+echo go >$W-go
+wait_until "the task's exit record, written while both daemons were down" 100 test -e /var/lib/taskscope/exits/$A-t.scope
+[[ "$(systemctl show -p SubState --value taskscope-manager)" == auto-restart ]] ||
+    fail "the manager came back before the task ended: the test proves nothing"
+ok "the task wrote $N lines to each stream and exited while both daemons were down"
+
+back() { [[ "$(systemctl show -p SubState --value taskscope-manager)" == running &&
+    "$(systemctl show -p SubState --value taskscope-streamer)" == running ]]; }
+wait_until "both daemons back" 300 back
+assert_eq "$(task_field $A t exit_code)" 3 "exit code"
+drained() { [[ ! -e /run/taskscope/logs/$A-t.scope.json ]]; }
+wait_until "the streamer to drain the task's output" 600 drained
+out=$($CTL logs $A t | wc -l)
+err=$($CTL logs --stderr $A t | wc -l)
+echo "lines lost: stdout $((N - out)), stderr $((N - err))"
+assert_eq "$out" $N "stdout lines after both daemons were down"
+assert_eq "$err" $N "stderr lines after both daemons were down"
+assert_eq "$($CTL logs $A t | tail -n 1)" $N "last stdout line"
+dups=$( { $CTL logs $A t; $CTL logs --stderr $A t | sed 's/^/e/'; } | sort | uniq -d | wc -l)
+echo "lines twice: $dups"
+assert_eq "$dups" 0 "lines written twice"
+$CTL forget $A t
+echo "logs with both daemons down: all checks passed"

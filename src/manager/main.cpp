@@ -19,7 +19,12 @@
 #include "manager/bus_adaptor.hpp"
 #include "manager/config.hpp"
 #include "manager/scope_reconciler.hpp"
+#include "manager/task_events_fanout.hpp"
 #include "manager/task_manager.hpp"
+#include "plugins/identity_client.hpp"
+#include "plugins/plugin_registry.hpp"
+#include "plugins/probe_worker.hpp"
+#include "plugins/registry_bus.hpp"
 #include "scope/sdbus_systemd_client.hpp"
 
 #ifndef TASKSCOPE_VERSION
@@ -150,12 +155,29 @@ int run(const Options& opts) {
                           config->shimUnit, r.error().message);
         tasks.setShimHome(&*shimHome);
     }
+    // Plugin tasks: the registry probes plugins on a thread of its own (gRPC
+    // calls block) and hears of tasks with the bus.
+    plugins::ProbeWorker probeWorker(loop);
+    plugins::PluginRegistry registry(
+        config->stateDir + "/plugins", plugins::kRegistryPath, loop, probeWorker,
+        [](const std::string& socket, bool withInfo) {
+            return plugins::queryIdentity(socket, withInfo, std::chrono::seconds(5));
+        },
+        [&tasks] { return tasks.list(); });
+    tasks.setStartHook([&registry](const std::string& allocId, const std::string& task, manager::TaskSpec& spec) {
+        if (!spec.plugin) return common::Result<void>{};
+        return registry.prepareStart(allocId, task, *spec.plugin, spec.env);
+    });
     if (auto r = tasks.recover(); !r) {
         spdlog::error("Failed to recover tasks: {}", r.error().message);
         return 1;
     }
     manager::ManagerObject object(*serviceBus, tasks, std::move(facts));
-    tasks.attach(object);
+    plugins::RegistryObject registryObject(*serviceBus, registry);
+    registry.attach(registryObject);
+    registry.recover();
+    manager::TaskEventsFanout taskEvents({&object, &registry});
+    tasks.attach(taskEvents);
     manager::ScopeReconciler reconciler(config->danglingScopes, systemd, config->slice,
                                         [&tasks](const std::string& unit) { return tasks.ownsUnit(unit); });
     reconciler.start(

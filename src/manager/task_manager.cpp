@@ -375,6 +375,8 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     auto spec = parseTaskSpec(specJson);
     if (!spec) return fail(spec.error());
     if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
+    if (startHook_)
+        if (auto r = startHook_(allocId, task, *spec); !r) return fail(r.error());
     auto cpus = assignCpus(*unit, spec->resources);
     if (!cpus) return fail(cpus.error());
     spec->resources.allowedCpus = *cpus;

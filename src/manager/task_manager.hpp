@@ -59,6 +59,13 @@ public:
     /// moves shims an older manager left in its cgroup there too.
     void setShimHome(ShimHome* home) { shimHome_ = home; }
 
+    /// Asked during every start, after the spec is parsed and resolved and
+    /// before anything is created: may refuse the start or add to its spec
+    /// (the plugin registry claims the plugin's name and sets its endpoint).
+    using StartHook = std::function<common::Result<void>(const std::string& allocId, const std::string& task,
+                                                         TaskSpec& spec)>;
+    void setStartHook(StartHook hook) { startHook_ = std::move(hook); }
+
     /// Loads persisted tasks, re-adopts running ones and collects exits
     /// that happened while the manager was away. Call before publishing.
     common::Result<void> recover();
@@ -190,6 +197,7 @@ private:
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
     ShimHome* shimHome_ = nullptr;
+    StartHook startHook_;
     std::map<Key, std::unique_ptr<Entry>> tasks_;
     std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
     std::string cgroupRoot_;

@@ -132,6 +132,10 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
         s.logMaxFileSizeMb = static_cast<int>(*v);
     } else if (key == "resources") {
         return parseResources(value, s.resources);
+    } else if (key == "plugin") {
+        auto p = plugins::parsePluginSpec(value);
+        if (!p) return p.error();
+        s.plugin = std::move(*p);
     } else {
         return invalid("unknown field " + key);
     }

@@ -5,10 +5,12 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.hpp"
+#include "plugins/plugin_spec.hpp"
 #include "scope/resources.hpp"
 
 namespace taskscope::manager {
@@ -27,6 +29,7 @@ struct TaskSpec {
     int logMaxFiles = 0;       ///< 0: the manager's default
     int logMaxFileSizeMb = 0;  ///< 0: the manager's default
     scope::Resources resources;
+    std::optional<plugins::PluginSpec> plugin;  ///< the task serves a plugin (CSI)
 
     // Filled by resolveTaskSpec from the system's user and file databases.
     std::string path;  ///< the executable that will run

@@ -16,7 +16,8 @@ STR=org.taskscope.Streamer1
 
 # ROOT NOBODY DEST PATH INTERFACE KIND MEMBER [SIGNATURE ARGS...]
 #   KIND: call (method MEMBER), get/set (Properties.Get/Set of MEMBER)
-#   PATH: @M manager, @T a task, @S streamer
+#   PATH: @M manager, @T a task, @S streamer, @R the plugin registry,
+#         @P a plugin (no plugin need exist: the bus decides before the object is looked up)
 policy_rows() {
     cat <<'ROWS'
 allowed denied  MGR @M org.taskscope.Manager1 call StartTask sss p0 x {"bogus":1}
@@ -53,6 +54,19 @@ allowed allowed MGR @T org.taskscope.Task1 get FinishedAt
 allowed allowed MGR @T org.taskscope.Task1 get Spec
 allowed denied  MGR @T org.taskscope.Task1 set Spec s x
 allowed allowed MGR @T org.freedesktop.DBus.Properties call GetAll s org.taskscope.Task1
+allowed allowed MGR @R org.taskscope.PluginRegistry1 call ListPlugins
+allowed allowed MGR @P org.taskscope.Plugin1 get Type
+allowed allowed MGR @P org.taskscope.Plugin1 get Name
+allowed allowed MGR @P org.taskscope.Plugin1 get Provider
+allowed allowed MGR @P org.taskscope.Plugin1 get Version
+allowed allowed MGR @P org.taskscope.Plugin1 get Capabilities
+allowed allowed MGR @P org.taskscope.Plugin1 get SocketPath
+allowed allowed MGR @P org.taskscope.Plugin1 get Healthy
+allowed allowed MGR @P org.taskscope.Plugin1 get LastCheck
+allowed allowed MGR @P org.taskscope.Plugin1 get Message
+allowed allowed MGR @P org.taskscope.Plugin1 get AllocId
+allowed allowed MGR @P org.taskscope.Plugin1 get Task
+allowed denied  MGR @P org.taskscope.Plugin1 set Healthy b true
 allowed denied  STR @S org.taskscope.Streamer1 call ReadLogs ssssxb p0 x stdout start 0 false
 allowed allowed STR @S org.taskscope.Streamer1 get Version
 allowed allowed STR @S org.taskscope.Streamer1 get Tasks
@@ -134,7 +148,8 @@ policy_check() {
     while read -r want_root want_nobody dest path iface kind member rest; do
         [[ -n "$want_root" ]] || continue
         dest=${!dest}
-        case $path in @M) path=/org/taskscope/Manager1 ;; @T) path=$TASK_PATH ;; @S) path=/org/taskscope/Streamer1 ;; esac
+        case $path in @M) path=/org/taskscope/Manager1 ;; @T) path=$TASK_PATH ;; @S) path=/org/taskscope/Streamer1 ;;
+        @R) path=/org/taskscope/Manager1/plugins ;; @P) path=/org/taskscope/Manager1/plugins/csi_5fnone ;; esac
         rest=${rest//@DEFAULT_INTERVAL/$default_interval}
         local args=()
         # shellcheck disable=SC2206 # the table's arguments hold no spaces

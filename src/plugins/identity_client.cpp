@@ -1,0 +1,75 @@
+#include "plugins/identity_client.hpp"
+
+#include <grpcpp/grpcpp.h>
+
+#include "csi_identity.grpc.pb.h"
+
+namespace taskscope::plugins {
+
+using common::makeError;
+using common::Result;
+
+namespace {
+
+common::Error callError(const char* call, const grpc::Status& status) {
+    // A socket nobody listens on is not the plugin's error: it is not up.
+    const bool unreachable =
+        status.error_code() == grpc::StatusCode::UNAVAILABLE || status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    return makeError(unreachable ? "PluginUnreachable" : "PluginFailed",
+                     std::string(call) + ": " + status.error_message() + " (gRPC code " +
+                         std::to_string(static_cast<int>(status.error_code())) + ")");
+}
+
+std::string capabilityName(const csi::v1::PluginCapability& c) {
+    if (c.has_service())
+        return csi::v1::PluginCapability_Service_Type_Name(c.service().type());
+    if (c.has_volume_expansion())
+        return "VOLUME_EXPANSION_" + csi::v1::PluginCapability_VolumeExpansion_Type_Name(c.volume_expansion().type());
+    return "UNKNOWN";
+}
+
+}  // namespace
+
+Result<IdentityAnswer> queryIdentity(const std::string& socketPath, bool withInfo, std::chrono::milliseconds deadline) {
+    grpc::ChannelArguments args;
+    // The registry's heartbeat is the retry: a channel per round, no backoff state kept.
+    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+    auto channel = grpc::CreateCustomChannel("unix:" + socketPath, grpc::InsecureChannelCredentials(), args);
+    auto stub = csi::v1::Identity::NewStub(channel);
+    auto context = [deadline] {
+        auto c = std::make_unique<grpc::ClientContext>();
+        c->set_deadline(std::chrono::system_clock::now() + deadline);
+        return c;
+    };
+
+    IdentityAnswer answer;
+    {
+        csi::v1::ProbeResponse reply;
+        auto ctx = context();
+        auto status = stub->Probe(ctx.get(), csi::v1::ProbeRequest{}, &reply);
+        if (!status.ok()) return callError("Probe", status);
+        answer.ready = !reply.has_ready() || reply.ready().value();
+        if (!answer.ready) answer.message = "Probe: the plugin says it is not ready";
+    }
+    if (!withInfo) return answer;
+    {
+        csi::v1::GetPluginInfoResponse reply;
+        auto ctx = context();
+        auto status = stub->GetPluginInfo(ctx.get(), csi::v1::GetPluginInfoRequest{}, &reply);
+        if (!status.ok()) return callError("GetPluginInfo", status);
+        if (reply.name().empty()) return makeError("PluginFailed", "GetPluginInfo: the plugin gave no name");
+        answer.provider = reply.name();
+        answer.version = reply.vendor_version();
+    }
+    {
+        csi::v1::GetPluginCapabilitiesResponse reply;
+        auto ctx = context();
+        auto status = stub->GetPluginCapabilities(ctx.get(), csi::v1::GetPluginCapabilitiesRequest{}, &reply);
+        if (!status.ok()) return callError("GetPluginCapabilities", status);
+        for (const auto& c : reply.capabilities()) answer.capabilities.push_back(capabilityName(c));
+    }
+    answer.haveInfo = true;
+    return answer;
+}
+
+}  // namespace taskscope::plugins

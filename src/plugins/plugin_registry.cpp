@@ -1,0 +1,293 @@
+#include "plugins/plugin_registry.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "common/files.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::plugins {
+
+using common::makeError;
+using common::Result;
+using manager::TaskRecord;
+using manager::TaskState;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Until the socket answers a plugin is looked at often; after that at its
+// health interval.
+constexpr auto kSocketPoll = 250ms;
+
+uint64_t wallUs() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+}
+
+bool serving(const TaskRecord& t) { return t.state == TaskState::Running || t.state == TaskState::Stopping; }
+
+bool isSocket(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+}  // namespace
+
+std::string endReason(const TaskRecord& t) {
+    if (t.state == TaskState::Lost) return "its task was lost: " + t.lostReason;
+    if (t.finished()) {
+        if (t.exit.signal) return "its task was killed by signal " + std::to_string(t.exit.signal);
+        return "its task exited with code " + std::to_string(t.exit.exitCode);
+    }
+    return "its task was forgotten";
+}
+
+PluginRegistry::PluginRegistry(std::string root, std::string objectPrefix, common::EventLoop& loop,
+                               ProbeWorker& worker, Prober prober, TaskList tasks)
+    : root_(std::move(root)),
+      objectPrefix_(std::move(objectPrefix)),
+      loop_(loop),
+      worker_(worker),
+      prober_(std::move(prober)),
+      tasks_(std::move(tasks)) {}
+
+PluginRegistry::~PluginRegistry() {
+    for (auto& [key, p] : plugins_)
+        if (p->timer) loop_.cancelTimer(p->timer);
+}
+
+std::string PluginRegistry::recordPath(const PluginSpec& spec) const { return pluginHostDir(root_, spec) + ".json"; }
+
+Result<void> PluginRegistry::prepareStart(const std::string& allocId, const std::string& task,
+                                          const PluginSpec& plugin, std::map<std::string, std::string>& env) {
+    for (const auto* t : tasks_()) {
+        if (t->finished() || (t->allocId == allocId && t->name == task)) continue;
+        auto other = pluginOfSpec(t->specJson);
+        if (other && pluginId(*other) == pluginId(plugin))
+            return makeError("PluginNameInUse", "plugin " + pluginId(plugin) + " is already served by task " +
+                                                    t->allocId + "/" + t->name);
+    }
+    const auto dir = pluginHostDir(root_, plugin);
+    const auto socket = dir + "/" + plugin.socket;
+    if (socket.size() > kMaxSocketPath)
+        return makeError("InvalidSpec", "plugin socket path " + socket + " is longer than a unix socket address holds (" +
+                                            std::to_string(kMaxSocketPath) + ")");
+    if (auto r = common::makePrivateDir(dir); !r) return r.error().context("create plugin directory");
+    // A socket left by the plugin's previous task would answer nothing and
+    // look like this one's.
+    ::unlink(socket.c_str());
+    // Nomad's convention: the plugin listens where CSI_ENDPOINT says. A
+    // task with the host's filesystem sees the host directory itself.
+    env["CSI_ENDPOINT"] = "unix://" + socket;
+    return {};
+}
+
+void PluginRegistry::recover() {
+    std::map<std::string, const TaskRecord*> byPlugin;
+    for (const auto* t : tasks_())
+        if (auto spec = pluginOfSpec(t->specJson); spec && !t->finished()) byPlugin[pluginId(*spec)] = t;
+
+    std::error_code ec;
+    for (const auto& typeDir : std::filesystem::directory_iterator(root_, ec)) {
+        if (!typeDir.is_directory()) continue;
+        for (const auto& f : std::filesystem::directory_iterator(typeDir.path(), ec)) {
+            if (f.path().extension() != ".json") continue;
+            auto text = common::readFile(f.path());
+            const auto j = text ? json::parse(*text, nullptr, false) : json();
+            if (!j.is_object()) {
+                spdlog::warn("Unreadable plugin registration {}, removing it", f.path().string());
+                std::filesystem::remove(f.path(), ec);
+                continue;
+            }
+            const auto id = j.value("type", "") + "/" + j.value("name", "");
+            const auto it = byPlugin.find(id);
+            const bool sameTask = it != byPlugin.end() && it->second->allocId == j.value("alloc_id", "") &&
+                                  it->second->name == j.value("task", "");
+            if (!sameTask) {
+                spdlog::info("Deregistered plugin {}: its task ended while the manager was away", id);
+                PluginEntry gone;
+                gone.spec.type = j.value("type", "");
+                gone.spec.name = j.value("name", "");
+                gone.allocId = j.value("alloc_id", "");
+                gone.task = j.value("task", "");
+                gone.provider = j.value("provider", "");
+                gone.version = j.value("version", "");
+                gone.objectPath = scope::taskObjectPath(objectPrefix_, gone.spec.type + "_" + gone.spec.name);
+                if (events_) events_->pluginDeregistered(gone, "its task ended while the manager was away");
+                std::filesystem::remove(f.path(), ec);
+                continue;
+            }
+            const auto& t = *it->second;
+            auto spec = pluginOfSpec(t.specJson);
+            watch(t, *spec);
+            auto& p = *plugins_.at(Key{t.allocId, t.name});
+            p.provider = j.value("provider", "");
+            p.version = j.value("version", "");
+            p.capabilities = j.value("capabilities", std::vector<std::string>{});
+            p.message = "registered before the manager restarted; being probed";
+            p.healthy = j.value("healthy", false);
+            registerPlugin(p, false);
+        }
+    }
+    // Plugin tasks that run but were never registered (the manager went
+    // away before their socket answered) are watched as new ones.
+    for (const auto& [id, t] : byPlugin)
+        if (serving(*t) && !plugins_.count(Key{t->allocId, t->name})) onTask(*t);
+}
+
+std::vector<const PluginEntry*> PluginRegistry::list() const {
+    std::vector<const PluginEntry*> out;
+    for (const auto& [k, p] : plugins_)
+        if (p->registered) out.push_back(p.get());
+    return out;
+}
+
+void PluginRegistry::onTask(const TaskRecord& task) {
+    const Key key{task.allocId, task.name};
+    const auto it = plugins_.find(key);
+    if (it == plugins_.end()) {
+        if (!serving(task)) return;
+        if (auto spec = pluginOfSpec(task.specJson)) watch(task, *spec);
+        return;
+    }
+    if (task.finished()) deregister(key, endReason(task));
+}
+
+void PluginRegistry::taskRemoved(const TaskRecord& task) {
+    const Key key{task.allocId, task.name};
+    if (plugins_.count(key)) deregister(key, endReason(task));
+}
+
+void PluginRegistry::watch(const TaskRecord& task, const PluginSpec& spec) {
+    const Key key{task.allocId, task.name};
+    auto p = std::make_unique<PluginEntry>();
+    p->spec = spec;
+    p->allocId = task.allocId;
+    p->task = task.name;
+    p->socketPath = pluginHostDir(root_, spec) + "/" + spec.socket;
+    p->objectPath = scope::taskObjectPath(objectPrefix_, spec.type + "_" + spec.name);
+    p->watchedSince = std::chrono::steady_clock::now();
+    p->generation = ++generations_;
+    p->message = "waiting for the plugin's socket";
+    plugins_[key] = std::move(p);
+    schedule(key, 0ms);
+}
+
+void PluginRegistry::schedule(const Key& key, std::chrono::milliseconds after) {
+    auto& p = *plugins_.at(key);
+    if (p.timer) loop_.cancelTimer(p.timer);
+    p.timer = loop_.addTimer(common::EventLoop::Clock::now() + after, [this, key] {
+        plugins_.at(key)->timer = 0;
+        check(key);
+    });
+}
+
+void PluginRegistry::check(const Key& key) {
+    auto& p = *plugins_.at(key);
+    if (p.probing) return;
+    const auto waited = std::chrono::steady_clock::now() - p.watchedSince;
+    const auto interval = std::chrono::milliseconds(p.spec.healthIntervalMs);
+    if (!isSocket(p.socketPath)) {
+        if (p.registered) {
+            p.lastCheckUs = wallUs();
+            const bool was = p.healthy;
+            p.healthy = false;
+            p.message = "the plugin's socket " + p.socketPath + " is gone";
+            if (events_) events_->pluginChanged(p, was);
+            return schedule(key, interval);
+        }
+        if (waited < std::chrono::milliseconds(p.spec.socketTimeoutMs)) return schedule(key, kSocketPoll);
+        // Never a hung start: the plugin is known, and unhealthy, with the reason.
+        p.healthy = false;
+        p.lastCheckUs = wallUs();
+        p.message = "the plugin's socket " + p.socketPath + " did not appear within " +
+                    std::to_string(p.spec.socketTimeoutMs) + " ms";
+        registerPlugin(p, true);
+        return schedule(key, interval);
+    }
+    p.probing = true;
+    const bool withInfo = p.provider.empty() || !p.registered || p.message.starts_with("registered before");
+    const auto socket = p.socketPath;
+    const auto generation = p.generation;
+    worker_.submit([this, key, socket, withInfo, generation, prober = prober_]() -> std::function<void()> {
+        auto answer = std::make_shared<Result<IdentityAnswer>>(prober(socket, withInfo));
+        return [this, key, generation, answer] { answered(key, generation, std::move(*answer)); };
+    });
+}
+
+void PluginRegistry::answered(const Key& key, uint64_t generation, Result<IdentityAnswer> answer) {
+    const auto it = plugins_.find(key);
+    if (it == plugins_.end() || it->second->generation != generation) return;  // deregistered meanwhile
+    auto& p = *it->second;
+    p.probing = false;
+    const auto interval = std::chrono::milliseconds(p.spec.healthIntervalMs);
+    const auto waited = std::chrono::steady_clock::now() - p.watchedSince;
+    if (!p.registered && !answer && waited < std::chrono::milliseconds(p.spec.socketTimeoutMs))
+        return schedule(key, kSocketPoll);  // the socket is there, its server not yet
+
+    const bool was = p.healthy;
+    const auto before = p.message;
+    p.lastCheckUs = wallUs();
+    if (answer) {
+        if (answer->haveInfo) {
+            p.provider = answer->provider;
+            p.version = answer->version;
+            p.capabilities = answer->capabilities;
+        }
+        p.healthy = answer->ready;
+        p.message = answer->ready ? "ready" : answer->message;
+    } else {
+        p.healthy = false;
+        p.message = answer.error().message;
+    }
+    if (!p.registered) {
+        registerPlugin(p, true);
+    } else {
+        if (answer && answer->haveInfo)
+            if (auto r = save(p); !r) spdlog::warn("Failed to save plugin {}: {}", pluginId(p.spec), r.error().message);
+        if ((was != p.healthy || before != p.message) && events_) events_->pluginChanged(p, was != p.healthy);
+        if (was != p.healthy)
+            spdlog::info("Plugin {} is {}: {}", pluginId(p.spec), p.healthy ? "healthy" : "unhealthy", p.message);
+    }
+    schedule(key, interval);
+}
+
+void PluginRegistry::registerPlugin(PluginEntry& p, bool announce) {
+    p.registered = true;
+    if (auto r = save(p); !r)
+        spdlog::warn("Failed to save plugin {}: {}; a restart will register it again", pluginId(p.spec),
+                     r.error().message);
+    if (announce)
+        spdlog::info("Registered plugin {} (provider '{}', version '{}') of task {}/{}: {}", pluginId(p.spec),
+                     p.provider, p.version, p.allocId, p.task, p.healthy ? "healthy" : p.message);
+    if (events_) events_->pluginRegistered(p, announce);
+}
+
+void PluginRegistry::deregister(const Key& key, const std::string& reason) {
+    auto node = plugins_.extract(key);
+    auto& p = *node.mapped();
+    if (p.timer) loop_.cancelTimer(p.timer);
+    std::error_code ec;
+    std::filesystem::remove(recordPath(p.spec), ec);
+    ::unlink(p.socketPath.c_str());
+    if (!p.registered) return;
+    spdlog::info("Deregistered plugin {}: {}", pluginId(p.spec), reason);
+    if (events_) events_->pluginDeregistered(p, reason);
+}
+
+Result<void> PluginRegistry::save(const PluginEntry& p) const {
+    const json j = {{"type", p.spec.type},         {"name", p.spec.name},         {"alloc_id", p.allocId},
+                    {"task", p.task},              {"provider", p.provider},      {"version", p.version},
+                    {"capabilities", p.capabilities}, {"healthy", p.healthy}};
+    return common::writeFileAtomic(recordPath(p.spec), j.dump());
+}
+
+}  // namespace taskscope::plugins

@@ -1,0 +1,1 @@
+taskscope_unit_test(plugins/test_plugin_spec.cpp taskscope_plugin_spec)

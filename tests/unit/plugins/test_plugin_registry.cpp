@@ -1,0 +1,193 @@
+#define BOOST_TEST_MODULE plugin_registry
+#include <boost/test/unit_test.hpp>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "plugins/plugin_registry.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace taskscope;
+using namespace std::chrono_literals;
+using manager::TaskRecord;
+using manager::TaskState;
+using plugins::IdentityAnswer;
+using plugins::PluginEntry;
+
+namespace {
+
+struct Heard final : plugins::PluginEvents {
+    std::vector<std::string> log;
+    void pluginRegistered(const PluginEntry& p, bool announce) override {
+        log.push_back("registered " + p.spec.name + " " + (p.healthy ? "healthy" : "unhealthy") + " " + p.provider +
+                      (announce ? "" : " quietly") + " | " + p.message);
+    }
+    void pluginChanged(const PluginEntry& p, bool healthChanged) override {
+        if (healthChanged) log.push_back("health " + p.spec.name + " " + (p.healthy ? "healthy" : "unhealthy"));
+    }
+    void pluginDeregistered(const PluginEntry& p, const std::string& reason) override {
+        log.push_back("deregistered " + p.spec.name + " | " + reason);
+    }
+};
+
+TaskRecord task(const std::string& alloc, const std::string& name, const std::string& pluginName,
+                TaskState state = TaskState::Running, int64_t timeoutMs = 60000) {
+    TaskRecord r;
+    r.allocId = alloc;
+    r.name = name;
+    r.state = state;
+    r.specJson = nlohmann::json{{"command", "/bin/true"},
+                                {"plugin",
+                                 {{"type", "csi"},
+                                  {"name", pluginName},
+                                  {"health_interval_ms", 100},
+                                  {"socket_timeout_ms", timeoutMs}}}}
+                     .dump();
+    return r;
+}
+
+// A bound unix socket: what the registry waits for before it probes.
+void listenAt(const std::string& path) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    ::listen(fd, 1);
+}
+
+void runFor(common::EventLoop& loop, std::chrono::milliseconds d) {
+    loop.addTimer(common::EventLoop::Clock::now() + d, [&loop] { loop.quit(); });
+    loop.run();
+}
+
+struct Fixture {
+    test::TempDir dir;
+    common::EventLoop loop;
+    plugins::ProbeWorker worker{loop};
+    std::vector<TaskRecord> tasks;
+    std::atomic<bool> ready{true};
+    std::atomic<int> probes{0};
+    Heard heard;
+    plugins::PluginRegistry registry{
+        dir.path, "/org/taskscope/Manager1/plugins", loop, worker,
+        [this](const std::string&, bool withInfo) -> common::Result<IdentityAnswer> {
+            ++probes;
+            IdentityAnswer a;
+            a.ready = ready.load();
+            a.message = a.ready ? "" : "Probe: not ready";
+            if (withInfo) {
+                a.haveInfo = true;
+                a.provider = "org.example.csi";
+                a.version = "1.0";
+            }
+            return a;
+        },
+        [this] {
+            std::vector<const TaskRecord*> out;
+            for (const auto& t : tasks) out.push_back(&t);
+            return out;
+        }};
+    Fixture() { registry.attach(heard); }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_second_live_claimant_of_a_name_is_refused, Fixture) {
+    tasks.push_back(task("a", "p", "hostpath"));
+    std::map<std::string, std::string> env;
+    auto r = registry.prepareStart("b", "p", *plugins::pluginOfSpec(tasks[0].specJson), env);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "PluginNameInUse");
+    BOOST_TEST(r.error().message.find("a/p") != std::string::npos);
+    BOOST_TEST(env.empty());
+    // Once the first task has ended the name is free again.
+    tasks[0].state = TaskState::Exited;
+    BOOST_REQUIRE(registry.prepareStart("b", "p", *plugins::pluginOfSpec(tasks[0].specJson), env));
+    BOOST_TEST(env["CSI_ENDPOINT"] == "unix://" + dir.path + "/csi/hostpath/csi.sock");
+    BOOST_TEST(std::filesystem::is_directory(dir.path + "/csi/hostpath"));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_socket_that_never_appears_registers_an_unhealthy_plugin, Fixture) {
+    tasks.push_back(task("a", "p", "silent", TaskState::Running, 200));
+    registry.taskChanged(tasks[0]);
+    runFor(loop, 100ms);
+    BOOST_TEST(heard.log.empty());  // still within the timeout
+    runFor(loop, 400ms);
+    BOOST_REQUIRE(heard.log.size() == 1u);
+    BOOST_TEST(heard.log[0].starts_with("registered silent unhealthy"));
+    BOOST_TEST(heard.log[0].find("did not appear within 200 ms") != std::string::npos);
+    BOOST_TEST(probes.load() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(registered_probed_and_deregistered_with_its_task, Fixture) {
+    tasks.push_back(task("a", "p", "hostpath"));
+    std::map<std::string, std::string> env;
+    BOOST_REQUIRE(registry.prepareStart("a", "p", *plugins::pluginOfSpec(tasks[0].specJson), env));
+    listenAt(dir.path + "/csi/hostpath/csi.sock");
+    registry.taskChanged(tasks[0]);
+    runFor(loop, 300ms);
+    BOOST_REQUIRE(!heard.log.empty());
+    BOOST_TEST(heard.log[0] == "registered hostpath healthy org.example.csi | ready");
+    BOOST_TEST(std::filesystem::exists(dir.path + "/csi/hostpath.json"));
+    BOOST_TEST(registry.list().size() == 1u);
+
+    ready = false;
+    runFor(loop, 300ms);
+    BOOST_REQUIRE(heard.log.size() == 2u);
+    BOOST_TEST(heard.log[1] == "health hostpath unhealthy");
+
+    tasks[0].state = TaskState::Exited;
+    tasks[0].exit.exitCode = 3;
+    registry.taskExited(tasks[0]);
+    BOOST_REQUIRE(heard.log.size() == 3u);
+    BOOST_TEST(heard.log[2] == "deregistered hostpath | its task exited with code 3");
+    BOOST_TEST(registry.list().empty());
+    BOOST_TEST(!std::filesystem::exists(dir.path + "/csi/hostpath.json"));
+    BOOST_TEST(!std::filesystem::exists(dir.path + "/csi/hostpath/csi.sock"));
+    // No probe after the end reaches anyone.
+    runFor(loop, 250ms);
+    BOOST_TEST(heard.log.size() == 3u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_restart_republishes_quietly_and_drops_plugins_of_ended_tasks, Fixture) {
+    tasks.push_back(task("a", "p", "kept"));
+    tasks.push_back(task("a", "q", "gone"));
+    for (auto& t : tasks) {
+        std::map<std::string, std::string> env;
+        BOOST_REQUIRE(registry.prepareStart(t.allocId, t.name, *plugins::pluginOfSpec(t.specJson), env));
+        listenAt(dir.path + "/csi/" + plugins::pluginOfSpec(t.specJson)->name + "/csi.sock");
+        registry.taskChanged(t);
+    }
+    runFor(loop, 300ms);
+    BOOST_REQUIRE(registry.list().size() == 2u);
+
+    // A new manager: "gone"'s task ended while it was away.
+    tasks[1].state = TaskState::Exited;
+    Heard after;
+    plugins::PluginRegistry again(dir.path, "/org/taskscope/Manager1/plugins", loop, worker,
+                                  [](const std::string&, bool) -> common::Result<IdentityAnswer> {
+                                      IdentityAnswer a;
+                                      a.ready = true;
+                                      return a;
+                                  },
+                                  [this] {
+                                      std::vector<const TaskRecord*> out;
+                                      for (const auto& t : tasks) out.push_back(&t);
+                                      return out;
+                                  });
+    again.attach(after);
+    again.recover();
+    runFor(loop, 300ms);
+    BOOST_REQUIRE(after.log.size() == 2u);
+    std::sort(after.log.begin(), after.log.end());
+    BOOST_TEST(after.log[0] == "deregistered gone | its task ended while the manager was away");
+    BOOST_TEST(after.log[1].starts_with("registered kept"));
+    BOOST_TEST(after.log[1].find("quietly") != std::string::npos);
+    BOOST_REQUIRE(again.list().size() == 1u);
+    BOOST_TEST(again.list()[0]->provider == "org.example.csi");  // from the record, not re-announced
+}

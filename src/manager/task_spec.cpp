@@ -132,6 +132,11 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
         s.logMaxFileSizeMb = static_cast<int>(*v);
     } else if (key == "resources") {
         return parseResources(value, s.resources);
+    } else if (key == "isolation") {
+        auto iso = parseIsolation(value);
+        if (!iso) return iso.error();
+        s.isolation = std::move(*iso);
+        s.isolationGiven = true;
     } else {
         return invalid("unknown field " + key);
     }
@@ -192,6 +197,9 @@ Result<void> resolveTaskSpec(TaskSpec& spec) {
     if (!path) return path.error();
     spec.path = *path;
 
+    // An isolated task's cwd is a path in its root, which only exists once
+    // the shim built it: the shim's chdir step reports a missing one.
+    if (spec.isolation.filesystem) return {};
     struct stat st {};
     if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         return invalid("cwd " + spec.cwd + " is not a directory");

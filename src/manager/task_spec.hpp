@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "manager/isolation.hpp"
 #include "scope/resources.hpp"
 
 namespace taskscope::manager {
@@ -27,6 +28,8 @@ struct TaskSpec {
     int logMaxFiles = 0;       ///< 0: the manager's default
     int logMaxFileSizeMb = 0;  ///< 0: the manager's default
     scope::Resources resources;
+    Isolation isolation;          ///< filesystem false: not isolated
+    bool isolationGiven = false;  ///< the spec has an isolation object (else the node's default applies)
 
     // Filled by resolveTaskSpec from the system's user and file databases.
     std::string path;  ///< the executable that will run

@@ -31,7 +31,7 @@ cleanup() {
 trap cleanup EXIT
 
 systemctl reset-failed taskscope-manager 2>/dev/null || true
-systemctl start taskscope-manager
+systemctl start taskscope-manager taskscope-streamer
 mkdir -p $W/out $W/probe $W/out2
 chmod 777 $W/out2
 # A tmpfs below /usr: the task's /usr/share must be read-only all the way down.
@@ -105,6 +105,16 @@ pid=$(task_field iso1 probe pid)
 [[ "$(readlink /proc/$pid/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ]] || fail "the task shares the host's ipc namespace"
 ok "task pid $pid has its own pid, mount and ipc namespaces"
 
+# --- exec into the isolated task: its root, its pid namespace, its capability set ---
+out=$($CTL exec iso1 probe -- sh -c 'echo "ls=$(ls / | tr "\n" " ")"; grep -E "^Cap(Bnd|Eff):" /proc/self/status | tr -d "\t"; echo "pid1=$(tr "\0" " " </proc/1/cmdline)"') ||
+    fail "exec into the isolated task: $out"
+echo "$out"
+grep -q "^ls=$ls_root\$" <<<"$out" || fail "exec sees another root than the task's: $out"
+grep -q "^CapBnd:$DEFAULT_CAPS" <<<"$out" || fail "exec's bounding set is not the task's: $out"
+grep -q "^CapEff:$DEFAULT_CAPS" <<<"$out" || fail "exec (root) has other effective capabilities than the task: $out"
+grep -q "^pid1=/bin/sh /probe/probe.sh" <<<"$out" || grep -q "^pid1=sleep 600" <<<"$out" || fail "exec is not in the task's pid namespace: $out"
+ok "exec into the isolated task: same root, pid namespace and capability set"
+
 # --- pid_mode host, as nobody: the host's pid 1, the set as ambient ---
 spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh","/out/result"], user:"nobody",
     isolation:{pid_mode:"host", volumes:[{source:($w+"/probe"),target:"/probe",read_only:true},
@@ -114,7 +124,8 @@ wait_until "the host-pid probe's result" 300 grep -q '^end' $W/out2/result
 cat $W/out2/result
 r2() { sed -n "s/^$1=//p" $W/out2/result; }
 [[ "$(r2 pid)" != 1 ]] || fail "a pid_mode=host task is pid 1"
-grep -q systemd <<<"$(r2 pid1)" || fail "a pid_mode=host task does not see the host's pid 1: $(r2 pid1)"
+host_pid1=$(tr '\0' ' ' </proc/1/cmdline)
+assert_eq "$(r2 pid1)" "$host_pid1" "pid 1 as a pid_mode=host task sees it (the host's)"
 ok "pid_mode=host: pid $(r2 pid), the host's pid 1 is $(r2 pid1)"
 assert_eq "$(r2 CapAmb)" $DEFAULT_CAPS "CapAmb of a non-root isolated task"
 assert_eq "$(r2 secrets)" "700 nobody tmpfs" "secrets/ of a nobody task"

@@ -84,6 +84,28 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
             if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kDayMs)
                 return bad("an integer 0..86400000");
             c.danglingScopes.creationGrace = std::chrono::milliseconds(value.get<int64_t>());
+        } else if (key == "isolation_default") {
+            if (!value.is_boolean()) return bad("true or false");
+            c.isolation.defaultIsolated = value.get<bool>();
+        } else if (key == "chroot_env") {
+            if (!value.is_array()) return bad("an array of absolute paths");
+            std::vector<std::string> paths;
+            for (const auto& p : value) {
+                if (!p.is_string() || !isCleanAbsolutePath(p.get<std::string>()) || p == "/")
+                    return bad("an array of absolute paths without '..', not /");
+                paths.push_back(p.get<std::string>());
+            }
+            if (paths.size() > 32) return bad("at most 32 paths");
+            c.isolation.chrootEnv = std::move(paths);
+        } else if (key == "allowed_capabilities") {
+            if (!value.is_array()) return bad("an array of capability names");
+            uint64_t caps = 0;
+            for (const auto& n : value) {
+                const int cap = n.is_string() ? capabilityNumber(n.get<std::string>()) : -1;
+                if (cap < 0) return bad(("an array of capability names (" + n.dump() + " is not one)").c_str());
+                caps |= uint64_t{1} << cap;
+            }
+            c.isolation.allowedCaps = caps;
         } else {
             return makeError("InvalidConfig", file + ": unknown key " + key);
         }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/result.hpp"
+#include "manager/isolation.hpp"
 
 namespace taskscope::manager {
 
@@ -39,6 +40,8 @@ struct Config {
     std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
     ReconcilerConfig danglingScopes;
+    /// Keys isolation_default, chroot_env, allowed_capabilities (issue 14).
+    IsolationConfig isolation;
 };
 
 /// Loads `path` and `path + ".d"`; a missing file is fine, a bad one is an

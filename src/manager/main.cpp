@@ -165,8 +165,7 @@ int run(const Options& opts) {
         },
         [&tasks] { return tasks.list(); });
     tasks.setStartHook([&registry](const std::string& allocId, const std::string& task, manager::TaskSpec& spec) {
-        if (!spec.plugin) return common::Result<void>{};
-        return registry.prepareStart(allocId, task, *spec.plugin, spec.env);
+        return registry.prepareStart(allocId, task, spec);
     });
     if (auto r = tasks.recover(); !r) {
         spdlog::error("Failed to recover tasks: {}", r.error().message);

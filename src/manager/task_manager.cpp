@@ -24,6 +24,7 @@
 #include "common/unique_fd.hpp"
 #include "manager/fd_budget.hpp"
 #include "manager/launcher.hpp"
+#include "manager/task_dirs.hpp"
 #include "manager/task_spec.hpp"
 #include "scope/unit_name.hpp"
 
@@ -103,6 +104,29 @@ scope::UnitProperties baseProperties(const Config& config, const std::string& al
     // AttachProcessesToUnit, which systemd allows only into delegated units.
     p.emplace_back("Delegate", sdbus::Variant(true));
     return p;
+}
+
+// An isolated task's devices, through systemd (a scope takes the cgroup
+// device properties): the standard nodes its private /dev binds, its own
+// pts instance and /dev/net/tun, nothing else.
+void addDeviceProperties(scope::UnitProperties& p) {
+    using Rule = sdbus::Struct<std::string, std::string>;
+    p.emplace_back("DevicePolicy", sdbus::Variant(std::string("closed")));
+    std::vector<Rule> allow;
+    for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+                             "/dev/ptmx", "/dev/net/tun"})
+        allow.emplace_back(std::string(node), std::string("rwm"));
+    allow.emplace_back(std::string("char-pts"), std::string("rw"));
+    p.emplace_back("DeviceAllow", sdbus::Variant(allow));
+}
+
+// The isolation a recorded spec had, as forget needs it (which dirs were
+// taskscope's): the node's default applies to a spec without the object.
+Isolation recordedIsolation(const std::string& specJson, const IsolationConfig& node) {
+    auto spec = parseTaskSpec(specJson);
+    if (!spec) return {};
+    if (!spec->isolationGiven && node.defaultIsolated) spec->isolation.filesystem = true;
+    return spec->isolation;
 }
 
 }  // namespace
@@ -366,6 +390,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     // Whatever fails before systemd is asked leaves nothing behind.
     auto fail = [&](common::Error error) {
         if (state->reserved) cpus_.release(rec.unit);
+        removeDirsOf(rec);
         auto finished = std::move(state->done);
         auto queued = erase(rec);
         finished(std::move(error));
@@ -374,9 +399,12 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
 
     auto spec = parseTaskSpec(specJson);
     if (!spec) return fail(spec.error());
+    if (!spec->isolationGiven && config_.isolation.defaultIsolated) spec->isolation.filesystem = true;
     if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
     if (startHook_)
         if (auto r = startHook_(allocId, task, *spec); !r) return fail(r.error());
+    if (auto r = prepareTaskDirs(spec->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
+        return fail(r.error());
     auto cpus = assignCpus(*unit, spec->resources);
     if (!cpus) return fail(cpus.error());
     spec->resources.allowedCpus = *cpus;
@@ -418,6 +446,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     state->launch = std::move(*launch);
     state->properties = baseProperties(config_, allocId, task);
     for (auto& p : scope::resourceProperties(spec->resources)) state->properties.push_back(std::move(p));
+    if (spec->isolation.filesystem) addDeviceProperties(state->properties);
     // The shim's "pid N" comes through the loop: no start ever makes the
     // manager wait for a process to be scheduled (reads meanwhile are
     // answered at once).
@@ -454,6 +483,7 @@ void TaskManager::failStart(const Key& key, StartState& st, common::Error error)
     abortTask(st.launch);
     spool_.remove(unit);
     if (st.reserved) cpus_.release(unit);
+    removeDirsOf(rec);
     auto queued = erase(rec);
     auto done = std::move(st.done);
     done(std::move(error));
@@ -500,6 +530,7 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
         unpersist(rec);
         spool_.remove(unit);
         if (st.reserved) cpus_.release(unit);
+        removeDirsOf(rec);
         auto queued = std::make_shared<Queue>(erase(rec));
         // The scope is empty now and systemd collects it by itself; a
         // failed stop is the caller's to know, not only the journal's.
@@ -956,6 +987,15 @@ std::vector<const TaskRecord*> TaskManager::list() const {
     return out;
 }
 
+void TaskManager::removeDirsOf(const TaskRecord& r) const {
+    bool last = true;
+    for (const auto& [key, e] : tasks_)
+        if (key.first == r.allocId && key.second != r.name) last = false;
+    const auto iso = recordedIsolation(r.specJson, config_.isolation);
+    if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
+        spdlog::warn("Failed to remove the dirs of task {}: {}", taskLabel(r.allocId, r.name), done.error().message);
+}
+
 void TaskManager::forget(const std::string& allocId, const std::string& task, Done done) {
     auto found = find(allocId, task);
     if (!found) return done(found.error());
@@ -983,6 +1023,7 @@ void TaskManager::forget(const std::string& allocId, const std::string& task, Do
                 auto it = tasks_.find(key);
                 if (it == tasks_.end()) return done({});
                 auto& gone = it->second->record;
+                removeDirsOf(gone);
                 if (events_) events_->taskRemoved(gone);
                 auto queued = erase(gone);
                 done({});

@@ -149,6 +149,8 @@ private:
     void completeStart(const Key& key, StartState& state, common::Result<void> released);
     /// Undoes a start that failed before its task was released.
     void failStart(const Key& key, StartState& state, common::Error error);
+    /// Removes the isolated task's dirs that taskscope made (forget).
+    void removeDirsOf(const TaskRecord& record) const;
     common::Result<void> stopNow(Entry& entry, const std::string& signal, int64_t graceMs);
     void applyPool(const Key& key);
     /// The task whose scope is `unit`, or nullptr.

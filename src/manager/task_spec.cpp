@@ -136,6 +136,11 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
         auto p = plugins::parsePluginSpec(value);
         if (!p) return p.error();
         s.plugin = std::move(*p);
+    } else if (key == "isolation") {
+        auto iso = parseIsolation(value);
+        if (!iso) return iso.error();
+        s.isolation = std::move(*iso);
+        s.isolationGiven = true;
     } else {
         return invalid("unknown field " + key);
     }
@@ -196,6 +201,9 @@ Result<void> resolveTaskSpec(TaskSpec& spec) {
     if (!path) return path.error();
     spec.path = *path;
 
+    // An isolated task's cwd is a path in its root, which only exists once
+    // the shim built it: the shim's chdir step reports a missing one.
+    if (spec.isolation.filesystem) return {};
     struct stat st {};
     if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         return invalid("cwd " + spec.cwd + " is not a directory");

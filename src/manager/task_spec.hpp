@@ -11,6 +11,7 @@
 
 #include "common/result.hpp"
 #include "plugins/plugin_spec.hpp"
+#include "manager/isolation.hpp"
 #include "scope/resources.hpp"
 
 namespace taskscope::manager {
@@ -30,6 +31,8 @@ struct TaskSpec {
     int logMaxFileSizeMb = 0;  ///< 0: the manager's default
     scope::Resources resources;
     std::optional<plugins::PluginSpec> plugin;  ///< the task serves a plugin (CSI)
+    Isolation isolation;          ///< filesystem false: not isolated
+    bool isolationGiven = false;  ///< the spec has an isolation object (else the node's default applies)
 
     // Filled by resolveTaskSpec from the system's user and file databases.
     std::string path;  ///< the executable that will run

@@ -67,7 +67,9 @@ PluginRegistry::~PluginRegistry() {
 std::string PluginRegistry::recordPath(const PluginSpec& spec) const { return pluginHostDir(root_, spec) + ".json"; }
 
 Result<void> PluginRegistry::prepareStart(const std::string& allocId, const std::string& task,
-                                          const PluginSpec& plugin, std::map<std::string, std::string>& env) {
+                                          manager::TaskSpec& taskSpec) {
+    if (!taskSpec.plugin) return {};
+    const auto& plugin = *taskSpec.plugin;
     for (const auto* t : tasks_()) {
         if (t->finished() || (t->allocId == allocId && t->name == task)) continue;
         auto other = pluginOfSpec(t->specJson);
@@ -85,8 +87,17 @@ Result<void> PluginRegistry::prepareStart(const std::string& allocId, const std:
     // look like this one's.
     ::unlink(socket.c_str());
     // Nomad's convention: the plugin listens where CSI_ENDPOINT says. A
-    // task with the host's filesystem sees the host directory itself.
-    env["CSI_ENDPOINT"] = "unix://" + socket;
+    // task with the host's filesystem sees the host directory itself; an
+    // isolated one gets it at mount_dir. The socket is a file in the shared
+    // directory, so the host sees it whatever the propagation; bidirectional
+    // also carries mounts a storage plugin makes below it back to the host.
+    if (taskSpec.isolation.filesystem) {
+        taskSpec.isolation.volumes.push_back(
+            manager::Volume{dir, plugin.mountDir, false, manager::Propagation::Bidirectional});
+        taskSpec.env["CSI_ENDPOINT"] = "unix://" + plugin.mountDir + "/" + plugin.socket;
+    } else {
+        taskSpec.env["CSI_ENDPOINT"] = "unix://" + socket;
+    }
     return {};
 }
 

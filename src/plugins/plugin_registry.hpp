@@ -71,8 +71,9 @@ public:
     /// A start of a plugin task: PluginNameInUse when another live task
     /// serves the plugin; makes the host directory and tells the task where
     /// to listen (CSI_ENDPOINT, as Nomad sets it).
-    common::Result<void> prepareStart(const std::string& allocId, const std::string& task,
-                                      const PluginSpec& plugin, std::map<std::string, std::string>& env);
+    /// An isolated task sees the directory at the spec's mount_dir, through
+    /// a bidirectional volume added to its spec.
+    common::Result<void> prepareStart(const std::string& allocId, const std::string& task, manager::TaskSpec& spec);
 
     /// After the task manager recovered: plugins registered before a restart
     /// are published again (not announced twice) and probed at once; those

@@ -15,6 +15,7 @@
  *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
  *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
  *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... -- PROGRAM ARGV0 [ARGS...]
+ *       [isolation options of shim_protocol.h]
  *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
  *   fd 3: report pipe (we write), fd 4: go pipe (we read).
  *   Reports on fd 3: "pid N", then "started" or "execfailed ERRNO STEP";
@@ -42,6 +43,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include "isolation.h"
+#include "shim_protocol.h"
+
 #define REPORT_FD 3
 #define GO_FD 4
 
@@ -68,6 +72,7 @@ struct opts {
     int have_gid;
     const char *prog;
     char **argv;
+    struct iso_opts iso; /* isolation (isolation.h); iso.root NULL: none */
 };
 
 /* ---- tiny formatting helpers (no stdio: its buffers cost memory) ---- */
@@ -210,6 +215,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
             i++;
             break;
         }
+        int taken = iso_parse_arg(&o->iso, argc, argv, &i);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         if (i + 1 >= argc)
             return -1;
         char *v = argv[++i];
@@ -243,6 +253,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return -1;
     o->prog = argv[i];
     o->argv = &argv[i + 1];
+    o->iso.uid = o->uid;
+    o->iso.gid = o->gid;
     return 0;
 }
 
@@ -358,6 +370,16 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
     if (err >= 0 && dup2(err, 2) < 0)
         child_fail(errfd, errno, "stderr");
 
+    /* Isolation after the output is open (the log fifos are host paths)
+     * and before the identity change (mounts need root). */
+    const char *step = "";
+    int e;
+    if (o->iso.root && ((e = iso_unshare(&o->iso, &step)) ||
+                        (e = iso_enter_root(&o->iso, &step))))
+        child_fail(errfd, e, step);
+    if ((e = caps_before_ids(&o->iso, &step)))
+        child_fail(errfd, e, step);
+
     /* The output files and fifos belong to root: open them first, then
      * become the task's user, then enter its working directory as that
      * user (so a directory it may not enter is refused). */
@@ -367,6 +389,8 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
         child_fail(errfd, errno, "setgid");
     if ((getuid() != o->uid || geteuid() != o->uid) && setuid(o->uid) < 0)
         child_fail(errfd, errno, "setuid");
+    if ((e = caps_after_ids(&o->iso, o->uid, &step)))
+        child_fail(errfd, e, step);
     if (chdir(o->cwd) < 0)
         child_fail(errfd, errno, "chdir");
 
@@ -761,7 +785,8 @@ int main(int argc, char **argv, char **envp)
         fatal(EINVAL, "args");
         say(2, "usage: taskscope-shim --exit-file PATH --uid N --gid N "
                "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "
-               "[--cgroup-root DIR] [--join-cgroup FILE]... -- PROGRAM ARGV0 [ARGS...]", "");
+               "[--cgroup-root DIR] [--join-cgroup FILE]... [isolation options] "
+               "-- PROGRAM ARGV0 [ARGS...]", "");
         return 2;
     }
     int jerr = join_cgroups(&o);
@@ -805,7 +830,13 @@ int main(int argc, char **argv, char **envp)
         return 1;
     }
 
-    pid_t pid = fork();
+    /* A raw clone: with CLONE_NEWPID the task is pid 1 of its own pid
+     * namespace (no init of ours in between: one process less per task,
+     * and the shim outside stays the one parent that reaps and records the
+     * exit; when pid 1 ends the kernel ends the rest of the namespace).
+     * Without flags this is fork(); the child only makes raw syscalls. */
+    unsigned long cflags = iso_clone_flags(&o.iso);
+    pid_t pid = cflags ? (pid_t)syscall(SYS_clone, SIGCHLD | cflags, 0, 0, 0, 0) : fork();
     if (pid < 0) {
         fatal(errno, "fork");
         return 1;

@@ -13,6 +13,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
+#include <sstream>
+
+extern "C" {
+#include "shim/isolation.h"
+}
 #include <climits>
 #include <cstring>
 
@@ -52,6 +58,7 @@ struct ChildPlan {
     std::array<int, 3> stdio{};
     bool tty = false;
     const TaskNamespaces* ns = nullptr;
+    iso_opts caps{};  ///< only have_caps/caps: the capability steps of src/shim/caps.c
     int releaseRead = -1;
     int releaseWrite = -1;
     int reportRead = -1;
@@ -175,9 +182,13 @@ void closeFrom(unsigned first, bool onExec) {
         // Its user owns its terminal, as after a login.
         (void)::fchown(0, p.uid, static_cast<gid_t>(-1));
     }
+    // The task's capability set, by the very steps its shim ran (caps.c).
+    const char* step = "";
+    if (const int e = caps_before_ids(&p.caps, &step)) fail(p, step, e);
     if (::geteuid() == 0 && ::setgroups(p.ngroups, p.groups) < 0) fail(p, "setgroups", errno);
     if ((::getgid() != p.gid || ::getegid() != p.gid) && ::setgid(p.gid) < 0) fail(p, "setgid", errno);
     if ((::getuid() != p.uid || ::geteuid() != p.uid) && ::setuid(p.uid) < 0) fail(p, "setuid", errno);
+    if (const int e = caps_after_ids(&p.caps, p.uid, &step)) fail(p, step, e);
     // Set after the identity change, which clears it: the command dies with
     // its relay rather than run on unwatched.
     if (p.ns->newPid) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -229,6 +240,19 @@ void closeFrom(unsigned first, bool onExec) {
 
 // --- back in the streamer ---
 
+// "CapBnd:\t00000000a80405fb" of /proc/<pid>/status.
+std::optional<uint64_t> boundingSet(const std::string& statusFile) {
+    std::ifstream in(statusFile);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("CapBnd:", 0) == 0) {
+            std::istringstream v(line.substr(7));
+            uint64_t caps = 0;
+            if (v >> std::hex >> caps) return caps;
+        }
+    return std::nullopt;
+}
+
 bool sameFile(const struct stat& a, const struct stat& b) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -268,6 +292,8 @@ Result<TaskNamespaces> openTaskNamespaces(pid_t pid, const std::string& proc) {
     if (!root || ::fstat(root.get(), &theirs) != 0) return errnoError("open " + rootPath, errno);
     if (::stat((proc + "/self/root").c_str(), &mine) != 0) return errnoError("stat " + proc + "/self/root", errno);
     if (mntDiffers || !sameFile(mine, theirs)) ns.root = std::move(root);
+    const auto theirCaps = boundingSet(base + "/status"), myCaps = boundingSet(proc + "/self/status");
+    if (theirCaps && myCaps && (*theirCaps & ~*myCaps) == 0 && *theirCaps != *myCaps) ns.caps = *theirCaps;
     return ns;
 }
 
@@ -295,6 +321,10 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
     p.stdio = spec.stdio;
     p.tty = spec.tty;
     p.ns = &ns;
+    if (ns.caps) {
+        p.caps.have_caps = 1;
+        p.caps.caps = *ns.caps;
+    }
     p.releaseRead = releaseRead.get();
     p.releaseWrite = releaseWrite.get();
     p.reportRead = reportRead.get();

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,10 @@ struct TaskNamespaces {
     std::vector<Join> join;  ///< in kNamespaces order
     bool newPid = false;     ///< a pid namespace is among them: the child forks again
     common::UniqueFd root;   ///< the task's root, when the child must chroot to it
+    /// The task's capability bounding set when it is narrower than ours (an
+    /// isolated task): the command gets that set, through the shim's own
+    /// code (src/shim/caps.c), not the streamer's full one.
+    std::optional<uint64_t> caps;
 };
 
 /// Opens <proc>/<pid>/ns/<kind> for each kind whose inode differs from

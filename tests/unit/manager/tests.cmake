@@ -1,4 +1,5 @@
 taskscope_unit_test(manager/test_task_spec.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_isolation.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_task_record.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_config.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_cpu_partitions.cpp taskscope_manager_lib)

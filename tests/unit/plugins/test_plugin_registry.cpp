@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "manager/task_spec.hpp"
 #include "plugins/plugin_registry.hpp"
 #include "support/temp_dir.hpp"
 
@@ -48,6 +49,12 @@ TaskRecord task(const std::string& alloc, const std::string& name, const std::st
                                   {"socket_timeout_ms", timeoutMs}}}}
                      .dump();
     return r;
+}
+
+manager::TaskSpec specOf(const TaskRecord& r) {
+    auto spec = manager::parseTaskSpec(r.specJson);
+    BOOST_REQUIRE(spec);
+    return *spec;
 }
 
 // A bound unix socket: what the registry waits for before it probes.
@@ -99,17 +106,31 @@ struct Fixture {
 
 BOOST_FIXTURE_TEST_CASE(a_second_live_claimant_of_a_name_is_refused, Fixture) {
     tasks.push_back(task("a", "p", "hostpath"));
-    std::map<std::string, std::string> env;
-    auto r = registry.prepareStart("b", "p", *plugins::pluginOfSpec(tasks[0].specJson), env);
+    auto spec = specOf(tasks[0]);
+    auto r = registry.prepareStart("b", "p", spec);
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "PluginNameInUse");
     BOOST_TEST(r.error().message.find("a/p") != std::string::npos);
-    BOOST_TEST(env.empty());
+    BOOST_TEST(spec.env.empty());
     // Once the first task has ended the name is free again.
     tasks[0].state = TaskState::Exited;
-    BOOST_REQUIRE(registry.prepareStart("b", "p", *plugins::pluginOfSpec(tasks[0].specJson), env));
-    BOOST_TEST(env["CSI_ENDPOINT"] == "unix://" + dir.path + "/csi/hostpath/csi.sock");
+    BOOST_REQUIRE(registry.prepareStart("b", "p", spec));
+    BOOST_TEST(spec.env["CSI_ENDPOINT"] == "unix://" + dir.path + "/csi/hostpath/csi.sock");
     BOOST_TEST(std::filesystem::is_directory(dir.path + "/csi/hostpath"));
+    BOOST_TEST(spec.isolation.volumes.empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(an_isolated_plugin_sees_its_directory_at_mount_dir, Fixture) {
+    tasks.push_back(task("a", "p", "hostpath"));
+    auto spec = specOf(tasks[0]);
+    spec.isolation.filesystem = true;
+    BOOST_REQUIRE(registry.prepareStart("a", "p", spec));
+    BOOST_TEST(spec.env["CSI_ENDPOINT"] == "unix:///csi/csi.sock");
+    BOOST_REQUIRE(spec.isolation.volumes.size() == 1u);
+    BOOST_TEST(spec.isolation.volumes[0].source == dir.path + "/csi/hostpath");
+    BOOST_TEST(spec.isolation.volumes[0].target == "/csi");
+    BOOST_TEST(!spec.isolation.volumes[0].readOnly);
+    BOOST_TEST((spec.isolation.volumes[0].propagation == manager::Propagation::Bidirectional));
 }
 
 BOOST_FIXTURE_TEST_CASE(a_socket_that_never_appears_registers_an_unhealthy_plugin, Fixture) {
@@ -126,8 +147,8 @@ BOOST_FIXTURE_TEST_CASE(a_socket_that_never_appears_registers_an_unhealthy_plugi
 
 BOOST_FIXTURE_TEST_CASE(registered_probed_and_deregistered_with_its_task, Fixture) {
     tasks.push_back(task("a", "p", "hostpath"));
-    std::map<std::string, std::string> env;
-    BOOST_REQUIRE(registry.prepareStart("a", "p", *plugins::pluginOfSpec(tasks[0].specJson), env));
+    auto spec = specOf(tasks[0]);
+    BOOST_REQUIRE(registry.prepareStart("a", "p", spec));
     listenAt(dir.path + "/csi/hostpath/csi.sock");
     registry.taskChanged(tasks[0]);
     runFor(loop, 300ms);
@@ -158,8 +179,8 @@ BOOST_FIXTURE_TEST_CASE(a_restart_republishes_quietly_and_drops_plugins_of_ended
     tasks.push_back(task("a", "p", "kept"));
     tasks.push_back(task("a", "q", "gone"));
     for (auto& t : tasks) {
-        std::map<std::string, std::string> env;
-        BOOST_REQUIRE(registry.prepareStart(t.allocId, t.name, *plugins::pluginOfSpec(t.specJson), env));
+        auto spec = specOf(t);
+        BOOST_REQUIRE(registry.prepareStart(t.allocId, t.name, spec));
         listenAt(dir.path + "/csi/" + plugins::pluginOfSpec(t.specJson)->name + "/csi.sock");
         registry.taskChanged(t);
     }

@@ -1,0 +1,78 @@
+#include "manager/task_dirs.hpp"
+
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/files.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::manager {
+
+namespace {
+
+bool isDir(const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int removeEntry(const char* path, const struct stat*, int type, struct FTW*) {
+    const int r = type == FTW_DP ? ::rmdir(path) : ::unlink(path);
+    return r < 0 && errno != ENOENT ? errno : 0;
+}
+
+}  // namespace
+
+std::string allocRootDir(const std::string& stateDir, const std::string& allocId) {
+    return stateDir + "/tasks-root/" + scope::escapeComponent(allocId);
+}
+
+std::string taskRootDir(const std::string& stateDir, const std::string& allocId, const std::string& task) {
+    return allocRootDir(stateDir, allocId) + "/tasks/" + scope::escapeComponent(task);
+}
+
+common::Result<void> prepareTaskDirs(Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
+                                     const std::string& allocId, const std::string& task) {
+    if (!iso.filesystem) return {};
+    if (!iso.taskDir.empty() && !isDir(iso.taskDir))
+        return common::makeError("InvalidSpec", "isolation.task_dir " + iso.taskDir + " is not a directory");
+    if (!iso.allocDir.empty() && !isDir(iso.allocDir))
+        return common::makeError("InvalidSpec", "isolation.alloc_dir " + iso.allocDir + " is not a directory");
+    if (auto r = resolveIsolation(iso, node, taskRootDir(stateDir, allocId, task)); !r) return r;
+    if (iso.allocDir.empty()) {
+        // Shared by the allocation's tasks, whatever users they run as.
+        iso.allocDir = allocRootDir(stateDir, allocId) + "/alloc";
+        if (auto r = common::makeDirs(iso.allocDir, 0755); !r) return r.error().context("create alloc dir");
+        if (::chmod(iso.allocDir.c_str(), 01777) < 0) return common::errnoError("chmod " + iso.allocDir, errno);
+    }
+    if (iso.taskDirMade)
+        if (auto r = common::makeDirs(iso.taskDir, 0755); !r) return r.error().context("create task dir");
+    return {};
+}
+
+common::Result<void> removeTree(const std::string& path) {
+    const int r = ::nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    if (r < 0 && errno != ENOENT) return common::errnoError("remove " + path, errno);
+    if (r > 0) return common::errnoError("remove " + path, r);
+    return {};
+}
+
+common::Result<void> removeTaskDirs(const Isolation& iso, const std::string& stateDir, const std::string& allocId,
+                                    const std::string& task, bool lastOfAlloc) {
+    if (!iso.filesystem) return {};
+    if (iso.taskDir.empty())
+        if (auto r = removeTree(taskRootDir(stateDir, allocId, task)); !r) return r;
+    if (!lastOfAlloc) return {};
+    const auto root = allocRootDir(stateDir, allocId);
+    if (iso.allocDir.empty())
+        if (auto r = removeTree(root + "/alloc"); !r) return r;
+    // What is left of the allocation's dir: tasks/ once empty, then itself
+    // (another task's dir handed in elsewhere leaves nothing here).
+    ::rmdir((root + "/tasks").c_str());
+    ::rmdir(root.c_str());
+    return {};
+}
+
+}  // namespace taskscope::manager

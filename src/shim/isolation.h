@@ -1,0 +1,64 @@
+/*
+ * Isolation of a task (issue 14): the steps the task child runs between
+ * fork and exec when the manager passed --root. Every step returns 0 or an
+ * errno and never prints or exits; the caller reports the failing step's
+ * name to the manager as "execfailed ERRNO STEP".
+ */
+#ifndef TASKSCOPE_SHIM_ISOLATION_H
+#define TASKSCOPE_SHIM_ISOLATION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Nomad's chroot_env has 9 entries; a node may add a few. */
+#define ISO_MAX_BINDS 32
+#define ISO_MAX_VOLUMES 16
+
+enum iso_prop { ISO_PROP_PRIVATE, ISO_PROP_HOST_TO_TASK, ISO_PROP_BIDIRECTIONAL };
+
+struct iso_volume {
+    const char *src;
+    const char *dst; /* absolute, inside the root (checked by the manager) */
+    int read_only;
+    enum iso_prop prop;
+};
+
+struct iso_opts {
+    const char *root; /* NULL: not isolated */
+    const char *binds[ISO_MAX_BINDS];
+    int nbinds;
+    const char *alloc_dir;
+    struct iso_volume volumes[ISO_MAX_VOLUMES];
+    int nvolumes;
+    int pid_host;
+    int ipc_host;
+    int have_caps;
+    uint64_t caps;
+    int no_new_privs;
+    unsigned long long secrets_size;
+    uid_t uid; /* owner of secrets/ and local/ */
+    gid_t gid;
+};
+
+/* Takes one option of shim_protocol.h from argv[*i] (advancing *i past its
+ * values). Returns 1 when taken, 0 when not an isolation option, -1 when
+ * malformed. */
+int iso_parse_arg(struct iso_opts *o, int argc, char **argv, int *i);
+
+/* Flags for the clone(2) of the task child: CLONE_NEWPID for a private pid
+ * namespace, so the task is pid 1 of it. */
+unsigned long iso_clone_flags(const struct iso_opts *o);
+
+/* namespaces.c: a new mount (and ipc) namespace for the calling child. */
+int iso_unshare(const struct iso_opts *o, const char **step);
+
+/* rootfs.c: builds the root under o->root and pivots into it. */
+int iso_enter_root(const struct iso_opts *o, const char **step);
+
+/* caps.c, split around the identity change the shim does in between:
+ * before drops the bounding set and keeps capabilities across setuid;
+ * after sets the rest of the sets, ambient and no_new_privs. */
+int caps_before_ids(const struct iso_opts *o, const char **step);
+int caps_after_ids(const struct iso_opts *o, uid_t uid, const char **step);
+
+#endif

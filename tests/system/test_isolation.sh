@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# Isolation (issue 14): an isolated task lists only its root (chroot_env
+# binds and its own dirs), cannot write /usr nor a tmpfs mounted below it,
+# is pid 1 of its pid namespace, reads nothing from /proc/kcore, has
+# exactly Nomad's default capability bounding set, secrets/ is its user's
+# tmpfs, a ro volume refuses writes and a rw one takes them, its scope has
+# DevicePolicy=closed; a pid_mode=host task sees the host's pid 1 and a
+# non-root one has the set as ambient; bad specs get named errors;
+# nothing of the tasks' mounts shows on the host; ForgetTask removes the
+# task dirs; a start with a huge chroot_env path costs what a small one does.
+source "$(dirname "$0")/lib.sh"
+
+W=/run/isotest
+ROOTS=/var/lib/taskscope/tasks-root
+SUB=/usr/share/isotest-sub
+DEFAULT_CAPS=00000000a80405fb
+ALLOCS=(iso1 iso2 isobad isofast)
+
+cleanup() {
+    for a in "${ALLOCS[@]}"; do
+        for t in probe hostpid small huge; do
+            mgr StopTask ssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
+            mgr ForgetTask ss $a $t >/dev/null 2>&1 || true
+        done
+    done
+    umount $SUB 2>/dev/null || true
+    rmdir $SUB 2>/dev/null || true
+    rm -rf $W /srv/isotest-huge /srv/isotest-small
+}
+trap cleanup EXIT
+
+systemctl reset-failed taskscope-manager 2>/dev/null || true
+systemctl start taskscope-manager taskscope-streamer
+mkdir -p $W/out $W/probe $W/out2
+chmod 777 $W/out2
+# A tmpfs below /usr: the task's /usr/share must be read-only all the way down.
+mkdir -p $SUB && mount -t tmpfs -o size=1m tmpfs $SUB
+
+cat >$W/probe/probe.sh <<'PROBE'
+#!/bin/sh
+out=${1:-/out/result}
+{
+echo "ls=$(ls / | tr '\n' ' ')"
+echo "pid=$$"
+echo "pid1=$(tr '\0' ' ' </proc/1/cmdline)"
+grep -E '^Cap(Bnd|Eff|Amb):' /proc/self/status | tr -d '\t' | tr ':' '='
+if touch /usr/isotest 2>/dev/null; then echo usr=writable; else echo usr=ro; fi
+if touch /usr/share/isotest-sub/x 2>/dev/null; then echo sub=writable; else echo sub=ro; fi
+echo "kcore=$(wc -c </proc/kcore 2>/dev/null || echo unreadable)"
+if echo x 2>/dev/null >/proc/sys/kernel/hostname; then echo procsys=writable; else echo procsys=ro; fi
+echo "secrets=$(stat -c '%a %U' /secrets) $(stat -f -c %T /secrets)"
+echo "tmp=$(stat -c %a /tmp)"
+if touch /probe/x 2>/dev/null; then echo rovol=writable; else echo rovol=ro; fi
+echo "devnull=$(echo hi >/dev/null && echo ok)"
+echo "end"
+} >"$out" 2>&1
+exec sleep 600
+PROBE
+chmod 755 $W/probe/probe.sh
+
+# --- an isolated root task with a ro and a rw volume ---
+spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh"],
+    isolation:{volumes:[{source:($w+"/probe"),target:"/probe",read_only:true},
+                        {source:($w+"/out"),target:"/out"}]}}')
+out=$(mgr StartTask sss iso1 probe "$spec") || fail "isolated StartTask: $out"
+ok "isolated task iso1/probe started"
+wait_until "the probe's result" 300 grep -q '^end' $W/out/result
+cat $W/out/result
+r() { sed -n "s/^$1=//p" $W/out/result; }
+ls_root=$(r ls)
+for d in alloc dev etc local proc secrets sys tmp usr probe out; do
+    grep -qw "$d" <<<"$ls_root" || fail "/ of the task lacks $d: $ls_root"
+done
+for d in var home root boot srv opt mnt media; do
+    grep -qw "$d" <<<"$ls_root" && fail "/ of the task shows host dir $d: $ls_root"
+done
+ok "the task's / holds only chroot_env paths and its own dirs: $ls_root"
+assert_eq "$(r pid)" 1 "the task's pid in its pid namespace"
+assert_eq "$(r CapBnd)" $DEFAULT_CAPS "CapBnd (Nomad's exec default set)"
+assert_eq "$(r CapEff)" $DEFAULT_CAPS "CapEff"
+assert_eq "$(r usr)" ro "write to /usr"
+assert_eq "$(r sub)" ro "write to a tmpfs mounted below /usr/share"
+assert_eq "$(r kcore)" 0 "bytes read from /proc/kcore"
+assert_eq "$(r procsys)" ro "write to /proc/sys/kernel/hostname"
+assert_eq "$(r secrets)" "700 root tmpfs" "secrets/ mode, owner, fs"
+assert_eq "$(r tmp)" 1777 "tmp/ mode"
+assert_eq "$(r rovol)" ro "write to the read-only volume"
+assert_eq "$(r devnull)" ok "write to /dev/null"
+[[ -s $W/out/result ]] && ok "the rw volume took the task's writes"
+
+unit=$(task_field iso1 probe unit)
+assert_eq "$(systemctl show -p DevicePolicy --value "$unit")" closed "DevicePolicy of $unit"
+allow=$(systemctl show -p DeviceAllow --value "$unit")
+echo "DeviceAllow: $allow"
+grep -q '/dev/null rwm' <<<"$allow" || fail "DeviceAllow lacks /dev/null: $allow"
+ok "DeviceAllow holds the standard devices"
+
+# The task's mounts are in its namespace alone.
+leaked=$(grep -c "$ROOTS" /proc/self/mountinfo || true)
+assert_eq "$leaked" 0 "host mounts under $ROOTS while the task runs"
+pid=$(task_field iso1 probe pid)
+[[ "$(readlink /proc/$pid/ns/pid)" != "$(readlink /proc/self/ns/pid)" ]] || fail "the task shares the host's pid namespace"
+[[ "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ]] || fail "the task shares the host's mount namespace"
+[[ "$(readlink /proc/$pid/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ]] || fail "the task shares the host's ipc namespace"
+ok "task pid $pid has its own pid, mount and ipc namespaces"
+
+# --- exec into the isolated task: its root, its pid namespace, its capability set ---
+out=$($CTL exec iso1 probe -- sh -c 'echo "ls=$(ls / | tr "\n" " ")"; grep -E "^Cap(Bnd|Eff):" /proc/self/status | tr -d "\t"; echo "pid1=$(tr "\0" " " </proc/1/cmdline)"') ||
+    fail "exec into the isolated task: $out"
+echo "$out"
+grep -q "^ls=$ls_root\$" <<<"$out" || fail "exec sees another root than the task's: $out"
+grep -q "^CapBnd:$DEFAULT_CAPS" <<<"$out" || fail "exec's bounding set is not the task's: $out"
+grep -q "^CapEff:$DEFAULT_CAPS" <<<"$out" || fail "exec (root) has other effective capabilities than the task: $out"
+grep -q "^pid1=/bin/sh /probe/probe.sh" <<<"$out" || grep -q "^pid1=sleep 600" <<<"$out" || fail "exec is not in the task's pid namespace: $out"
+ok "exec into the isolated task: same root, pid namespace and capability set"
+
+# --- pid_mode host, as nobody: the host's pid 1, the set as ambient ---
+spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh","/out/result"], user:"nobody",
+    isolation:{pid_mode:"host", volumes:[{source:($w+"/probe"),target:"/probe",read_only:true},
+                                         {source:($w+"/out2"),target:"/out"}]}}')
+out=$(mgr StartTask sss iso2 hostpid "$spec") || fail "pid_mode=host StartTask: $out"
+wait_until "the host-pid probe's result" 300 grep -q '^end' $W/out2/result
+cat $W/out2/result
+r2() { sed -n "s/^$1=//p" $W/out2/result; }
+[[ "$(r2 pid)" != 1 ]] || fail "a pid_mode=host task is pid 1"
+host_pid1=$(tr '\0' ' ' </proc/1/cmdline)
+assert_eq "$(r2 pid1)" "$host_pid1" "pid 1 as a pid_mode=host task sees it (the host's)"
+ok "pid_mode=host: pid $(r2 pid), the host's pid 1 is $(r2 pid1)"
+assert_eq "$(r2 CapAmb)" $DEFAULT_CAPS "CapAmb of a non-root isolated task"
+assert_eq "$(r2 secrets)" "700 nobody tmpfs" "secrets/ of a nobody task"
+
+# --- bad specs: named errors, nothing made ---
+bad() {
+    local what=$1 spec=$2 want=$3 out
+    if out=$(mgr StartTask sss isobad t "$spec" 2>&1); then fail "$what was accepted"; fi
+    grep -q "$want" <<<"$out" || fail "$what: got '$out', want $want"
+    ok "$what: $out"
+}
+bad "bidirectional read-only volume" \
+    '{"command":"/bin/true","isolation":{"volumes":[{"source":"/srv","target":"/x","read_only":true,"propagation":"bidirectional"}]}}' \
+    "bidirectional volume cannot be read-only"
+bad "capability outside the allow-list" '{"command":"/bin/true","isolation":{"cap_add":["SYS_ADMIN"]}}' "SYS_ADMIN"
+bad "unknown capability" '{"command":"/bin/true","isolation":{"cap_add":["BOGUS"]}}' "unknown capability BOGUS"
+bad "volume target with .." '{"command":"/bin/true","isolation":{"volumes":[{"source":"/srv","target":"/a/../../etc"}]}}' \
+    "without '..'"
+bad "relative task_dir" '{"command":"/bin/true","isolation":{"task_dir":"x"}}' "InvalidSpec"
+bad "missing volume source" \
+    '{"command":"/bin/true","isolation":{"volumes":[{"source":"/nonexistent-isotest","target":"/x"}]}}' "volumes"
+[[ ! -e $ROOTS/isobad ]] || fail "a refused start left $(find $ROOTS/isobad | head -3)"
+ok "refused starts left no task dir"
+
+# --- forget removes the task dirs ---
+[[ -d $ROOTS/iso1/tasks/probe ]] || fail "no task dir $ROOTS/iso1/tasks/probe"
+mgr StopTask ssx iso1 probe SIGKILL 0 >/dev/null
+wait_until "iso1/probe to end" 300 bash -c "[[ \$(busctl --json=short call $I $M $I GetTask ss iso1 probe | jq -r '.data[0]' | jq -r .state) != running ]]"
+mgr ForgetTask ss iso1 probe >/dev/null
+[[ ! -e $ROOTS/iso1 ]] || fail "ForgetTask left $(find $ROOTS/iso1 | head)"
+ok "ForgetTask removed $ROOTS/iso1 (the task dir and the allocation's)"
+
+# --- start time does not depend on the size of a chroot_env path ---
+mkdir -p /srv/isotest-huge/tree /srv/isotest-small
+(cd /srv/isotest-huge/tree && seq -f 'f%05g' 1 20000 | xargs touch)
+fallocate -l 512M /srv/isotest-huge/blob 2>/dev/null || dd if=/dev/zero of=/srv/isotest-huge/blob bs=1M count=64 status=none
+env_base='["/bin","/etc","/lib","/lib64","/sbin","/usr"]'
+start_ms() {
+    local name=$1 extra=$2 t0 t1
+    local spec
+    spec=$(jq -cn --argjson e "$env_base" --arg x "$extra" '{command:"/bin/true", logs:false, isolation:{chroot_env:($e+[$x])}}')
+    t0=$(date +%s%N)
+    mgr StartTask sss isofast $name "$spec" >/dev/null || fail "start $name"
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000000))
+}
+small=$(start_ms small /srv/isotest-small)
+huge=$(start_ms huge /srv/isotest-huge)
+echo "start with a small chroot_env path: ${small} ms; with $(du -sh /srv/isotest-huge | cut -f1) and 20000 files: ${huge} ms"
+((huge <= 3 * small + 1000)) || fail "a huge chroot_env path made the start slower: $huge ms vs $small ms"
+ok "start time independent of the chroot_env size ($huge ms vs $small ms)"
+du_task=$(du -sk $ROOTS/isofast/tasks/huge | cut -f1)
+echo "disk used by the huge task's dir: ${du_task} KiB (mount points only)"
+((du_task < 256)) || fail "the task dir holds $du_task KiB: copied?"
+
+cleanup
+trap - EXIT
+leaked=$(grep -c "$ROOTS" /proc/self/mountinfo || true)
+assert_eq "$leaked" 0 "host mounts under $ROOTS after the tasks"
+[[ ! -e $ROOTS/iso2 && ! -e $ROOTS/isofast ]] || fail "task dirs left: $(ls $ROOTS)"
+ok "isolation"

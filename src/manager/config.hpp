@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/result.hpp"
+#include "network/cni_config.hpp"
 
 namespace taskscope::manager {
 
@@ -39,6 +40,9 @@ struct Config {
     std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
     ReconcilerConfig danglingScopes;
+    /// Allocation networks (keys network_cni_path, network_bridge,
+    /// network_subnet, network_conflist, network_plugin_timeout_ms).
+    network::NodeNetworkConfig network;
 };
 
 /// Loads `path` and `path + ".d"`; a missing file is fine, a bad one is an

@@ -20,6 +20,7 @@
 #include "manager/config.hpp"
 #include "manager/scope_reconciler.hpp"
 #include "manager/task_manager.hpp"
+#include "network/network_manager.hpp"
 #include "scope/sdbus_systemd_client.hpp"
 
 #ifndef TASKSCOPE_VERSION
@@ -154,8 +155,16 @@ int run(const Options& opts) {
         spdlog::error("Failed to recover tasks: {}", r.error().message);
         return 1;
     }
-    manager::ManagerObject object(*serviceBus, tasks, std::move(facts));
+    // Networks before the bus name: a task that joins one after a restart
+    // finds it checked (or made again).
+    network::NetworkManager networks(config->network, config->stateDir, loop);
+    networks.setLog([](const std::string& m) { spdlog::warn("{}", m); });
+    networks.setInUse([&tasks](const std::string& alloc) { return tasks.allocHasLiveTasks(alloc); });
+    networks.recover();
+    tasks.setNetworks([&networks](const std::string& alloc) { return networks.netnsPath(alloc); });
+    manager::ManagerObject object(*serviceBus, tasks, networks, std::move(facts));
     tasks.attach(object);
+    networks.attach(object);
     manager::ScopeReconciler reconciler(config->danglingScopes, systemd, config->slice,
                                         [&tasks](const std::string& unit) { return tasks.ownsUnit(unit); });
     reconciler.start(

@@ -59,6 +59,14 @@ public:
     /// moves shims an older manager left in its cgroup there too.
     void setShimHome(ShimHome* home) { shimHome_ = home; }
 
+    /// The namespace path of an allocation's ready network (NoSuchNetwork
+    /// otherwise), for tasks whose spec joins it.
+    using NetnsLookup = std::function<common::Result<std::string>(const std::string& allocId)>;
+    void setNetworks(NetnsLookup lookup) { netnsOf_ = std::move(lookup); }
+
+    /// A task of the allocation is starting or running (its network must stay).
+    bool allocHasLiveTasks(const std::string& allocId) const;
+
     /// Loads persisted tasks, re-adopts running ones and collects exits
     /// that happened while the manager was away. Call before publishing.
     common::Result<void> recover();
@@ -190,6 +198,7 @@ private:
     std::string objectPrefix_;
     TaskEvents* events_ = nullptr;
     ShimHome* shimHome_ = nullptr;
+    NetnsLookup netnsOf_;
     std::map<Key, std::unique_ptr<Entry>> tasks_;
     std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
     std::string cgroupRoot_;

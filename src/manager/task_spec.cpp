@@ -132,6 +132,9 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
         s.logMaxFileSizeMb = static_cast<int>(*v);
     } else if (key == "resources") {
         return parseResources(value, s.resources);
+    } else if (key == "network_namespace") {
+        if (value != "alloc" && value != "host") return invalid("network_namespace must be \"alloc\" or \"host\"");
+        s.joinAllocNetwork = value == "alloc";
     } else {
         return invalid("unknown field " + key);
     }

@@ -27,6 +27,10 @@ struct TaskSpec {
     int logMaxFiles = 0;       ///< 0: the manager's default
     int logMaxFileSizeMb = 0;  ///< 0: the manager's default
     scope::Resources resources;
+    /// "network_namespace": "alloc" joins the allocation's network
+    /// (CreateNetwork) before the task's first instruction; "host" (the
+    /// default) stays in the host's.
+    bool joinAllocNetwork = false;
 
     // Filled by resolveTaskSpec from the system's user and file databases.
     std::string path;  ///< the executable that will run

@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(hung_plugin_is_killed) {
     BOOST_REQUIRE(!r.ok());
     BOOST_TEST(r.error().name == "CniFailed");
     BOOST_TEST(r.error().message.find("killed") != std::string::npos);
-    BOOST_TEST(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)));
 }
 
 BOOST_AUTO_TEST_CASE(del_runs_every_plugin_in_reverse_past_a_failure) {

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE sweep
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -62,7 +63,7 @@ BOOST_AUTO_TEST_CASE(sweeps_only_the_allocation) {
         BOOST_TEST(s.find("a2") == std::string::npos);
         BOOST_TEST(s.find("172.26.64.3") == std::string::npos);
         BOOST_TEST(s.find("fedcba") == std::string::npos);
-        BOOST_TEST(s.find("HOSTPORT-DNAT") == std::string::npos || s.find("-D") != std::string::npos);
+        BOOST_TEST((s.find("HOSTPORT-DNAT") == std::string::npos || s.find("-D") != std::string::npos));
     }
     // Rules inside a removed chain go with its flush, not one by one.
     BOOST_TEST(!has(R"(-t nat -D CNI-0123456789abcdef01234567 -d 172.26.64.0/20 -m comment --comment name: "taskscope" id: "a1" -j ACCEPT)"));

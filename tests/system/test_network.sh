@@ -8,6 +8,8 @@
 # The guest has no network device: the node's address is 192.0.2.1 on a
 # dummy interface made here.
 source "$(dirname "$0")/lib.sh"
+# A silent exit under set -e says nothing: name the line that failed.
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (status $?)"' ERR
 
 OUT=/run/nettest
 STATE=/var/lib/taskscope
@@ -41,7 +43,7 @@ ip link set node0 up
 # The things an allocation's network makes, counted before anything exists.
 count_netns() { ip netns list | wc -l; }
 count_veth() { ip -o link show type veth | wc -l; }
-count_ipam() { find $IPAM -maxdepth 1 -type f ! -name lock ! -name 'last_reserved_ip*' 2>/dev/null | wc -l; }
+count_ipam() { { find $IPAM -maxdepth 1 -type f ! -name lock ! -name 'last_reserved_ip*' 2>/dev/null || true; } | wc -l; }
 # Rules carrying an allocation's id (CNI's comments: name: "taskscope" id: "<alloc>").
 count_rules() { { iptables-save; nft list ruleset; } 2>/dev/null | grep -cF "id: \\\"$1\\\"" || true; }
 # Rules naming an address (the firewall plugin's carry no comment).
@@ -146,6 +148,7 @@ wait_until "the message at the server" 100 grep -q after-restart $OUT/b.out
 
 # A CHECK that fails (the container's eth0 removed) makes the network again.
 ip netns exec n-a ip link del eth0
+systemctl reset-failed taskscope-manager 2>/dev/null || true
 systemctl restart taskscope-manager
 assert_eq "$(net_field n-a .state)" ready "n-a after a failed CHECK"
 ip netns exec n-a ip -o link show eth0 >/dev/null || fail "n-a's eth0 was not made again"

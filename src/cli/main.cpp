@@ -63,6 +63,8 @@ private:
     void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
     void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
     void onDanglingScopeStopped(const std::string&, const bool&) override {}
+    void onNetworkCreated(const std::string&, const std::string&) override {}
+    void onNetworkDestroyed(const std::string&) override {}
     void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
                       const bool& oom) override {
         if (alloc == watchAlloc && task == watchTask) exited = Exited{code, sig, oom};
@@ -87,6 +89,13 @@ void usage(FILE* out) {
                  "  update ALLOC TASK RESOURCES_JSON\n"
                  "                      change a running task's limits, e.g. '{\"memory_mb\":256}'\n"
                  "  fingerprint         the node's facts as the manager sees them\n"
+                 "  network create [--spec JSON|@FILE] ALLOC\n"
+                 "                      give an allocation a network namespace (default mode none;\n"
+                 "                      e.g. '{\"mode\":\"bridge\",\"ports\":[{\"host_port\":8080,\"container_port\":80}]}')\n"
+                 "  network show ALLOC  show an allocation's network\n"
+                 "  network destroy ALLOC\n"
+                 "                      remove it (refused while tasks of the allocation run)\n"
+                 "  network list        list networks\n"
                  "  logs [-f] [-n N] [--stderr] ALLOC TASK\n"
                  "                      print a task's stdout (or stderr); -n: the last N lines;\n"
                  "                      -f: follow until the task has exited and its output is drained,\n"
@@ -144,6 +153,49 @@ std::string readSpec(const std::string& arg) {
         return *text;
     }
     return arg;
+}
+
+int networkCommand(ManagerProxy& m, std::vector<std::string> args, bool json) {
+    if (args.empty()) die("network takes create, show, destroy or list; see --help", 2);
+    const std::string sub = args[0];
+    args.erase(args.begin());
+    if (sub == "create") {
+        std::string spec;
+        std::vector<std::string> positional;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "--spec" && i + 1 < args.size())
+                spec = readSpec(args[++i]);
+            else
+                positional.push_back(args[i]);
+        }
+        if (positional.size() != 1) die("network create takes ALLOC; see --help", 2);
+        m.CreateNetwork(positional[0], spec);
+        std::cout << m.GetNetwork(positional[0]) << "\n";
+        return 0;
+    }
+    if (sub == "show" && args.size() == 1) {
+        auto j = nlohmann::json::parse(m.GetNetwork(args[0]));
+        std::cout << j.dump(json ? -1 : 2) << "\n";
+        return 0;
+    }
+    if (sub == "destroy" && args.size() == 1) {
+        m.DestroyNetwork(args[0]);
+        return 0;
+    }
+    if (sub == "list" && args.empty()) {
+        const auto nets = m.ListNetworks();
+        if (json) {
+            auto arr = nlohmann::json::array();
+            for (const auto& n : nets) arr.push_back({{"alloc_id", n.get<0>()}, {"mode", n.get<1>()}, {"netns", n.get<2>()}});
+            std::cout << arr.dump() << "\n";
+        } else {
+            std::printf("%-38s %-7s %s\n", "ALLOC", "MODE", "NETNS");
+            for (const auto& n : nets)
+                std::printf("%-38s %-7s %s\n", n.get<0>().c_str(), n.get<1>().c_str(), n.get<2>().c_str());
+        }
+        return 0;
+    }
+    die("network takes create [--spec JSON] ALLOC, show ALLOC, destroy ALLOC or list; see --help", 2);
 }
 
 int run(std::vector<std::string> args, bool json) {
@@ -264,6 +316,7 @@ int run(std::vector<std::string> args, bool json) {
         m.ForgetTask(args[0], args[1]);
         return 0;
     }
+    if (cmd == "network") return networkCommand(m, args, json);
     if (cmd == "fingerprint") {
         need(0);
         auto j = nlohmann::json::parse(m.Fingerprint(), nullptr, false);

@@ -71,8 +71,13 @@ void TaskObject::changed() {
                                  "Signal", "OOMKilled", "FinishedAt", "Spec"});
 }
 
-ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, NodeFacts facts)
-    : AdaptorInterfaces(connection, kManagerPath), connection_(connection), tasks_(tasks), facts_(std::move(facts)) {
+ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, network::NetworkManager& networks,
+                             NodeFacts facts)
+    : AdaptorInterfaces(connection, kManagerPath),
+      connection_(connection),
+      tasks_(tasks),
+      networks_(networks),
+      facts_(std::move(facts)) {
     // Objects of tasks that existed before this instance started are
     // published with the manager, before the bus name is taken.
     for (const auto* r : tasks_.list()) objects_[r->unit] = std::make_unique<TaskObject>(connection_, *r);
@@ -155,6 +160,22 @@ std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPa
 void ManagerObject::UpdateTask(sdbus::Result<>&& result, std::string allocId, std::string task,
                                std::string resourcesJson) {
     tasks_.update(allocId, task, resourcesJson, replyWhenDone(std::move(result)));
+}
+
+void ManagerObject::CreateNetwork(sdbus::Result<>&& result, std::string allocId, std::string specJson) {
+    networks_.create(allocId, specJson, replyWhenDone(std::move(result)));
+}
+
+void ManagerObject::DestroyNetwork(sdbus::Result<>&& result, std::string allocId) {
+    networks_.destroy(allocId, replyWhenDone(std::move(result)));
+}
+
+std::string ManagerObject::GetNetwork(const std::string& allocId) { return unwrapForBus(networks_.get(allocId)); }
+
+std::vector<sdbus::Struct<std::string, std::string, std::string>> ManagerObject::ListNetworks() {
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
+    for (const auto& [alloc, mode, path] : networks_.list()) out.emplace_back(alloc, mode, path);
+    return out;
 }
 
 void ManagerObject::ForgetTask(sdbus::Result<>&& result, std::string allocId, std::string task) {

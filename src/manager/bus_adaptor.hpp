@@ -11,6 +11,7 @@
 #include "dbus/manager1_adaptor.h"
 #include "dbus/task1_adaptor.h"
 #include "manager/task_manager.hpp"
+#include "network/network_manager.hpp"
 
 namespace taskscope::manager {
 
@@ -59,9 +60,11 @@ private:
 class ManagerObject final
     : public sdbus::AdaptorInterfaces<org::taskscope::Manager1_adaptor, sdbus::ObjectManager_adaptor,
                                       sdbus::Properties_adaptor>,
-      public TaskEvents {
+      public TaskEvents,
+      public network::NetworkEvents {
 public:
-    ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, NodeFacts facts);
+    ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, network::NetworkManager& networks,
+                  NodeFacts facts);
     ~ManagerObject();
     ManagerObject(const ManagerObject&) = delete;
     ManagerObject& operator=(const ManagerObject&) = delete;
@@ -71,6 +74,12 @@ public:
     void taskChanged(const TaskRecord& task) override;
     void taskExited(const TaskRecord& task) override;
     void taskRemoved(const TaskRecord& task) override;
+
+    // NetworkEvents
+    void networkCreated(const std::string& allocId, const std::string& netnsPath) override {
+        emitNetworkCreated(allocId, netnsPath);
+    }
+    void networkDestroyed(const std::string& allocId) override { emitNetworkDestroyed(allocId); }
 
     /// Announces a dangling scope the reconciler killed (or found, in dry run).
     void danglingScopeStopped(const std::string& unit, bool dryRun) { emitDanglingScopeStopped(unit, dryRun); }
@@ -89,6 +98,10 @@ private:
     std::string GetTask(const std::string& allocId, const std::string& task) override;
     std::string GetTaskSpec(const std::string& allocId, const std::string& task) override;
     std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ListTasks() override;
+    void CreateNetwork(sdbus::Result<>&& result, std::string allocId, std::string specJson) override;
+    void DestroyNetwork(sdbus::Result<>&& result, std::string allocId) override;
+    std::string GetNetwork(const std::string& allocId) override;
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> ListNetworks() override;
     std::string SharedCPUs() override { return tasks_.sharedCpus(); }
 
     std::string Version() override { return facts_.version; }
@@ -102,6 +115,7 @@ private:
 
     sdbus::IConnection& connection_;
     TaskManager& tasks_;
+    network::NetworkManager& networks_;
     NodeFacts facts_;
     std::map<std::string, std::unique_ptr<TaskObject>> objects_;  // by unit
 };

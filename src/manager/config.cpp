@@ -106,6 +106,22 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
                 caps |= uint64_t{1} << cap;
             }
             c.isolation.allowedCaps = caps;
+        } else if (key == "network_cni_path" || key == "network_conflist") {
+            if (!value.is_string() || (!value.get<std::string>().empty() && value.get<std::string>()[0] != '/'))
+                return bad("an absolute path");
+            (key == "network_cni_path" ? c.network.cniPath : c.network.conflistPath) = value.get<std::string>();
+        } else if (key == "network_bridge") {
+            if (!value.is_string() || value.get<std::string>().empty() || value.get<std::string>().size() > 15)
+                return bad("an interface name (1-15 characters)");
+            c.network.bridge = value.get<std::string>();
+        } else if (key == "network_subnet") {
+            if (!value.is_string() || value.get<std::string>().find('/') == std::string::npos)
+                return bad("a subnet in CIDR form such as \"172.26.64.0/20\"");
+            c.network.subnet = value.get<std::string>();
+        } else if (key == "network_plugin_timeout_ms") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 100 || value.get<int64_t>() > 600000)
+                return bad("an integer 100..600000");
+            c.network.pluginTimeoutMs = value.get<int64_t>();
         } else {
             return makeError("InvalidConfig", file + ": unknown key " + key);
         }

@@ -10,6 +10,7 @@
 
 #include "common/result.hpp"
 #include "manager/isolation.hpp"
+#include "network/cni_config.hpp"
 
 namespace taskscope::manager {
 
@@ -42,6 +43,9 @@ struct Config {
     ReconcilerConfig danglingScopes;
     /// Keys isolation_default, chroot_env, allowed_capabilities (issue 14).
     IsolationConfig isolation;
+    /// Allocation networks (keys network_cni_path, network_bridge,
+    /// network_subnet, network_conflist, network_plugin_timeout_ms).
+    network::NodeNetworkConfig network;
 };
 
 /// Loads `path` and `path + ".d"`; a missing file is fine, a bad one is an

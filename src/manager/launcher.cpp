@@ -104,6 +104,7 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& sp
     argv.insert(argv.end(), {"--stderr", paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
     for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {"--join-cgroup", procs});
     for (auto& a : shimIsolationArgs(spec.isolation)) argv.push_back(std::move(a));
+    if (!paths.netns.empty()) argv.insert(argv.end(), {"--netns", paths.netns});
     argv.insert(argv.end(), {"--", spec.path, spec.command});
     argv.insert(argv.end(), spec.args.begin(), spec.args.end());
     std::vector<std::string> envs;

@@ -32,6 +32,9 @@ struct LaunchPaths {
     /// cgroup.procs files the shim moves itself into before it forks the
     /// task (its home outside the manager's cgroup); empty: it stays.
     std::vector<std::string> joinCgroups;
+    /// A network namespace file (/run/netns/<alloc>) the task joins
+    /// before anything else; empty: the shim's own namespace.
+    std::string netns;
 };
 
 /// The next '\n'-terminated line from `fd`, read in blocks; bytes past

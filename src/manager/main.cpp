@@ -21,6 +21,7 @@
 #include "manager/scope_reconciler.hpp"
 #include "manager/task_events_fanout.hpp"
 #include "manager/task_manager.hpp"
+#include "network/network_manager.hpp"
 #include "plugins/identity_client.hpp"
 #include "plugins/plugin_registry.hpp"
 #include "plugins/probe_worker.hpp"
@@ -171,12 +172,20 @@ int run(const Options& opts) {
         spdlog::error("Failed to recover tasks: {}", r.error().message);
         return 1;
     }
-    manager::ManagerObject object(*serviceBus, tasks, std::move(facts));
+    // Networks before the bus name: a task that joins one after a restart
+    // finds it checked (or made again).
+    network::NetworkManager networks(config->network, config->stateDir, loop);
+    networks.setLog([](const std::string& m) { spdlog::warn("{}", m); });
+    networks.setInUse([&tasks](const std::string& alloc) { return tasks.allocHasLiveTasks(alloc); });
+    networks.recover();
+    tasks.setNetworks([&networks](const std::string& alloc) { return networks.netnsPath(alloc); });
+    manager::ManagerObject object(*serviceBus, tasks, networks, std::move(facts));
     plugins::RegistryObject registryObject(*serviceBus, registry);
     registry.attach(registryObject);
     registry.recover();
     manager::TaskEventsFanout taskEvents({&object, &registry});
     tasks.attach(taskEvents);
+    networks.attach(object);
     manager::ScopeReconciler reconciler(config->danglingScopes, systemd, config->slice,
                                         [&tasks](const std::string& unit) { return tasks.ownsUnit(unit); });
     reconciler.start(

@@ -422,8 +422,14 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
             return fail(r.error().context("create log directory"));
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
-    LaunchPaths paths{exitFile, "", "", {}};
+    LaunchPaths paths{exitFile, "", "", {}, ""};
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
+    if (spec->joinAllocNetwork) {
+        auto netns = netnsOf_ ? netnsOf_(allocId)
+                              : common::Result<std::string>(makeError("NoSuchNetwork", "this manager has no networks"));
+        if (!netns) return fail(netns.error().context("task " + taskLabel(allocId, task)));
+        paths.netns = *netns;
+    }
     if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
@@ -994,6 +1000,10 @@ void TaskManager::removeDirsOf(const TaskRecord& r) const {
     const auto iso = recordedIsolation(r.specJson, config_.isolation);
     if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
         spdlog::warn("Failed to remove the dirs of task {}: {}", taskLabel(r.allocId, r.name), done.error().message);
+bool TaskManager::allocHasLiveTasks(const std::string& allocId) const {
+    for (auto it = tasks_.lower_bound(Key{allocId, ""}); it != tasks_.end() && it->first.first == allocId; ++it)
+        if (!it->second->record.finished()) return true;
+    return false;
 }
 
 void TaskManager::forget(const std::string& allocId, const std::string& task, Done done) {

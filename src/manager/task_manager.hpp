@@ -65,6 +65,13 @@ public:
     using StartHook = std::function<common::Result<void>(const std::string& allocId, const std::string& task,
                                                          TaskSpec& spec)>;
     void setStartHook(StartHook hook) { startHook_ = std::move(hook); }
+    /// The namespace path of an allocation's ready network (NoSuchNetwork
+    /// otherwise), for tasks whose spec joins it.
+    using NetnsLookup = std::function<common::Result<std::string>(const std::string& allocId)>;
+    void setNetworks(NetnsLookup lookup) { netnsOf_ = std::move(lookup); }
+
+    /// A task of the allocation is starting or running (its network must stay).
+    bool allocHasLiveTasks(const std::string& allocId) const;
 
     /// Loads persisted tasks, re-adopts running ones and collects exits
     /// that happened while the manager was away. Call before publishing.
@@ -200,6 +207,7 @@ private:
     TaskEvents* events_ = nullptr;
     ShimHome* shimHome_ = nullptr;
     StartHook startHook_;
+    NetnsLookup netnsOf_;
     std::map<Key, std::unique_ptr<Entry>> tasks_;
     std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
     std::string cgroupRoot_;

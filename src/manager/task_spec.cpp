@@ -141,6 +141,9 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
         if (!iso) return iso.error();
         s.isolation = std::move(*iso);
         s.isolationGiven = true;
+    } else if (key == "network_namespace") {
+        if (value != "alloc" && value != "host") return invalid("network_namespace must be \"alloc\" or \"host\"");
+        s.joinAllocNetwork = value == "alloc";
     } else {
         return invalid("unknown field " + key);
     }

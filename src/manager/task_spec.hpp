@@ -33,6 +33,10 @@ struct TaskSpec {
     std::optional<plugins::PluginSpec> plugin;  ///< the task serves a plugin (CSI)
     Isolation isolation;          ///< filesystem false: not isolated
     bool isolationGiven = false;  ///< the spec has an isolation object (else the node's default applies)
+    /// "network_namespace": "alloc" joins the allocation's network
+    /// (CreateNetwork) before the task's first instruction; "host" (the
+    /// default) stays in the host's.
+    bool joinAllocNetwork = false;
 
     // Filled by resolveTaskSpec from the system's user and file databases.
     std::string path;  ///< the executable that will run

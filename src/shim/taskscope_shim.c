@@ -14,8 +14,8 @@
  * Protocol (the manager side implements exactly this):
  *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
  *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
- *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... -- PROGRAM ARGV0 [ARGS...]
- *       [isolation options of shim_protocol.h]
+ *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... [--netns PATH]
+ *       [isolation options of shim_protocol.h] -- PROGRAM ARGV0 [ARGS...]
  *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
  *   fd 3: report pipe (we write), fd 4: go pipe (we read).
  *   Reports on fd 3: "pid N", then "started" or "execfailed ERRNO STEP";
@@ -45,6 +45,7 @@
 
 #include "isolation.h"
 #include "shim_protocol.h"
+#include "shim_netns.h"
 
 #define REPORT_FD 3
 #define GO_FD 4
@@ -63,6 +64,7 @@ struct opts {
     const char *stdout_path;
     const char *stderr_path;
     const char *cgroup_root;
+    const char *netns; /* --netns: a network namespace file to join first */
     const char *groups; /* raw comma-separated list, NULL = no groups */
     const char *join[MAX_JOIN]; /* cgroup.procs files we move ourselves into */
     int njoin;
@@ -231,6 +233,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--stderr") == 0) o->stderr_path = v;
         else if (strcmp(a, "--cgroup-root") == 0) o->cgroup_root = v;
         else if (strcmp(a, "--groups") == 0) o->groups = v;
+        else if (strcmp(a, "--netns") == 0) o->netns = v;
         else if (strcmp(a, "--join-cgroup") == 0) {
             if (o->njoin >= MAX_JOIN) return -1;
             o->join[o->njoin++] = v;
@@ -340,6 +343,12 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
                                 int ngroups, int release_rd, int errfd,
                                 char **envp)
 {
+    /* The allocation's network first: every later step and the task's
+     * first instruction run inside it. */
+    int nerr = shim_join_netns(o->netns);
+    if (nerr)
+        child_fail(errfd, nerr, "setns");
+
     /* Stay stopped until the manager has put our PID into the task's scope:
      * not one instruction of the task may run outside its limits. EOF means
      * the start was aborted (or the shim died): leave without exec. */
@@ -785,7 +794,7 @@ int main(int argc, char **argv, char **envp)
         fatal(EINVAL, "args");
         say(2, "usage: taskscope-shim --exit-file PATH --uid N --gid N "
                "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "
-               "[--cgroup-root DIR] [--join-cgroup FILE]... [isolation options] "
+               "[--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] "
                "-- PROGRAM ARGV0 [ARGS...]", "");
         return 2;
     }

@@ -28,6 +28,10 @@ allowed denied  MGR @M org.taskscope.Manager1 call GetTaskSpec ss p0 x
 allowed allowed MGR @M org.taskscope.Manager1 call ListTasks
 allowed denied  MGR @M org.taskscope.Manager1 call ForgetTask ss p0 x
 allowed denied  MGR @M org.taskscope.Manager1 call UpdateTask sss p0 x {}
+allowed denied  MGR @M org.taskscope.Manager1 call CreateNetwork ss p0 {"mode":"bogus"}
+allowed denied  MGR @M org.taskscope.Manager1 call DestroyNetwork s p0
+allowed allowed MGR @M org.taskscope.Manager1 call GetNetwork s p0
+allowed allowed MGR @M org.taskscope.Manager1 call ListNetworks
 allowed allowed MGR @M org.taskscope.Manager1 get Version
 allowed allowed MGR @M org.taskscope.Manager1 get Slice
 allowed allowed MGR @M org.taskscope.Manager1 get Fingerprint

@@ -42,6 +42,8 @@ private:
     void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
     void onTaskExited(const std::string&, const std::string&, const int32_t&, const int32_t&, const bool&) override {}
     void onDanglingScopeStopped(const std::string&, const bool&) override {}
+    void onNetworkCreated(const std::string&, const std::string&) override {}
+    void onNetworkDestroyed(const std::string&) override {}
 
     InFlight<TaskDone> call_;
 };
@@ -66,6 +68,8 @@ private:
         events_.taskExited(allocId, task);
     }
     void onDanglingScopeStopped(const std::string&, const bool&) override {}
+    void onNetworkCreated(const std::string&, const std::string&) override {}
+    void onNetworkDestroyed(const std::string&) override {}
     void onInterfacesAdded(const sdbus::ObjectPath& path, const Interfaces& interfaces) override {
         const auto it = interfaces.find(org::taskscope::Task1_proxy::INTERFACE_NAME);
         if (it != interfaces.end()) events_.taskAdded(path, it->second);

@@ -1,0 +1,143 @@
+#include "network/sweep.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "common/files.hpp"
+#include "network/cni_exec.hpp"
+
+namespace taskscope::network {
+
+namespace {
+
+// Chains CNI makes for one container: the bridge plugin's masquerade
+// chain CNI-<hash>, portmap's CNI-DN-<hash> (and CNI-SN- of older ones).
+bool perContainerChain(const std::string& chain) {
+    static const std::regex re("^CNI-((DN|SN)-)?[0-9a-f]{16,}$");
+    return std::regex_match(chain, re);
+}
+
+std::string ipOnly(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+
+}  // namespace
+
+std::vector<std::string> splitSaveLine(const std::string& line) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ') ++i;
+        if (i >= line.size()) break;
+        std::string tok;
+        if (line[i] == '"') {
+            for (++i; i < line.size() && line[i] != '"'; ++i) {
+                if (line[i] == '\\' && i + 1 < line.size()) ++i;
+                tok += line[i];
+            }
+            ++i;
+        } else {
+            while (i < line.size() && line[i] != ' ') tok += line[i++];
+        }
+        out.push_back(std::move(tok));
+    }
+    return out;
+}
+
+std::vector<IptablesCommand> iptablesSweep(const std::string& save, const std::string& containerId,
+                                           const std::vector<std::string>& addresses) {
+    struct Rule {
+        std::string table;
+        std::vector<std::string> args;  // "-A" CHAIN ...
+    };
+    std::vector<Rule> rules;
+    std::string table;
+    size_t start = 0;
+    while (start < save.size()) {
+        auto end = save.find('\n', start);
+        if (end == std::string::npos) end = save.size();
+        const auto line = save.substr(start, end - start);
+        start = end + 1;
+        if (!line.empty() && line[0] == '*') table = line.substr(1);
+        else if (line.rfind("-A ", 0) == 0) rules.push_back({table, splitSaveLine(line)});
+    }
+    const std::string idMark = "id: \"" + containerId + "\"";
+    std::set<std::string> hosts;
+    for (const auto& a : addresses) hosts.insert(ipOnly(a));
+    auto valueOf = [](const std::vector<std::string>& args, const std::string& opt) {
+        for (size_t i = 0; i + 1 < args.size(); ++i)
+            if (args[i] == opt) return args[i + 1];
+        return std::string();
+    };
+    auto ours = [&](const Rule& r) {
+        for (size_t i = 0; i + 1 < r.args.size(); ++i)
+            if (r.args[i] == "--comment" && r.args[i + 1].find(idMark) != std::string::npos) return true;
+        if (r.args[1].rfind("CNI-", 0) != 0 || hosts.empty()) return false;
+        for (const char* opt : {"-s", "-d"})
+            if (auto v = valueOf(r.args, opt); !v.empty() && hosts.count(ipOnly(v))) return true;
+        return false;
+    };
+    // Per-container chains: the targets of our rules, and chains holding one.
+    std::set<std::pair<std::string, std::string>> chains;
+    for (const auto& r : rules) {
+        if (!ours(r)) continue;
+        if (auto j = valueOf(r.args, "-j"); perContainerChain(j)) chains.insert({r.table, j});
+        if (perContainerChain(r.args[1])) chains.insert({r.table, r.args[1]});
+    }
+    std::vector<IptablesCommand> out;
+    for (const auto& r : rules) {
+        if (chains.count({r.table, r.args[1]})) continue;  // goes with its chain's flush
+        if (!ours(r) && !chains.count({r.table, valueOf(r.args, "-j")})) continue;
+        IptablesCommand c = {"-t", r.table, "-D"};
+        c.insert(c.end(), r.args.begin() + 1, r.args.end());
+        out.push_back(std::move(c));
+    }
+    for (const auto& [t, chain] : chains) out.push_back({"-t", t, "-F", chain});
+    for (const auto& [t, chain] : chains) out.push_back({"-t", t, "-X", chain});
+    return out;
+}
+
+common::Result<int> sweepIpam(const std::string& ipamDir, const std::string& network, const std::string& containerId) {
+    const auto dir = ipamDir + "/" + network;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) {
+        if (errno == ENOENT) return 0;
+        return common::errnoError("open " + dir, errno);
+    }
+    int removed = 0;
+    while (auto* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == ".." || name == "lock" || name.rfind("last_reserved_ip", 0) == 0) continue;
+        auto content = common::readFile(dir + "/" + name);
+        if (!content) continue;
+        // host-local writes "<container id>\r\n<ifname>" (older: the id alone).
+        const auto first = content->substr(0, content->find_first_of("\r\n"));
+        if (common::trim(first) == containerId && ::unlink((dir + "/" + name).c_str()) == 0) ++removed;
+    }
+    ::closedir(d);
+    return removed;
+}
+
+common::Result<int> sweepIptables(const std::string& containerId, const std::vector<std::string>& addresses) {
+    const std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+    std::string save;
+    for (const char* bin : {"/usr/sbin/iptables-save", "/sbin/iptables-save"}) {
+        if (::access(bin, X_OK) != 0) continue;
+        auto ran = runProgram({bin}, env, "", std::chrono::seconds(30));
+        if (!ran) return ran.error();
+        if (ran->status != 0) return common::makeError("Internal", "iptables-save failed: " + ran->err);
+        save = std::move(ran->out);
+        break;
+    }
+    int done = 0;
+    for (auto& c : iptablesSweep(save, containerId, addresses)) {
+        c.insert(c.begin(), {"/usr/sbin/iptables", "-w"});
+        if (auto ran = runProgram(c, env, "", std::chrono::seconds(30)); ran && ran->status == 0) ++done;
+    }
+    return done;
+}
+
+}  // namespace taskscope::network

@@ -1,0 +1,5 @@
+taskscope_unit_test(network/test_network_spec.cpp taskscope_network)
+taskscope_unit_test(network/test_cni_config.cpp taskscope_network)
+taskscope_unit_test(network/test_sweep.cpp taskscope_network)
+taskscope_unit_test(network/test_cni_exec.cpp taskscope_network)
+taskscope_unit_test(network/test_network_record.cpp taskscope_network)

@@ -373,13 +373,19 @@ grpc::Status DriverService::TaskStats(Ctx* ctx, const pb::TaskStatsRequest* in,
     int64_t interval = in->has_collection_interval() ? durationMs(in->collection_interval()) : 1000;
     if (interval < 100) interval = 100;  // below the streamer's useful range
     // The streamer samples at the interval asked, so each answer is fresh.
-    if (auto r = (*c)->setStatsInterval(key->allocId, key->task, interval); !r) return toStatus(r.error());
+    // It learns a new task from the manager a moment after its start:
+    // until then it knows no such task, which is no reason to end.
+    bool intervalSet = false;
     uint64_t lastTs = 0;
     for (;;) {
         if (state_.isShutdown()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
         if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+        if (!intervalSet) intervalSet = (*c)->setStatsInterval(key->allocId, key->task, interval).ok();
         auto s = (*c)->taskStats(key->allocId, key->task);
-        if (!s && s.error().name == "NoSuchTask") return grpc::Status::OK;  // the task ended: the stream too
+        if (!s && s.error().name == "NoSuchTask") {
+            auto t = (*c)->getTask(key->allocId, key->task);
+            if (!t || exitOf(*t)) return grpc::Status::OK;  // the task ended: so does its stream
+        }
         if (s && s->timestampUs != lastTs) {
             pb::TaskStatsResponse r;
             toNomadStats(in->task_id(), *s, *r.mutable_stats());

@@ -459,7 +459,10 @@ grpc::Status DriverService::ExecTaskStreaming(
 
     // Nomad's side arrives on its own thread: stdin, resizes, close. It
     // has a bus connection of its own for ResizeExec.
-    std::atomic<bool> done{false}, inputEnded{false};
+    std::atomic<bool> done{false};
+    bool inputEnded = false;
+    std::mutex inputMu;
+    std::condition_variable inputCv;
     std::thread input([&] {
         std::unique_ptr<Client> own;
         pb::ExecTaskStreamingRequest req;
@@ -483,7 +486,9 @@ grpc::Status DriverService::ExecTaskStreaming(
                 }
             }
         }
+        std::lock_guard lock(inputMu);
         inputEnded = true;
+        inputCv.notify_all();
     });
 
     std::vector<pollfd> fds;
@@ -519,8 +524,10 @@ grpc::Status DriverService::ExecTaskStreaming(
     done = true;
     // Nomad closes its side once it has the exit, which ends the reader's
     // Read; a peer that keeps it open is cut off after a grace period.
-    for (int i = 0; i < 40 && !inputEnded; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!inputEnded) ctx->TryCancel();
+    {
+        std::unique_lock lock(inputMu);
+        if (!inputCv.wait_for(lock, std::chrono::seconds(2), [&] { return inputEnded; })) ctx->TryCancel();
+    }
     input.join();
     return exit ? grpc::Status::OK : toStatus(exit.error());
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the taskscope .deb with Debian's own tools and checks it with lintian.
-#   packaging/build-deb.sh            -> build/packages/taskscope_*.deb
+#   packaging/build-deb.sh            -> build/packages/taskscope_*.deb and
+#                                        nomad-driver-taskscope_*.deb
 # The build runs in a scratch copy of the working tree (packaging/debian
 # copied to debian/), so the repository stays clean. Needs root on
 # Debian 12 only to apt-get the packaging tools when they are missing;
@@ -31,14 +32,14 @@ echo "build-deb: dpkg-buildpackage in $src"
 grep -E '(tests passed|tests failed)' "$scratch/build.log" || true
 
 mkdir -p "$out"
-rm -f "$out"/taskscope_*.deb "$out"/taskscope-dbgsym_*.deb
-cp "$scratch"/taskscope_*.deb "$out/"
-cp "$scratch"/taskscope-dbgsym_*.deb "$out/" 2>/dev/null || true
+rm -f "$out"/taskscope_*.deb "$out"/taskscope-dbgsym_*.deb "$out"/nomad-driver-taskscope*.deb
+cp "$scratch"/taskscope_*.deb "$scratch"/nomad-driver-taskscope_*.deb "$out/"
+cp "$scratch"/taskscope-dbgsym_*.deb "$scratch"/nomad-driver-taskscope-dbgsym_*.deb "$out/" 2>/dev/null || true
 cp "$scratch"/taskscope_*.changes "$scratch"/taskscope_*.buildinfo "$out/" 2>/dev/null || true
-deb=$(ls "$out"/taskscope_*.deb)
-echo "build-deb: $deb"
+deb=$(ls "$out"/taskscope_*.deb "$out"/nomad-driver-taskscope_*.deb)
+echo "build-deb: "$deb
 
 echo "build-deb: lintian"
 # --fail-on error: warnings are reported, errors fail the build.
-lintian --fail-on error --info --display-info "$deb" | tee "$out/lintian.txt"
+lintian --fail-on error --info --display-info $deb | tee "$out/lintian.txt"
 echo "build-deb: lintian: $(grep -c '^E:' "$out/lintian.txt" || true) errors, $(grep -c '^W:' "$out/lintian.txt" || true) warnings"

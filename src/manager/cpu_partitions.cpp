@@ -56,6 +56,22 @@ common::Result<std::set<unsigned>> CpuPartitions::reserve(const std::string& own
     return mine;
 }
 
+common::Result<std::set<unsigned>> CpuPartitions::reserveExact(const std::string& owner,
+                                                               const std::set<unsigned>& cpus, size_t sharedTasks) {
+    if (owners_.count(owner)) return makeError("Internal", owner + " already holds a reservation");
+    const auto pool = free();
+    for (unsigned cpu : cpus)
+        if (!pool.count(cpu))
+            return makeError("InsufficientCores", "asked for cores " + describe(cpus) + ", but core " +
+                                                      std::to_string(cpu) + " is not free (free: " + describe(pool) +
+                                                      ")");
+    if (cpus.size() == pool.size() && sharedTasks > 0)
+        return makeError("InsufficientCores", "asked for cores " + describe(cpus) + ", which would leave no core for " +
+                                                  std::to_string(sharedTasks) + " running shared task(s)");
+    owners_[owner] = cpus;
+    return cpus;
+}
+
 common::Result<void> CpuPartitions::restore(const std::string& owner, const std::set<unsigned>& cpus) {
     const auto pool = free();
     for (unsigned cpu : cpus)

@@ -27,6 +27,12 @@ public:
     /// handed out, since cgroup v2 reads it as "inherit every core".
     common::Result<std::set<unsigned>> reserve(const std::string& owner, unsigned count, size_t sharedTasks);
 
+    /// Reserves exactly `cpus` for `owner` (a scheduler chose them):
+    /// InsufficientCores when one is not usable or not free, or when the
+    /// rest would leave `sharedTasks` running shared tasks no core.
+    common::Result<std::set<unsigned>> reserveExact(const std::string& owner, const std::set<unsigned>& cpus,
+                                                    size_t sharedTasks);
+
     /// Re-records a reservation found on a running task after a restart.
     /// Fails when the cores are not usable or already taken.
     common::Result<void> restore(const std::string& owner, const std::set<unsigned>& cpus);

@@ -408,7 +408,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     auto cpus = assignCpus(*unit, spec->resources);
     if (!cpus) return fail(cpus.error());
     spec->resources.allowedCpus = *cpus;
-    state->reserved = spec->resources.cores.value_or(0) > 0;
+    state->reserved = spec->resources.cores.value_or(0) > 0 || !spec->resources.cpuset.empty();
     // Known from here on, so that other starts count this one right.
     rec.cpus = *cpus;
     rec.reservedCores = state->reserved;
@@ -442,6 +442,9 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         state->logHold = std::move(*hold);
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
+    } else {
+        paths.stdoutFile = spec->stdoutPath;
+        paths.stderrFile = spec->stderrPath;
     }
 
     auto launch = spawnShim(config_.shimPath, *spec, paths);
@@ -847,12 +850,12 @@ void TaskManager::watchOrphan(Entry& e) {
 }
 
 Result<std::set<unsigned>> TaskManager::assignCpus(const std::string& unit, const scope::Resources& resources) {
-    const unsigned cores = resources.cores.value_or(0);
+    const unsigned cores = resources.cores.value_or(0) + static_cast<unsigned>(resources.cpuset.size());
     if (!unified_) {
         // systemd ignores AllowedCPUs on cgroup v1 (seen in the test bed),
         // so a reservation could not be kept: refuse it rather than lie.
         if (cores > 0)
-            return makeError("NotSupported", "resources.cores: reserving cores needs cgroup v2; this node runs "
+            return makeError("NotSupported", "resources.cores/cpuset: reserving cores needs cgroup v2; this node runs "
                                              "cgroup v1, where systemd ignores AllowedCPUs");
         return std::set<unsigned>{};
     }
@@ -861,6 +864,7 @@ Result<std::set<unsigned>> TaskManager::assignCpus(const std::string& unit, cons
         return std::set<unsigned>{};
     }
     // The task asking is already an entry (starting), but not a shared one.
+    if (!resources.cpuset.empty()) return cpus_.reserveExact(unit, resources.cpuset, runningSharedTasks(unit));
     if (cores > 0) return cpus_.reserve(unit, cores, runningSharedTasks(unit));
     return cpus_.sharedForNewTask();
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cpu_list.hpp"
 #include "common/identity.hpp"
 #include "common/signals.hpp"
 
@@ -65,10 +66,19 @@ Result<void> parseResources(const json& j, scope::Resources& r) {
             auto v = getInt(value, "resources.cores", 0, 4096);
             if (!v) return v.error();
             r.cores = static_cast<uint32_t>(*v);
+        } else if (key == "cpuset") {
+            auto v = getString(value, "resources.cpuset");
+            if (!v) return v.error();
+            auto cpus = common::parseCpuList(*v);
+            if (!cpus) return invalid("resources.cpuset: " + cpus.error().message);
+            if (cpus->empty()) return invalid("resources.cpuset must name at least one core");
+            r.cpuset = std::move(*cpus);
         } else {
             return invalid("unknown field resources." + key);
         }
     }
+    if (!r.cpuset.empty() && r.cores.value_or(0) > 0)
+        return invalid("resources.cores and resources.cpuset exclude each other");
     if (r.memoryMb && r.memoryMaxMb && *r.memoryMaxMb != -1 && *r.memoryMaxMb < *r.memoryMb)
         return invalid("resources.memory_max_mb (" + std::to_string(*r.memoryMaxMb) + ") is below memory_mb (" +
                        std::to_string(*r.memoryMb) + ")");
@@ -130,6 +140,11 @@ Result<void> parseField(const std::string& key, const json& value, TaskSpec& s) 
         auto v = getInt(value, "log_max_file_size_mb", 1, 100000);
         if (!v) return v.error();
         s.logMaxFileSizeMb = static_cast<int>(*v);
+    } else if (key == "stdout_path" || key == "stderr_path") {
+        auto v = getString(value, key.c_str());
+        if (!v) return v.error();
+        if (v->empty() || v->front() != '/') return invalid(key + " must be an absolute path");
+        (key == "stdout_path" ? s.stdoutPath : s.stderrPath) = *v;
     } else if (key == "resources") {
         return parseResources(value, s.resources);
     } else if (key == "plugin") {
@@ -189,6 +204,8 @@ Result<TaskSpec> parseTaskSpec(const std::string& text) {
     for (const auto& [key, value] : j.items())
         if (auto r = parseField(key, value, spec); !r) return r.error();
     if (spec.command.empty()) return invalid("command is required");
+    // Output that goes to the caller's files is not the streamer's to keep.
+    if (!spec.stdoutPath.empty() || !spec.stderrPath.empty()) spec.logs = false;
     return spec;
 }
 

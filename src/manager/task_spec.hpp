@@ -29,6 +29,11 @@ struct TaskSpec {
     bool logs = true;  ///< collect stdout/stderr into the task's log files
     int logMaxFiles = 0;       ///< 0: the manager's default
     int logMaxFileSizeMb = 0;  ///< 0: the manager's default
+    /// Files (typically fifos a scheduler's log collector reads) the
+    /// task's stdout/stderr go to instead of the streamer's log files;
+    /// setting either turns log collection off (`logs` false).
+    std::string stdoutPath;
+    std::string stderrPath;
     scope::Resources resources;
     std::optional<plugins::PluginSpec> plugin;  ///< the task serves a plugin (CSI)
     Isolation isolation;          ///< filesystem false: not isolated

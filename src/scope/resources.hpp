@@ -19,6 +19,9 @@ struct Resources {
     std::optional<uint64_t> cpuQuotaPercent;  ///< percent of one CPU, 100 = one full core
     std::optional<uint64_t> pidsMax;
     std::optional<uint32_t> cores;     ///< cores to reserve exclusively
+    /// These cores, reserved exclusively (a scheduler that already chose
+    /// them, as Nomad does); exclusive with `cores`.
+    std::set<unsigned> cpuset;
     std::set<unsigned> allowedCpus;    ///< the cpuset assigned by the partitioner; empty = unset
 };
 

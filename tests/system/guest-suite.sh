@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR INSTALL [ONLY]
-# Installs taskscope (INSTALL=deb: BUILD_DIR/packages/taskscope_*.deb with apt, as an
+# Installs taskscope (INSTALL=deb: BUILD_DIR/packages/*.deb with apt, as an
 # operator does; INSTALL=stage: the build's stage tree copied over /), then runs every tests/system/test_*.sh (or only the names in ONLY, space-separated,
 # e.g. "test_streamer_exec"; the others are recorded as skipped) and leaves
 # NAME.out / NAME.rc in RESULTS_DIR.
@@ -21,11 +21,12 @@ mkdir -p "$results"
 
 case "$install" in
 deb)
-	deb=$(ls "$build"/packages/taskscope_*.deb | head -n1)
-	echo "guest-suite: apt-get install $deb"
-	# Everything it depends on is in the image: apt resolves against the
+	# Every binary package of the build: taskscope and nomad-driver-taskscope.
+	debs=("$build"/packages/taskscope_*.deb "$build"/packages/nomad-driver-taskscope_*.deb)
+	echo "guest-suite: apt-get install ${debs[*]}"
+	# Everything they depend on is in the image: apt resolves against the
 	# installed packages and downloads nothing.
-	apt-get install -y -o Dpkg::Use-Pty=0 "$deb" >"$results/install.log" 2>&1 || {
+	apt-get install -y -o Dpkg::Use-Pty=0 "${debs[@]}" >"$results/install.log" 2>&1 || {
 		cat "$results/install.log" >&2
 		echo "guest-suite: the package did not install" >&2
 		exit 1

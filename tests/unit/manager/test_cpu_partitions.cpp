@@ -130,3 +130,20 @@ BOOST_AUTO_TEST_CASE(no_leak_over_a_thousand_cycles) {
     for (const auto& [o, c] : held) p->release(o);
     BOOST_TEST(formatCpuList(p->shared()) == "0-15");
 }
+
+// Nomad chooses the cores itself: exactly those, or a named error.
+BOOST_AUTO_TEST_CASE(reserve_exact_takes_the_named_cores) {
+    CpuPartitions p(cpus("0-5"), cpus("0"));
+    auto a = p.reserveExact("a", cpus("2-3"), 1);
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(formatCpuList(*a) == "2-3");
+    BOOST_TEST(formatCpuList(p.shared()) == "1,4-5");
+    auto taken = p.reserveExact("b", cpus("3-4"), 1);
+    BOOST_REQUIRE(!taken.ok());
+    BOOST_TEST(taken.error().name == "InsufficientCores");
+    BOOST_TEST(!p.reserveExact("c", cpus("0"), 0).ok());  // a system core
+    BOOST_TEST(!p.reserveExact("d", cpus("1,4-5"), 2).ok());  // would leave shared tasks no core
+    BOOST_TEST(p.reserveExact("e", cpus("1,4-5"), 0).ok());
+    p.release("a");
+    BOOST_TEST(formatCpuList(p.shared()) == "2-3");
+}

@@ -73,3 +73,24 @@ BOOST_AUTO_TEST_CASE(resolve_errors_are_named) {
     s = parseTaskSpec(R"({"command":"/bin/true","cwd":"/no/such/dir"})");
     BOOST_TEST(resolveTaskSpec(*s).error().name == "InvalidSpec");
 }
+
+// A scheduler's own output files (Nomad's log fifos) and its chosen cores.
+BOOST_AUTO_TEST_CASE(output_paths_and_explicit_cpuset) {
+    auto s = parseTaskSpec(R"({"command":"true","stdout_path":"/a/out.fifo","stderr_path":"/a/err.fifo",
+        "resources":{"cpuset":"2-3,5"}})");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
+    BOOST_TEST(s->stdoutPath == "/a/out.fifo");
+    BOOST_TEST(s->stderrPath == "/a/err.fifo");
+    BOOST_TEST(!s->logs);  // the streamer keeps nothing of it
+    BOOST_TEST((s->resources.cpuset == std::set<unsigned>{2, 3, 5}));
+    auto plain = parseTaskSpec(R"({"command":"true"})");
+    BOOST_TEST(plain->logs);
+    for (const char* bad : {R"({"command":"true","stdout_path":"rel/out"})", R"({"command":"true","stderr_path":""})",
+                            R"({"command":"true","stdout_path":1})", R"({"command":"true","resources":{"cpuset":"x"}})",
+                            R"({"command":"true","resources":{"cpuset":""}})",
+                            R"({"command":"true","resources":{"cpuset":"1","cores":1}})"}) {
+        auto r = parseTaskSpec(bad);
+        BOOST_TEST(!r.ok(), bad);
+        if (!r.ok()) BOOST_TEST(r.error().name == "InvalidSpec");
+    }
+}

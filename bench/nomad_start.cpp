@@ -1,0 +1,152 @@
+// nomad-driver-taskscope's StartTask against its floor, taskscope's own
+// StartTask over D-Bus, interleaved one of each per round (same spec,
+// same guest): driver - gRPC StartTask to its reply (the task runs in its
+// scope then); floor - Manager1.StartTask to its reply. Prints medians and
+// the median of per-round ratios; then the plugin's RSS with N tasks.
+// Usage: taskscope-bench-nomad PLUGIN [ROUNDS] [TASKS]
+
+#define MSGPACK_NO_BOOST 1
+#include <grpcpp/grpcpp.h>
+#include <msgpack.hpp>
+#include <sdbus-c++/sdbus-c++.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "driver.grpc.pb.h"
+
+namespace {
+
+namespace pb = hashicorp::nomad::plugins::drivers::proto;
+using Clock = std::chrono::steady_clock;
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::pair<pid_t, std::string> launch(const char* path) {
+    int out[2];
+    if (::pipe(out) != 0) std::exit(1);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], 1);
+        ::setenv("NOMAD_PLUGIN_MAGIC_COOKIE", "e4327c2e01eabfd75a8a67adb114fb34a757d57eee7728d857a8cec6e91a7255", 1);
+        ::execl(path, path, static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    std::vector<std::string> parts;
+    std::stringstream ss(line);
+    for (std::string p; std::getline(ss, p, '|');) parts.push_back(p);
+    if (parts.size() != 5) {
+        std::fprintf(stderr, "bad handshake '%s'\n", line.c_str());
+        std::exit(1);
+    }
+    return {pid, parts[3]};
+}
+
+std::string ctyConfig() {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(2);
+    pk.pack(std::string("command"));
+    pk.pack(std::string("/bin/sleep"));
+    pk.pack(std::string("args"));
+    pk.pack(std::vector<std::string>{"3600"});
+    return std::string(buf.data(), buf.size());
+}
+
+long rssKb(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    for (std::string l; std::getline(f, l);)
+        if (l.rfind("VmRSS:", 0) == 0) return std::stol(l.substr(6));
+    return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s PLUGIN [ROUNDS] [TASKS]\n", argv[0]);
+        return 2;
+    }
+    const int rounds = argc > 2 ? std::atoi(argv[2]) : 30, tasks = argc > 3 ? std::atoi(argv[3]) : 100;
+    auto [pid, socket] = launch(argv[1]);
+    auto d = pb::Driver::NewStub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+    auto conn = sdbus::createSystemBusConnection();
+    auto mgr = sdbus::createProxy(*conn, "org.taskscope.Manager1", "/org/taskscope/Manager1");
+    const std::string alloc = "nbench" + std::to_string(::getpid());
+    const std::string spec = R"({"command":"/bin/sleep","args":["3600"],"logs":false})";
+    auto stopBoth = [&](const std::string& t) {
+        mgr->callMethod("StopTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t, std::string("SIGKILL"), int64_t{0});
+    };
+    std::vector<double> drv, flr, ratio;
+    std::vector<std::string> started;
+    auto driverStart = [&](const std::string& name) {
+        pb::StartTaskRequest req;
+        auto* t = req.mutable_task();
+        t->set_id(alloc + "/" + name + "/x");
+        t->set_alloc_id(alloc);
+        t->set_name(name);
+        t->set_msgpack_driver_config(ctyConfig());
+        pb::StartTaskResponse res;
+        grpc::ClientContext ctx;
+        const auto t0 = Clock::now();
+        auto st = d->StartTask(&ctx, req, &res);
+        const double took = ms(Clock::now() - t0);
+        if (!st.ok()) {
+            std::fprintf(stderr, "driver StartTask: %s\n", st.error_message().c_str());
+            std::exit(1);
+        }
+        return took;
+    };
+    for (int i = 0; i < rounds; ++i) {
+        const std::string a = "d" + std::to_string(i), b = "f" + std::to_string(i);
+        const double x = driverStart(a);
+        const auto t0 = Clock::now();
+        sdbus::ObjectPath path;
+        mgr->callMethod("StartTask").onInterface("org.taskscope.Manager1").withArguments(alloc, b, spec).storeResultsTo(path);
+        const double y = ms(Clock::now() - t0);
+        drv.push_back(x);
+        flr.push_back(y);
+        ratio.push_back(x / y);
+        stopBoth(a);
+        stopBoth(b);
+        started.push_back(a);
+        started.push_back(b);
+    }
+    std::printf("StartTask, %d rounds: driver (gRPC) median %.2f ms, taskscope D-Bus (floor) median %.2f ms, "
+                "ratio of medians %.2f, median per-round ratio %.2f\n",
+                rounds, median(drv), median(flr), median(drv) / median(flr), median(ratio));
+    const long before = rssKb(pid);
+    for (int i = 0; i < tasks; ++i) {
+        const std::string n = "r" + std::to_string(i);
+        driverStart(n);
+        started.push_back(n);
+    }
+    std::printf("plugin RSS: %ld kB idle-after-rounds, %ld kB with %d more running tasks\n", before, rssKb(pid), tasks);
+    for (int i = 0; i < tasks; ++i) stopBoth("r" + std::to_string(i));
+    ::sleep(2);
+    for (const auto& t : started) {
+        try {
+            mgr->callMethod("ForgetTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t);
+        } catch (const sdbus::Error&) {
+        }
+    }
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+    return 0;
+}

@@ -1,0 +1,535 @@
+#include "nomad/driver_service.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+#include "nomad/cty_msgpack.hpp"
+#include "nomad/plugin_facts.hpp"
+#include "nomad/taskscope_client.hpp"
+#include "recoverable_error.pb.h"
+#include "rpc_status.pb.h"
+
+namespace taskscope::nomad {
+
+namespace {
+
+namespace base = hashicorp::nomad::plugins::base::proto;
+namespace pb = hashicorp::nomad::plugins::drivers::proto;
+using common::Result;
+
+constexpr int kFingerprintPeriodMs = 5000;
+constexpr uint32_t kMaxExecOutput = 4u << 20;  // the streamer's cap for ExecOnce
+constexpr uint32_t kMaxExecTimeoutMs = 3600 * 1000;
+
+const std::string kPluginShutdown = "plugin is shut down";
+
+// taskscope's error names -> gRPC codes Nomad's client reads.
+grpc::Status toStatus(const common::Error& e) {
+    grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+    if (e.name == "NoSuchTask") code = grpc::StatusCode::NOT_FOUND;
+    else if (e.name == "InvalidConfig" || e.name == "InvalidSpec" || e.name == "InvalidName" ||
+             e.name == "InvalidArgument" || e.name == "InvalidSignal")
+        code = grpc::StatusCode::INVALID_ARGUMENT;
+    else if (e.name == "NotRunning" || e.name == "StillRunning" || e.name == "TaskExists")
+        code = grpc::StatusCode::FAILED_PRECONDITION;
+    else if (e.name == "NoManager" || e.name == "Busy" || e.name == "ResourceExhausted")
+        code = grpc::StatusCode::UNAVAILABLE;
+    else if (e.name == "Cancelled")
+        code = grpc::StatusCode::CANCELLED;
+    return grpc::Status(code, e.name + ": " + e.message);
+}
+
+// A failed start as Nomad's client reads it: FailedPrecondition with a
+// RecoverableError detail saying whether a retry may help.
+grpc::Status startFailure(const common::Error& e) {
+    const bool recoverable = e.name == "NoManager" || e.name == "SystemdFailed" || e.name == "ResourceExhausted" ||
+                             e.name == "Internal" || e.name == "Busy";
+    hashicorp::nomad::plugins::shared::structs::RecoverableError detail;
+    detail.set_recoverable(recoverable);
+    google::rpc::Status st;
+    st.set_code(static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
+    st.set_message(e.name + ": " + e.message);
+    st.add_details()->PackFrom(detail);
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, st.message(), st.SerializeAsString());
+}
+
+grpc::Status unknownTask(const std::string& id) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "task not found for given id " + id);
+}
+
+Result<std::unique_ptr<Client>> client() { return Client::connect(); }
+
+// GetTask's RFC 3339 times ("2026-11-25T03:33:13.123456Z") as a Timestamp.
+bool parseTime(const std::string& text, google::protobuf::Timestamp& out) {
+    if (text.empty()) return false;
+    tm t{};
+    const char* rest = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &t);
+    if (!rest) return false;
+    long micros = 0;
+    if (*rest == '.') micros = std::strtol(rest + 1, nullptr, 10);
+    out.set_seconds(::timegm(&t));
+    out.set_nanos(static_cast<int32_t>(micros * 1000));
+    return true;
+}
+
+void fillExit(const ExitStatus& s, pb::ExitResult& r) {
+    r.set_exit_code(s.exitCode);
+    r.set_signal(s.signal);
+    r.set_oom_killed(s.oomKilled);
+}
+
+int64_t durationMs(const google::protobuf::Duration& d) { return d.seconds() * 1000 + d.nanos() / 1000000; }
+
+void toNomadStats(const std::string& id, const StatsSample& s, pb::TaskStats& out) {
+    out.set_id(id);
+    out.mutable_timestamp()->set_seconds(static_cast<int64_t>(s.timestampUs / 1000000));
+    out.mutable_timestamp()->set_nanos(static_cast<int32_t>(s.timestampUs % 1000000 * 1000));
+    auto* cpu = out.mutable_agg_resource_usage()->mutable_cpu();
+    auto* mem = out.mutable_agg_resource_usage()->mutable_memory();
+    auto has = [&](int bit) { return (s.measured >> bit) & 1; };
+    // Nomad's user/system "mode" values are percentages, like its executor's.
+    if (has(3)) cpu->set_percent(s.cpuPercent), cpu->add_measured_fields(pb::CPUUsage::PERCENT);
+    if (has(4)) cpu->set_user_mode(s.cpuUserPercent), cpu->add_measured_fields(pb::CPUUsage::USER_MODE);
+    if (has(5)) cpu->set_system_mode(s.cpuSystemPercent), cpu->add_measured_fields(pb::CPUUsage::SYSTEM_MODE);
+    if (has(6)) cpu->set_throttled_periods(s.throttledPeriods), cpu->add_measured_fields(pb::CPUUsage::THROTTLED_PERIODS);
+    if (has(7)) cpu->set_throttled_time(s.throttledTimeUs * 1000), cpu->add_measured_fields(pb::CPUUsage::THROTTLED_TIME);
+    if (has(8)) mem->set_rss(s.memoryRss), mem->add_measured_fields(pb::MemoryUsage::RSS);
+    if (has(9)) mem->set_cache(s.memoryCache), mem->add_measured_fields(pb::MemoryUsage::CACHE);
+    if (has(10)) mem->set_swap(s.memorySwap), mem->add_measured_fields(pb::MemoryUsage::SWAP);
+    if (has(11)) mem->set_usage(s.memoryUsage), mem->add_measured_fields(pb::MemoryUsage::USAGE);
+    if (has(12)) mem->set_max_usage(s.memoryPeak), mem->add_measured_fields(pb::MemoryUsage::MAX_USAGE);
+    if (has(13)) mem->set_kernel_usage(s.memoryKernel), mem->add_measured_fields(pb::MemoryUsage::KERNEL_USAGE);
+}
+
+bool writeAll(int fd, const std::string& data) {
+    size_t off = 0;
+    while (off < data.size()) {
+        const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        off += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+uint16_t windowSize(int32_t v, uint16_t fallback) { return v >= 1 && v <= 4096 ? static_cast<uint16_t>(v) : fallback; }
+
+}  // namespace
+
+// ---- PluginState ----
+
+void PluginState::remember(const std::string& taskId, TaskKey key) {
+    std::lock_guard lock(mu_);
+    tasks_[taskId] = std::move(key);
+}
+
+std::optional<TaskKey> PluginState::find(const std::string& taskId) const {
+    std::lock_guard lock(mu_);
+    auto it = tasks_.find(taskId);
+    if (it == tasks_.end()) return std::nullopt;
+    return it->second;
+}
+
+void PluginState::forget(const std::string& taskId) {
+    std::lock_guard lock(mu_);
+    tasks_.erase(taskId);
+}
+
+void PluginState::shutdown() {
+    {
+        std::lock_guard lock(mu_);
+        shutdown_ = true;
+    }
+    cv_.notify_all();
+}
+
+bool PluginState::waitShutdown(int ms) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return shutdown_.load(); });
+    return shutdown_;
+}
+
+// ---- BasePlugin ----
+
+grpc::Status BaseService::PluginInfo(grpc::ServerContext*, const base::PluginInfoRequest*,
+                                     base::PluginInfoResponse* out) {
+    out->set_type(base::DRIVER);
+    out->add_plugin_api_versions(kPluginApiVersion);
+    out->set_plugin_version(TASKSCOPE_VERSION);
+    out->set_name(kPluginName);
+    return grpc::Status::OK;
+}
+
+grpc::Status BaseService::ConfigSchema(grpc::ServerContext*, const base::ConfigSchemaRequest*,
+                                       base::ConfigSchemaResponse* out) {
+    *out->mutable_spec() = configSchema();
+    return grpc::Status::OK;
+}
+
+grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigRequest* in, base::SetConfigResponse*) {
+    auto config = decodeCty(in->msgpack_config());
+    if (!config) return toStatus(config.error());
+    if (!config->is_object()) return toStatus(common::makeError("InvalidConfig", "the plugin config is not an object"));
+    bool enabled = true;
+    for (const auto& [key, value] : config->items()) {
+        if (key == "enabled") {
+            if (value.is_boolean()) enabled = value.get<bool>();
+            else if (!value.is_null())
+                return toStatus(common::makeError("InvalidConfig", "enabled must be true or false"));
+        } else {
+            return toStatus(common::makeError("InvalidConfig", "unknown plugin config attribute " + key));
+        }
+    }
+    state_.setEnabled(enabled);
+    return grpc::Status::OK;
+}
+
+// ---- GRPCController ----
+
+grpc::Status ControllerService::Shutdown(grpc::ServerContext*, const plugin::Empty*, plugin::Empty*) {
+    state_.shutdown();
+    return grpc::Status::OK;
+}
+
+// ---- Driver ----
+
+grpc::Status DriverService::TaskConfigSchema(Ctx*, const pb::TaskConfigSchemaRequest*,
+                                             pb::TaskConfigSchemaResponse* out) {
+    *out->mutable_spec() = taskConfigSchema();
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::Capabilities(Ctx*, const pb::CapabilitiesRequest*, pb::CapabilitiesResponse* out) {
+    fillCapabilities(*out->mutable_capabilities());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::Fingerprint(Ctx* ctx, const pb::FingerprintRequest*,
+                                        grpc::ServerWriter<pb::FingerprintResponse>* writer) {
+    std::string last;
+    // Nomad wants one at once and then one whenever the state changes;
+    // the manager is asked every period (a restart of the manager or its
+    // absence shows within it).
+    for (;;) {
+        pb::FingerprintResponse f;
+        if (!state_.enabled()) {
+            f.set_health(pb::FingerprintResponse::UNDETECTED);
+            f.set_health_description("disabled in the plugin config");
+        } else {
+            auto c = client();
+            auto facts = c ? (*c)->managerFacts() : Result<std::pair<std::string, std::string>>(c.error());
+            if (!facts) {
+                f.set_health(pb::FingerprintResponse::UNHEALTHY);
+                f.set_health_description("taskscope-manager is not reachable: " + facts.error().message);
+            } else {
+                f.set_health(pb::FingerprintResponse::HEALTHY);
+                f.set_health_description("healthy");
+                auto& attrs = *f.mutable_attributes();
+                attrs["driver.taskscope"].set_bool_val(true);
+                attrs["driver.taskscope.version"].set_string_val(facts->first);
+                attrs["unique.cgroups.version"].set_string_val(facts->second);
+            }
+        }
+        // Map order is not fixed in the encoding: compare what it says.
+        std::string key = std::to_string(f.health()) + f.health_description();
+        for (const auto& [k, v] : f.attributes()) key += "|" + k + "=" + v.ShortDebugString();
+        if (key != last) {
+            if (!writer->Write(f)) return grpc::Status::OK;
+            last = key;
+        }
+        if (state_.waitShutdown(kFingerprintPeriodMs)) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+        if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+    }
+}
+
+grpc::Status DriverService::RecoverTask(Ctx*, const pb::RecoverTaskRequest* in, pb::RecoverTaskResponse*) {
+    const std::string id = in->task_id().empty() ? in->handle().config().id() : in->task_id();
+    auto key = decodeDriverState(in->handle().driver_state());
+    if (!key) return toStatus(key.error());
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    // The task must still be known to the manager (running or exited and
+    // not yet forgotten); a task it lost is gone for Nomad too.
+    auto t = (*c)->getTask(key->allocId, key->task);
+    if (!t) return toStatus(t.error().context("recover task " + id));
+    state_.remember(id, *key);
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::StartTaskResponse* out) {
+    const auto& cfg = in->task();
+    if (state_.find(cfg.id()))
+        return startFailure(common::makeError("TaskExists", "task " + cfg.id() + " was already started"));
+    auto key = taskKey(cfg);
+    if (!key) return startFailure(key.error());
+    auto spec = buildTaskSpec(cfg);
+    if (!spec) return startFailure(spec.error());
+    auto c = client();
+    if (!c) return startFailure(c.error());
+    if (auto r = (*c)->startTask(key->allocId, key->task, spec->dump()); !r) return startFailure(r.error());
+    state_.remember(cfg.id(), *key);
+    out->set_result(pb::StartTaskResponse::SUCCESS);
+    auto* h = out->mutable_handle();
+    h->set_version(1);
+    *h->mutable_config() = cfg;
+    h->set_state(pb::RUNNING);
+    h->set_driver_state(encodeDriverState(*key));
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::WaitTask(Ctx* ctx, const pb::WaitTaskRequest* in, pb::WaitTaskResponse* out) {
+    auto key = state_.find(in->task_id());
+    if (!key) return unknownTask(in->task_id());
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    auto exit = (*c)->waitExit(key->allocId, key->task, [&] { return ctx->IsCancelled() || state_.isShutdown(); });
+    if (!exit) {
+        if (state_.isShutdown()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+        return toStatus(exit.error());
+    }
+    fillExit(*exit, *out->mutable_result());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::StopTask(Ctx* ctx, const pb::StopTaskRequest* in, pb::StopTaskResponse*) {
+    auto key = state_.find(in->task_id());
+    if (!key) return unknownTask(in->task_id());
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    const int64_t grace = in->has_timeout() ? durationMs(in->timeout()) : -1;
+    if (auto r = (*c)->stopTask(key->allocId, key->task, in->signal(), grace); !r) {
+        if (r.error().name == "NotRunning") return grpc::Status::OK;  // already ended: stopped
+        return toStatus(r.error());
+    }
+    // Nomad takes a returned StopTask as "stopped": wait for the exit,
+    // which the manager's kill after the grace period guarantees.
+    auto exit = (*c)->waitExit(key->allocId, key->task, [&] { return ctx->IsCancelled() || state_.isShutdown(); });
+    if (!exit) return toStatus(exit.error());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::DestroyTask(Ctx* ctx, const pb::DestroyTaskRequest* in, pb::DestroyTaskResponse*) {
+    auto key = state_.find(in->task_id());
+    if (!key) return grpc::Status::OK;  // nothing of it left here
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    auto t = (*c)->getTask(key->allocId, key->task);
+    if (!t && t.error().name == "NoSuchTask") {
+        state_.forget(in->task_id());
+        return grpc::Status::OK;
+    }
+    if (!t) return toStatus(t.error());
+    if (!exitOf(*t)) {
+        if (!in->force())
+            return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                "cannot destroy running task " + in->task_id() + " without force");
+        if (auto r = (*c)->stopTask(key->allocId, key->task, "SIGKILL", 0); !r && r.error().name != "NotRunning")
+            return toStatus(r.error());
+        auto exit = (*c)->waitExit(key->allocId, key->task, [&] { return ctx->IsCancelled(); });
+        if (!exit) return toStatus(exit.error());
+    }
+    if (auto r = (*c)->forgetTask(key->allocId, key->task); !r && r.error().name != "NoSuchTask")
+        return toStatus(r.error());
+    state_.forget(in->task_id());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::InspectTask(Ctx*, const pb::InspectTaskRequest* in, pb::InspectTaskResponse* out) {
+    auto key = state_.find(in->task_id());
+    if (!key) return unknownTask(in->task_id());
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    auto t = (*c)->getTask(key->allocId, key->task);
+    if (!t) return toStatus(t.error());
+    auto* s = out->mutable_task();
+    s->set_id(in->task_id());
+    s->set_name(key->task);
+    const auto exit = exitOf(*t);
+    s->set_state(exit ? pb::EXITED : pb::RUNNING);
+    parseTime(t->value("started_at", ""), *s->mutable_started_at());
+    if (exit) {
+        parseTime(t->value("finished_at", ""), *s->mutable_completed_at());
+        fillExit(*exit, *s->mutable_result());
+    }
+    auto& attrs = *out->mutable_driver()->mutable_attributes();
+    attrs["unit"] = t->value("unit", "");
+    attrs["state"] = t->value("state", "");
+    attrs["cgroup"] = t->value("cgroup", "");
+    if ((*t)["pid"].is_number()) attrs["pid"] = std::to_string((*t)["pid"].get<int64_t>());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::TaskStats(Ctx* ctx, const pb::TaskStatsRequest* in,
+                                      grpc::ServerWriter<pb::TaskStatsResponse>* writer) {
+    auto key = state_.find(in->task_id());
+    if (!key) return unknownTask(in->task_id());
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    int64_t interval = in->has_collection_interval() ? durationMs(in->collection_interval()) : 1000;
+    if (interval < 100) interval = 100;  // below the streamer's useful range
+    // The streamer samples at the interval asked, so each answer is fresh.
+    // It learns a new task from the manager a moment after its start:
+    // until then it knows no such task, which is no reason to end.
+    bool intervalSet = false;
+    uint64_t lastTs = 0;
+    for (;;) {
+        if (state_.isShutdown()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+        if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+        if (!intervalSet) intervalSet = (*c)->setStatsInterval(key->allocId, key->task, interval).ok();
+        auto s = (*c)->taskStats(key->allocId, key->task);
+        if (!s && s.error().name == "NoSuchTask") {
+            auto t = (*c)->getTask(key->allocId, key->task);
+            if (!t || exitOf(*t)) return grpc::Status::OK;  // the task ended: so does its stream
+        }
+        if (s && s->timestampUs != lastTs) {
+            pb::TaskStatsResponse r;
+            toNomadStats(in->task_id(), *s, *r.mutable_stats());
+            if (!writer->Write(r)) return grpc::Status::OK;
+            lastTs = s->timestampUs;
+        }
+        if (state_.waitShutdown(static_cast<int>(interval)))
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+    }
+}
+
+grpc::Status DriverService::TaskEvents(Ctx* ctx, const pb::TaskEventsRequest*,
+                                       grpc::ServerWriter<pb::DriverTaskEvent>*) {
+    // taskscope has no driver events of its own to tell: the stream stays
+    // open, quiet, until Nomad or a shutdown ends it.
+    while (!ctx->IsCancelled())
+        if (state_.waitShutdown(1000)) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::SignalTask(Ctx*, const pb::SignalTaskRequest* in, pb::SignalTaskResponse*) {
+    auto key = state_.find(in->task_id());
+    if (!key) return unknownTask(in->task_id());
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    if (auto r = (*c)->signalTask(key->allocId, key->task, in->signal()); !r) return toStatus(r.error());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::ExecTask(Ctx*, const pb::ExecTaskRequest* in, pb::ExecTaskResponse* out) {
+    auto key = state_.find(in->task_id());
+    if (!key) return unknownTask(in->task_id());
+    if (in->command().empty()) return toStatus(common::makeError("InvalidArgument", "no command"));
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    int64_t timeout = in->has_timeout() ? durationMs(in->timeout()) : 0;
+    if (timeout <= 0 || timeout > kMaxExecTimeoutMs) timeout = kMaxExecTimeoutMs;
+    std::vector<std::string> cmd(in->command().begin(), in->command().end());
+    auto r = (*c)->execOnce(key->allocId, key->task, cmd, static_cast<uint32_t>(timeout), kMaxExecOutput);
+    if (!r) return toStatus(r.error());
+    // The streamer captures stdout and stderr together, in order: all of
+    // it is reported as stdout.
+    out->set_stdout(r->output);
+    fillExit(r->status, *out->mutable_result());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::ExecTaskStreaming(
+    Ctx* ctx, grpc::ServerReaderWriter<pb::ExecTaskStreamingResponse, pb::ExecTaskStreamingRequest>* stream) {
+    pb::ExecTaskStreamingRequest first;
+    if (!stream->Read(&first)) return grpc::Status::OK;
+    if (!first.has_setup()) return toStatus(common::makeError("InvalidArgument", "the first message must be setup"));
+    const auto& setup = first.setup();
+    auto key = state_.find(setup.task_id());
+    if (!key) return unknownTask(setup.task_id());
+    if (setup.command().empty()) return toStatus(common::makeError("InvalidArgument", "no command"));
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    const bool tty = setup.tty();
+    const uint16_t rows = windowSize(first.tty_size().height(), 24), cols = windowSize(first.tty_size().width(), 80);
+    std::map<std::string, std::string> env;
+    if (tty) env["TERM"] = "xterm";
+    std::vector<std::string> cmd(setup.command().begin(), setup.command().end());
+    auto session = (*c)->startExec(key->allocId, key->task, cmd, env, tty, rows, cols);
+    if (!session) return toStatus(session.error());
+    const uint64_t id = session->id;
+    const int inFd = session->fds[0].get();
+    std::vector<std::pair<int, bool>> outputs;  // fd, is stderr
+    if (tty) outputs.push_back({session->fds[0].get(), false});
+    else outputs = {{session->fds[1].get(), false}, {session->fds[2].get(), true}};
+
+    // Nomad's side arrives on its own thread: stdin, resizes, close. It
+    // has a bus connection of its own for ResizeExec.
+    std::atomic<bool> done{false};
+    bool inputEnded = false;
+    std::mutex inputMu;
+    std::condition_variable inputCv;
+    std::thread input([&] {
+        std::unique_ptr<Client> own;
+        pb::ExecTaskStreamingRequest req;
+        bool stdinOpen = true;
+        while (!done && stream->Read(&req)) {
+            if (req.has_tty_size() && tty) {
+                if (!own) {
+                    auto cl = Client::connect();
+                    if (cl) own = std::move(*cl);
+                }
+                if (own) (void)own->resizeExec(id, windowSize(req.tty_size().height(), rows),
+                                               windowSize(req.tty_size().width(), cols));
+            }
+            if (req.has_stdin() && stdinOpen) {
+                if (!req.stdin().data().empty()) writeAll(inFd, req.stdin().data());
+                if (req.stdin().close()) {
+                    stdinOpen = false;
+                    // A terminal has no half-close: EOF is ^D at a line's start.
+                    if (tty) writeAll(inFd, "\x04");
+                    else session->fds[0].reset();
+                }
+            }
+        }
+        std::lock_guard lock(inputMu);
+        inputEnded = true;
+        inputCv.notify_all();
+    });
+
+    std::vector<pollfd> fds;
+    for (auto [fd, err] : outputs) fds.push_back({fd, POLLIN, 0});
+    size_t open = fds.size();
+    char buf[32768];
+    bool writable = true;
+    while (open > 0 && writable) {
+        if (::poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) break;
+        if (ctx->IsCancelled()) break;
+        for (size_t i = 0; i < fds.size(); ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            pb::ExecTaskStreamingResponse r;
+            auto* op = outputs[i].second ? r.mutable_stderr() : r.mutable_stdout();
+            if (n <= 0) {  // EOF, or EIO once a terminal's last holder is gone
+                op->set_close(true);
+                fds[i].fd = -1;
+                --open;
+            } else {
+                op->set_data(buf, static_cast<size_t>(n));
+            }
+            if (!stream->Write(r)) writable = false;
+        }
+    }
+    auto exit = (*c)->waitExec(id);
+    pb::ExecTaskStreamingResponse last;
+    last.set_exited(true);
+    if (exit) fillExit(*exit, *last.mutable_result());
+    else last.mutable_result()->set_exit_code(-1);
+    if (writable) stream->Write(last);
+    done = true;
+    // Nomad closes its side once it has the exit, which ends the reader's
+    // Read; a peer that keeps it open is cut off after a grace period.
+    {
+        std::unique_lock lock(inputMu);
+        if (!inputCv.wait_for(lock, std::chrono::seconds(2), [&] { return inputEnded; })) ctx->TryCancel();
+    }
+    input.join();
+    return exit ? grpc::Status::OK : toStatus(exit.error());
+}
+
+}  // namespace taskscope::nomad

@@ -1,0 +1,110 @@
+#pragma once
+// The gRPC services of the plugin process: Nomad's BasePlugin and Driver,
+// and go-plugin's GRPCController. Every method converts between protobuf
+// and taskscope's D-Bus API (taskscope_client) and nothing more; the
+// mapping of a task lives in task_spec_builder.
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "base.grpc.pb.h"
+#include "driver.grpc.pb.h"
+#include "nomad/task_spec_builder.hpp"
+#include "plugin.grpc.pb.h"
+
+namespace taskscope::nomad {
+
+/// State shared by the services: the config and the tasks this plugin
+/// process knows (Nomad's task ID -> taskscope's alloc and task).
+class PluginState {
+public:
+    void setEnabled(bool enabled) { enabled_ = enabled; }
+    bool enabled() const { return enabled_; }
+
+    void remember(const std::string& taskId, TaskKey key);
+    std::optional<TaskKey> find(const std::string& taskId) const;
+    void forget(const std::string& taskId);
+
+    /// GRPCController/Shutdown: every stream ends, main stops the server.
+    void shutdown();
+    bool isShutdown() const { return shutdown_; }
+    /// Waits up to `ms` or until shutdown; true when shut down.
+    bool waitShutdown(int ms);
+
+private:
+    std::atomic<bool> enabled_{true};
+    std::atomic<bool> shutdown_{false};
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::map<std::string, TaskKey> tasks_;
+};
+
+class BaseService final : public hashicorp::nomad::plugins::base::proto::BasePlugin::Service {
+public:
+    explicit BaseService(PluginState& state) : state_(state) {}
+    grpc::Status PluginInfo(grpc::ServerContext*, const hashicorp::nomad::plugins::base::proto::PluginInfoRequest*,
+                            hashicorp::nomad::plugins::base::proto::PluginInfoResponse*) override;
+    grpc::Status ConfigSchema(grpc::ServerContext*, const hashicorp::nomad::plugins::base::proto::ConfigSchemaRequest*,
+                              hashicorp::nomad::plugins::base::proto::ConfigSchemaResponse*) override;
+    grpc::Status SetConfig(grpc::ServerContext*, const hashicorp::nomad::plugins::base::proto::SetConfigRequest*,
+                           hashicorp::nomad::plugins::base::proto::SetConfigResponse*) override;
+
+private:
+    PluginState& state_;
+};
+
+class ControllerService final : public plugin::GRPCController::Service {
+public:
+    explicit ControllerService(PluginState& state) : state_(state) {}
+    grpc::Status Shutdown(grpc::ServerContext*, const plugin::Empty*, plugin::Empty*) override;
+
+private:
+    PluginState& state_;
+};
+
+class DriverService final : public hashicorp::nomad::plugins::drivers::proto::Driver::Service {
+public:
+    explicit DriverService(PluginState& state) : state_(state) {}
+
+    using Ctx = grpc::ServerContext;
+    grpc::Status TaskConfigSchema(Ctx*, const hashicorp::nomad::plugins::drivers::proto::TaskConfigSchemaRequest*,
+                                  hashicorp::nomad::plugins::drivers::proto::TaskConfigSchemaResponse*) override;
+    grpc::Status Capabilities(Ctx*, const hashicorp::nomad::plugins::drivers::proto::CapabilitiesRequest*,
+                              hashicorp::nomad::plugins::drivers::proto::CapabilitiesResponse*) override;
+    grpc::Status Fingerprint(
+        Ctx*, const hashicorp::nomad::plugins::drivers::proto::FingerprintRequest*,
+        grpc::ServerWriter<hashicorp::nomad::plugins::drivers::proto::FingerprintResponse>*) override;
+    grpc::Status RecoverTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::RecoverTaskRequest*,
+                             hashicorp::nomad::plugins::drivers::proto::RecoverTaskResponse*) override;
+    grpc::Status StartTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::StartTaskRequest*,
+                           hashicorp::nomad::plugins::drivers::proto::StartTaskResponse*) override;
+    grpc::Status WaitTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::WaitTaskRequest*,
+                          hashicorp::nomad::plugins::drivers::proto::WaitTaskResponse*) override;
+    grpc::Status StopTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::StopTaskRequest*,
+                          hashicorp::nomad::plugins::drivers::proto::StopTaskResponse*) override;
+    grpc::Status DestroyTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::DestroyTaskRequest*,
+                             hashicorp::nomad::plugins::drivers::proto::DestroyTaskResponse*) override;
+    grpc::Status InspectTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::InspectTaskRequest*,
+                             hashicorp::nomad::plugins::drivers::proto::InspectTaskResponse*) override;
+    grpc::Status TaskStats(Ctx*, const hashicorp::nomad::plugins::drivers::proto::TaskStatsRequest*,
+                           grpc::ServerWriter<hashicorp::nomad::plugins::drivers::proto::TaskStatsResponse>*) override;
+    grpc::Status TaskEvents(Ctx*, const hashicorp::nomad::plugins::drivers::proto::TaskEventsRequest*,
+                            grpc::ServerWriter<hashicorp::nomad::plugins::drivers::proto::DriverTaskEvent>*) override;
+    grpc::Status SignalTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::SignalTaskRequest*,
+                            hashicorp::nomad::plugins::drivers::proto::SignalTaskResponse*) override;
+    grpc::Status ExecTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::ExecTaskRequest*,
+                          hashicorp::nomad::plugins::drivers::proto::ExecTaskResponse*) override;
+    grpc::Status ExecTaskStreaming(
+        Ctx*, grpc::ServerReaderWriter<hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingResponse,
+                                       hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingRequest>*) override;
+
+private:
+    PluginState& state_;
+};
+
+}  // namespace taskscope::nomad

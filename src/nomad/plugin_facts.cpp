@@ -1,0 +1,52 @@
+#include "nomad/plugin_facts.hpp"
+
+namespace taskscope::nomad {
+
+namespace hcl = hashicorp::nomad::plugins::shared::hclspec;
+
+namespace {
+
+hcl::Spec attr(const char* name, const char* type, bool required) {
+    hcl::Spec s;
+    auto* a = s.mutable_attr();
+    a->set_name(name);
+    a->set_type(type);
+    a->set_required(required);
+    return s;
+}
+
+hcl::Spec withDefault(hcl::Spec primary, const char* literal) {
+    hcl::Spec s;
+    *s.mutable_default_()->mutable_primary() = std::move(primary);
+    s.mutable_default_()->mutable_default_()->mutable_literal()->set_value(literal);
+    return s;
+}
+
+}  // namespace
+
+hcl::Spec configSchema() {
+    hcl::Spec s;
+    auto& attrs = *s.mutable_object()->mutable_attributes();
+    attrs["enabled"] = withDefault(attr("enabled", "bool", false), "true");
+    return s;
+}
+
+hcl::Spec taskConfigSchema() {
+    hcl::Spec s;
+    auto& attrs = *s.mutable_object()->mutable_attributes();
+    attrs["command"] = attr("command", "string", true);
+    attrs["args"] = attr("args", "list(string)", false);
+    return s;
+}
+
+void fillCapabilities(hashicorp::nomad::plugins::drivers::proto::DriverCapabilities& caps) {
+    caps.set_send_signals(true);
+    caps.set_exec(true);
+    caps.set_fs_isolation(kFsIsolation);
+    for (auto mode : kNetworkIsolationModes) caps.add_network_isolation_modes(mode);
+    caps.set_must_create_network(false);
+    caps.set_mount_configs(hashicorp::nomad::plugins::drivers::proto::DriverCapabilities::NO_MOUNTS);
+    caps.set_disable_log_collection(false);
+}
+
+}  // namespace taskscope::nomad

@@ -1,0 +1,494 @@
+// Plays Nomad's client against nomad-driver-taskscope, as the system tier
+// cannot install Nomad: launches the plugin with the magic cookie, reads
+// the go-plugin handshake, dials the unix socket and drives every RPC the
+// way Nomad's client does. Prints "ok <step>" per passed step and stops
+// at the first failure with "FAIL <step>: why" (exit 1).
+//
+// Usage: nomad-test-client PLUGIN CGROUP_VERSION WORKDIR
+
+#define MSGPACK_NO_BOOST 1
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <msgpack.hpp>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base.grpc.pb.h"
+#include "driver.grpc.pb.h"
+#include "health.grpc.pb.h"
+#include "plugin.grpc.pb.h"
+
+namespace {
+
+namespace base = hashicorp::nomad::plugins::base::proto;
+namespace pb = hashicorp::nomad::plugins::drivers::proto;
+using Clock = std::chrono::steady_clock;
+
+const char* kCookie = "e4327c2e01eabfd75a8a67adb114fb34a757d57eee7728d857a8cec6e91a7255";
+
+pid_t gPlugin = 0;  // the plugin we launched: killed when a step fails
+
+[[noreturn]] void fail(const std::string& step, const std::string& why) {
+    if (gPlugin > 0) ::kill(gPlugin, SIGKILL);
+    std::printf("FAIL %s: %s\n", step.c_str(), why.c_str());
+    std::fflush(stdout);
+    std::exit(1);
+}
+
+void ok(const std::string& step) {
+    std::printf("ok %s\n", step.c_str());
+    std::fflush(stdout);
+}
+
+void check(bool cond, const std::string& step, const std::string& why) {
+    if (!cond) fail(step, why);
+}
+
+void checkStatus(const grpc::Status& s, const std::string& step) {
+    if (!s.ok()) fail(step, "status " + std::to_string(s.error_code()) + ": " + s.error_message());
+}
+
+struct Plugin {
+    pid_t pid = 0;
+    std::string socket;
+    std::shared_ptr<grpc::Channel> channel;
+};
+
+Plugin launch(const std::string& path) {
+    int out[2];
+    if (::pipe(out) != 0) fail("launch", "pipe");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], 1);
+        ::close(out[0]);
+        ::close(out[1]);
+        ::setenv("NOMAD_PLUGIN_MAGIC_COOKIE", kCookie, 1);
+        ::execl(path.c_str(), path.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    ::close(out[0]);
+    // CORE|APP|NETWORK|ADDRESS|PROTOCOL
+    std::vector<std::string> parts;
+    std::stringstream ss(line);
+    for (std::string p; std::getline(ss, p, '|');) parts.push_back(p);
+    check(parts.size() == 5, "handshake", "bad line '" + line + "'");
+    check(parts[0] == "1" && parts[1] == "1" && parts[2] == "unix" && parts[4] == "grpc", "handshake",
+          "unexpected line '" + line + "'");
+    gPlugin = pid;
+    Plugin p{pid, parts[3], grpc::CreateChannel("unix:" + parts[3], grpc::InsecureChannelCredentials())};
+    return p;
+}
+
+std::unique_ptr<grpc::ClientContext> ctx(int seconds = 30) {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+    return c;
+}
+
+// go-cty's msgpack of an object value: a map of attribute -> value.
+std::string ctyConfig(const std::string& command, const std::vector<std::string>& args) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(2);
+    pk.pack(std::string("args"));
+    pk.pack(args);
+    pk.pack(std::string("command"));
+    pk.pack(command);
+    return std::string(buf.data(), buf.size());
+}
+
+std::string ctyEnabled() {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(1);
+    pk.pack(std::string("enabled"));
+    pk.pack(true);
+    return std::string(buf.data(), buf.size());
+}
+
+void baseHandshake(Plugin& p, const std::string& suffix) {
+    auto health = grpc::health::v1::Health::NewStub(p.channel);
+    grpc::health::v1::HealthCheckRequest hreq;
+    hreq.set_service("plugin");
+    grpc::health::v1::HealthCheckResponse hres;
+    checkStatus(health->Check(ctx().get(), hreq, &hres), "health" + suffix);
+    check(hres.status() == grpc::health::v1::HealthCheckResponse::SERVING, "health" + suffix, "not SERVING");
+    ok("health" + suffix);
+
+    auto b = base::BasePlugin::NewStub(p.channel);
+    base::PluginInfoResponse info;
+    checkStatus(b->PluginInfo(ctx().get(), {}, &info), "plugin_info" + suffix);
+    check(info.type() == base::DRIVER && info.name() == "taskscope" && info.plugin_api_versions_size() == 1 &&
+              info.plugin_api_versions(0) == "0.1.0",
+          "plugin_info" + suffix, info.ShortDebugString());
+    ok("plugin_info" + suffix);
+    base::ConfigSchemaResponse schema;
+    checkStatus(b->ConfigSchema(ctx().get(), {}, &schema), "config_schema" + suffix);
+    check(schema.spec().has_object() && schema.spec().object().attributes().count("enabled"), "config_schema" + suffix,
+          schema.ShortDebugString());
+    base::SetConfigRequest sc;
+    sc.set_msgpack_config(ctyEnabled());
+    sc.set_plugin_api_version("0.1.0");
+    base::SetConfigResponse scr;
+    checkStatus(b->SetConfig(ctx().get(), sc, &scr), "set_config" + suffix);
+    ok("set_config" + suffix);
+}
+
+// Reads from a non-blocking fd until `want` has arrived or the time is up.
+bool readUntil(int fd, std::string& acc, const std::string& want, int seconds) {
+    const auto end = Clock::now() + std::chrono::seconds(seconds);
+    char buf[4096];
+    while (Clock::now() < end) {
+        if (acc.find(want) != std::string::npos) return true;
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) acc.append(buf, static_cast<size_t>(n));
+        else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return acc.find(want) != std::string::npos;
+}
+
+pb::TaskConfig taskConfig(const std::string& alloc, const std::string& name, const std::string& dir,
+                          const std::string& cmd, const std::vector<std::string>& args) {
+    pb::TaskConfig t;
+    t.set_id(alloc + "/" + name + "/1a2b3c4d");
+    t.set_name(name);
+    t.set_alloc_id(alloc);
+    t.set_job_name("nomad-driver-test");
+    t.set_task_group_name("group");
+    t.set_msgpack_driver_config(ctyConfig(cmd, args));
+    (*t.mutable_env())["GREETING"] = "hi";
+    (*t.mutable_env())["NOMAD_TASK_NAME"] = name;
+    t.set_alloc_dir(dir);
+    auto* r = t.mutable_resources()->mutable_allocated_resources();
+    r->mutable_memory()->set_memory_mb(64);
+    r->mutable_cpu()->set_cpu_shares(100);
+    return t;
+}
+
+pb::StartTaskResponse start(pb::Driver::Stub& d, const pb::TaskConfig& t, const std::string& step) {
+    pb::StartTaskRequest req;
+    *req.mutable_task() = t;
+    pb::StartTaskResponse res;
+    checkStatus(d.StartTask(ctx().get(), req, &res), step);
+    check(res.result() == pb::StartTaskResponse::SUCCESS && res.handle().version() == 1 &&
+              !res.handle().driver_state().empty(),
+          step, res.ShortDebugString());
+    return res;
+}
+
+void waitExitOf(Plugin& p) {
+    int status = 0;
+    for (int i = 0; i < 100; ++i) {
+        if (::waitpid(p.pid, &status, WNOHANG) == p.pid) {
+            check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "shutdown", "plugin exit status " + std::to_string(status));
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    fail("shutdown", "plugin still runs 10 s after Shutdown");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s PLUGIN CGROUP_VERSION WORKDIR\n", argv[0]);
+        return 2;
+    }
+    const std::string pluginPath = argv[1], cgroupVersion = argv[2], work = argv[3];
+    const std::string alloc = "nomadtest-" + std::to_string(::getpid());
+    const std::string allocDir = work + "/" + alloc;
+    ::mkdir(allocDir.c_str(), 0755);
+    ::mkdir((allocDir + "/web").c_str(), 0755);
+    ::mkdir((allocDir + "/quick").c_str(), 0755);
+    ::mkdir((allocDir + "/logs").c_str(), 0755);
+    const std::string outFifo = allocDir + "/logs/.web.stdout.fifo", errFifo = allocDir + "/logs/.web.stderr.fifo";
+    check(::mkfifo(outFifo.c_str(), 0600) == 0 && ::mkfifo(errFifo.c_str(), 0600) == 0, "fifos", "mkfifo");
+    // Nomad's log collector holds the read ends before the task starts.
+    const int outFd = ::open(outFifo.c_str(), O_RDONLY | O_NONBLOCK);
+    const int errFd = ::open(errFifo.c_str(), O_RDONLY | O_NONBLOCK);
+    check(outFd >= 0 && errFd >= 0, "fifos", "open read ends");
+
+    Plugin p = launch(pluginPath);
+    ok("handshake");
+    baseHandshake(p, "");
+    auto d = pb::Driver::NewStub(p.channel);
+
+    pb::TaskConfigSchemaResponse tcs;
+    checkStatus(d->TaskConfigSchema(ctx().get(), {}, &tcs), "task_config_schema");
+    check(tcs.spec().object().attributes().count("command") == 1, "task_config_schema", tcs.ShortDebugString());
+    ok("task_config_schema");
+
+    pb::CapabilitiesResponse caps;
+    checkStatus(d->Capabilities(ctx().get(), {}, &caps), "capabilities");
+    check(caps.capabilities().send_signals() && caps.capabilities().exec(), "capabilities", caps.ShortDebugString());
+    ok("capabilities");
+
+    {
+        grpc::ClientContext fc;
+        auto stream = d->Fingerprint(&fc, {});
+        pb::FingerprintResponse f;
+        check(stream->Read(&f), "fingerprint", "no first fingerprint");
+        check(f.health() == pb::FingerprintResponse::HEALTHY, "fingerprint", f.ShortDebugString());
+        const auto& a = f.attributes();
+        check(a.count("driver.taskscope.version") && a.count("unique.cgroups.version") &&
+                  a.at("unique.cgroups.version").string_val() == cgroupVersion && a.at("driver.taskscope").bool_val(),
+              "fingerprint", f.ShortDebugString());
+        fc.TryCancel();
+        std::printf("  fingerprint: %s\n", f.ShortDebugString().c_str());
+    }
+    ok("fingerprint");
+
+    // The long-running task: output to Nomad's fifos, USR1 answered on stdout.
+    auto web = taskConfig(alloc, "web", allocDir, "/bin/sh",
+                          {"-c", "trap 'echo got-usr1' USR1; echo hello-stdout $GREETING; echo hello-stderr >&2; "
+                                 "while :; do sleep 0.1; done"});
+    web.set_stdout_path(outFifo);
+    web.set_stderr_path(errFifo);
+    const auto t0 = Clock::now();
+    auto started = start(*d, web, "start_task");
+    std::printf("  start_task took %.1f ms\n",
+                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    ok("start_task");
+    std::string outText, errText;
+    check(readUntil(outFd, outText, "hello-stdout hi", 10), "stdout_fifo", "got '" + outText + "'");
+    ok("stdout_fifo");
+    check(readUntil(errFd, errText, "hello-stderr", 10), "stderr_fifo", "got '" + errText + "'");
+    ok("stderr_fifo");
+
+    {
+        pb::InspectTaskRequest req;
+        req.set_task_id(web.id());
+        pb::InspectTaskResponse res;
+        checkStatus(d->InspectTask(ctx().get(), req, &res), "inspect_task");
+        check(res.task().state() == pb::RUNNING && res.task().started_at().seconds() > 1600000000 &&
+                  res.task().name() == "web",
+              "inspect_task", res.ShortDebugString());
+    }
+    ok("inspect_task");
+
+    {
+        grpc::ClientContext sc;
+        pb::TaskStatsRequest req;
+        req.set_task_id(web.id());
+        req.mutable_collection_interval()->set_nanos(500 * 1000 * 1000);
+        auto stream = d->TaskStats(&sc, req);
+        pb::TaskStatsResponse s1, s2;
+        check(stream->Read(&s1) && stream->Read(&s2), "task_stats", "fewer than two samples");
+        check(s2.stats().timestamp().seconds() * 1000000000LL + s2.stats().timestamp().nanos() >
+                  s1.stats().timestamp().seconds() * 1000000000LL + s1.stats().timestamp().nanos(),
+              "task_stats", "samples not newer");
+        check(s2.stats().agg_resource_usage().memory().usage() > 0 ||
+                  s2.stats().agg_resource_usage().memory().rss() > 0,
+              "task_stats", s2.ShortDebugString());
+        std::printf("  task_stats: %s\n", s2.stats().agg_resource_usage().ShortDebugString().c_str());
+        sc.TryCancel();
+    }
+    ok("task_stats");
+
+    {
+        grpc::ClientContext ec;
+        auto stream = d->TaskEvents(&ec, {});
+        ec.TryCancel();
+        pb::DriverTaskEvent ev;
+        while (stream->Read(&ev)) {
+        }
+    }
+    ok("task_events");
+
+    {
+        pb::SignalTaskRequest req;
+        req.set_task_id(web.id());
+        req.set_signal("SIGUSR1");
+        pb::SignalTaskResponse res;
+        checkStatus(d->SignalTask(ctx().get(), req, &res), "signal_task");
+        check(readUntil(outFd, outText, "got-usr1", 10), "signal_task", "no got-usr1 on stdout: '" + outText + "'");
+    }
+    ok("signal_task");
+
+    {
+        pb::ExecTaskRequest req;
+        req.set_task_id(web.id());
+        req.add_command("/bin/sh");
+        req.add_command("-c");
+        req.add_command("echo exec-out $GREETING; exit 4");
+        req.mutable_timeout()->set_seconds(10);
+        pb::ExecTaskResponse res;
+        checkStatus(d->ExecTask(ctx().get(), req, &res), "exec_task");
+        check(res.stdout() == "exec-out hi\n" && res.result().exit_code() == 4, "exec_task", res.ShortDebugString());
+    }
+    ok("exec_task");
+
+    {
+        grpc::ClientContext xc;
+        auto stream = d->ExecTaskStreaming(&xc);
+        pb::ExecTaskStreamingRequest setup;
+        setup.mutable_setup()->set_task_id(web.id());
+        setup.mutable_setup()->add_command("/bin/sh");
+        setup.mutable_setup()->set_tty(true);
+        setup.mutable_tty_size()->set_height(24);
+        setup.mutable_tty_size()->set_width(80);
+        check(stream->Write(setup), "exec_streaming", "setup write");
+        auto send = [&](const std::string& text) {
+            pb::ExecTaskStreamingRequest r;
+            r.mutable_stdin()->set_data(text);
+            check(stream->Write(r), "exec_streaming", "stdin write");
+        };
+        std::string seen;
+        pb::ExecTaskStreamingResponse res;
+        auto readFor = [&](const std::string& want) {
+            while (seen.find(want) == std::string::npos) {
+                check(stream->Read(&res), "exec_streaming", "stream ended before '" + want + "': '" + seen + "'");
+                if (res.has_stdout()) seen += res.stdout().data();
+                check(!res.exited(), "exec_streaming", "exited before '" + want + "'");
+            }
+        };
+        send("echo tty-$((6*7))\n");
+        readFor("tty-42");
+        pb::ExecTaskStreamingRequest rs;
+        rs.mutable_tty_size()->set_height(30);
+        rs.mutable_tty_size()->set_width(100);
+        check(stream->Write(rs), "exec_streaming", "resize write");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        send("stty size\n");
+        readFor("30 100");
+        send("exit 3\n");
+        bool exited = false;
+        int code = -1;
+        while (stream->Read(&res)) {
+            if (res.exited()) {
+                exited = true;
+                code = res.result().exit_code();
+                break;
+            }
+        }
+        stream->WritesDone();
+        check(exited && code == 3, "exec_streaming", "exit " + std::to_string(code) + ", output '" + seen + "'");
+        auto st = stream->Finish();
+        checkStatus(st, "exec_streaming");
+    }
+    ok("exec_streaming");
+
+    // A task that ends by itself: WaitTask gives its exit code.
+    {
+        auto quick = taskConfig(alloc, "quick", allocDir, "/bin/sh", {"-c", "sleep 0.5; exit 7"});
+        start(*d, quick, "wait_task");
+        pb::WaitTaskRequest req;
+        req.set_task_id(quick.id());
+        pb::WaitTaskResponse res;
+        checkStatus(d->WaitTask(ctx().get(), req, &res), "wait_task");
+        check(res.result().exit_code() == 7 && res.result().signal() == 0 && res.err().empty(), "wait_task",
+              res.ShortDebugString());
+        pb::InspectTaskRequest ireq;
+        ireq.set_task_id(quick.id());
+        pb::InspectTaskResponse ires;
+        checkStatus(d->InspectTask(ctx().get(), ireq, &ires), "wait_task");
+        check(ires.task().state() == pb::EXITED && ires.task().result().exit_code() == 7 &&
+                  ires.task().completed_at().seconds() >= ires.task().started_at().seconds(),
+              "wait_task", ires.ShortDebugString());
+        pb::DestroyTaskRequest dreq;
+        dreq.set_task_id(quick.id());
+        pb::DestroyTaskResponse dres;
+        checkStatus(d->DestroyTask(ctx().get(), dreq, &dres), "wait_task");
+    }
+    ok("wait_task");
+
+    // The plugin dies (as on a Nomad client restart or a crash); a new
+    // one recovers the task from its handle.
+    ::kill(p.pid, SIGKILL);
+    ::waitpid(p.pid, nullptr, 0);
+    p = launch(pluginPath);
+    baseHandshake(p, "_after_restart");
+    d = pb::Driver::NewStub(p.channel);
+    {
+        pb::InspectTaskRequest ireq;
+        ireq.set_task_id(web.id());
+        pb::InspectTaskResponse ires;
+        auto st = d->InspectTask(ctx().get(), ireq, &ires);
+        check(st.error_code() == grpc::StatusCode::NOT_FOUND, "recover_task", "unknown before recovery expected");
+        pb::RecoverTaskRequest req;
+        req.set_task_id(web.id());
+        *req.mutable_handle() = started.handle();
+        pb::RecoverTaskResponse res;
+        checkStatus(d->RecoverTask(ctx().get(), req, &res), "recover_task");
+        checkStatus(d->InspectTask(ctx().get(), ireq, &ires), "recover_task");
+        check(ires.task().state() == pb::RUNNING, "recover_task", ires.ShortDebugString());
+        // A handle of a task taskscope does not know is refused.
+        pb::RecoverTaskRequest bad = req;
+        bad.set_task_id("gone/none/0");
+        bad.mutable_handle()->set_driver_state("{\"alloc_id\":\"gone\",\"task\":\"none\"}");
+        check(!d->RecoverTask(ctx().get(), bad, &res).ok(), "recover_task", "recovered a task that does not exist");
+    }
+    ok("recover_task");
+
+    // Output keeps flowing into the same fifos after the plugin restart.
+    {
+        pb::SignalTaskRequest req;
+        req.set_task_id(web.id());
+        req.set_signal("USR1");
+        pb::SignalTaskResponse res;
+        outText.clear();
+        checkStatus(d->SignalTask(ctx().get(), req, &res), "signal_after_recover");
+        check(readUntil(outFd, outText, "got-usr1", 10), "signal_after_recover", "'" + outText + "'");
+    }
+    ok("signal_after_recover");
+
+    {
+        pb::StopTaskRequest req;
+        req.set_task_id(web.id());
+        req.set_signal("SIGTERM");
+        req.mutable_timeout()->set_seconds(5);
+        pb::StopTaskResponse res;
+        checkStatus(d->StopTask(ctx().get(), req, &res), "stop_task");
+        pb::WaitTaskRequest wreq;
+        wreq.set_task_id(web.id());
+        pb::WaitTaskResponse wres;
+        checkStatus(d->WaitTask(ctx().get(), wreq, &wres), "stop_task");
+        check(wres.result().signal() == SIGTERM || wres.result().exit_code() == 128 + SIGTERM, "stop_task",
+              wres.ShortDebugString());
+    }
+    ok("stop_task");
+
+    {
+        pb::DestroyTaskRequest req;
+        req.set_task_id(web.id());
+        req.set_force(true);
+        pb::DestroyTaskResponse res;
+        checkStatus(d->DestroyTask(ctx().get(), req, &res), "destroy_task");
+        pb::InspectTaskRequest ireq;
+        ireq.set_task_id(web.id());
+        pb::InspectTaskResponse ires;
+        check(d->InspectTask(ctx().get(), ireq, &ires).error_code() == grpc::StatusCode::NOT_FOUND, "destroy_task",
+              "still known after destroy");
+    }
+    ok("destroy_task");
+
+    {
+        auto ctl = plugin::GRPCController::NewStub(p.channel);
+        plugin::Empty e;
+        checkStatus(ctl->Shutdown(ctx().get(), e, &e), "shutdown");
+        waitExitOf(p);
+        struct stat st {};
+        check(::stat(p.socket.c_str(), &st) != 0, "shutdown", "socket left behind");
+    }
+    ok("shutdown");
+    ::close(outFd);
+    ::close(errFd);
+    std::printf("all ok\n");
+    return 0;
+}

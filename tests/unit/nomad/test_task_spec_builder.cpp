@@ -1,0 +1,109 @@
+#define BOOST_TEST_MODULE task_spec_builder
+#include <boost/test/unit_test.hpp>
+#include <msgpack.hpp>
+
+#include "nomad/task_spec_builder.hpp"
+
+namespace pb = hashicorp::nomad::plugins::drivers::proto;
+using namespace taskscope::nomad;
+
+namespace {
+
+std::string config(const std::string& command, const std::vector<std::string>& args, bool extra = false) {
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> pk(b);
+    pk.pack_map(extra ? 3 : 2);
+    pk.pack(std::string("command"));
+    pk.pack(command);
+    pk.pack(std::string("args"));
+    pk.pack(args);
+    if (extra) {
+        pk.pack(std::string("image"));
+        pk.pack(std::string("x"));
+    }
+    return std::string(b.data(), b.size());
+}
+
+pb::TaskConfig task() {
+    pb::TaskConfig t;
+    t.set_id("a1/web/xyz");
+    t.set_alloc_id("a1");
+    t.set_name("web");
+    t.set_msgpack_driver_config(config("/bin/sleep", {"60"}));
+    (*t.mutable_env())["NOMAD_TASK_NAME"] = "web";
+    t.set_user("nobody");
+    t.set_alloc_dir("/var/lib/nomad/alloc/a1");
+    t.set_stdout_path("/var/lib/nomad/alloc/a1/alloc/logs/.web.stdout.fifo");
+    t.set_stderr_path("/var/lib/nomad/alloc/a1/alloc/logs/.web.stderr.fifo");
+    auto* r = t.mutable_resources();
+    r->mutable_allocated_resources()->mutable_memory()->set_memory_mb(256);
+    r->mutable_allocated_resources()->mutable_memory()->set_memory_max_mb(512);
+    r->mutable_allocated_resources()->mutable_cpu()->set_cpu_shares(500);
+    r->mutable_linux_resources()->set_cpuset_cpus("2-3");
+    return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(full_task) {
+    auto spec = buildTaskSpec(task());
+    BOOST_REQUIRE(spec);
+    const auto& s = *spec;
+    BOOST_TEST(s["command"].get<std::string>() == "/bin/sleep");
+    BOOST_TEST(s["args"][0].get<std::string>() == "60");
+    BOOST_TEST(s["env"]["NOMAD_TASK_NAME"].get<std::string>() == "web");
+    BOOST_TEST(s["user"].get<std::string>() == "nobody");
+    BOOST_TEST(s["cwd"].get<std::string>() == "/var/lib/nomad/alloc/a1/web");
+    BOOST_TEST(s["stdout_path"].get<std::string>() == "/var/lib/nomad/alloc/a1/alloc/logs/.web.stdout.fifo");
+    BOOST_TEST(s["stderr_path"].get<std::string>() == "/var/lib/nomad/alloc/a1/alloc/logs/.web.stderr.fifo");
+    BOOST_TEST(s["resources"]["memory_mb"].get<int>() == 256);
+    BOOST_TEST(s["resources"]["memory_max_mb"].get<int>() == 512);
+    BOOST_TEST(s["resources"]["cpu_shares"].get<int>() == 500);
+    BOOST_TEST(s["resources"]["cpuset"].get<std::string>() == "2-3");
+}
+
+BOOST_AUTO_TEST_CASE(minimal_task) {
+    pb::TaskConfig t;
+    t.set_alloc_id("a");
+    t.set_name("b");
+    t.set_msgpack_driver_config(config("true", {}));
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true"})");
+}
+
+BOOST_AUTO_TEST_CASE(shares_clamped_to_taskscope_range) {
+    auto t = task();
+    t.mutable_resources()->mutable_allocated_resources()->mutable_cpu()->set_cpu_shares(1);
+    BOOST_TEST((*buildTaskSpec(t))["resources"]["cpu_shares"].get<int>() == 2);
+    t.mutable_resources()->mutable_allocated_resources()->mutable_cpu()->set_cpu_shares(1000000);
+    BOOST_TEST((*buildTaskSpec(t))["resources"]["cpu_shares"].get<int>() == 262144);
+}
+
+BOOST_AUTO_TEST_CASE(bad_configs_are_invalid) {
+    auto t = task();
+    t.set_msgpack_driver_config(config("/bin/true", {}, true));
+    auto unknown = buildTaskSpec(t);
+    BOOST_REQUIRE(!unknown);
+    BOOST_TEST(unknown.error().name == "InvalidConfig");
+    t.set_msgpack_driver_config(config("", {}));
+    BOOST_TEST(!buildTaskSpec(t));
+    t.set_msgpack_driver_config("\xc1");
+    BOOST_TEST(!buildTaskSpec(t));
+}
+
+BOOST_AUTO_TEST_CASE(key_and_driver_state_round_trip) {
+    auto key = taskKey(task());
+    BOOST_REQUIRE(key);
+    BOOST_TEST(key->allocId == "a1");
+    BOOST_TEST(key->task == "web");
+    auto back = decodeDriverState(encodeDriverState(*key));
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->allocId == "a1");
+    BOOST_TEST(back->task == "web");
+    BOOST_TEST(!decodeDriverState("not json"));
+    BOOST_TEST(!decodeDriverState("{\"alloc_id\":1}"));
+    pb::TaskConfig noAlloc;
+    noAlloc.set_name("x");
+    BOOST_TEST(!taskKey(noAlloc));
+}

@@ -1,0 +1,4 @@
+taskscope_unit_test(nomad/test_cty_msgpack.cpp taskscope_nomad)
+taskscope_unit_test(nomad/test_task_spec_builder.cpp taskscope_nomad)
+target_compile_definitions(nomad_test_cty_msgpack PRIVATE MSGPACK_NO_BOOST)
+target_compile_definitions(nomad_test_task_spec_builder PRIVATE MSGPACK_NO_BOOST)

@@ -1004,6 +1004,8 @@ void TaskManager::removeDirsOf(const TaskRecord& r) const {
     const auto iso = recordedIsolation(r.specJson, config_.isolation);
     if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
         spdlog::warn("Failed to remove the dirs of task {}: {}", taskLabel(r.allocId, r.name), done.error().message);
+}
+
 bool TaskManager::allocHasLiveTasks(const std::string& allocId) const {
     for (auto it = tasks_.lower_bound(Key{allocId, ""}); it != tasks_.end() && it->first.first == allocId; ++it)
         if (!it->second->record.finished()) return true;

@@ -28,7 +28,7 @@ cleanup() {
     rm -f "$MON"
 }
 trap cleanup EXIT
-systemctl reset-failed taskscope-manager
+systemctl reset-failed taskscope-manager 2>/dev/null || true
 [[ -x $PLUGIN ]] || fail "no test plugin at $PLUGIN"
 
 busctl monitor --json=short --match "type=signal,interface=$RI" >"$MON" 2>/dev/null &

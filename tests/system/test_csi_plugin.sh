@@ -8,7 +8,9 @@
 # registration (re-probed, not announced twice); the end of the task
 # deregisters it. A socket that never appears makes the plugin unhealthy
 # with the reason, never a hung start; a second task claiming the name is
-# refused. The plugin is the test tree's CSI server, run as a task.
+# refused. The plugin is the test tree's CSI server, run as an isolated
+# task (its own root; the plugins' directory comes in at mount_dir as a
+# bidirectional volume, the server binary as a read-only one).
 source "$(dirname "$0")/lib.sh"
 
 A=csi$$
@@ -37,8 +39,9 @@ sleep 0.5
 signals() { grep -c "\"member\":\"$1\"" "$MON" || true; }
 has_signal() { [[ $(signals "$1") -ge ${2:-1} ]]; }
 
-spec=$(jq -cn --arg cmd "$PLUGIN" '{command: $cmd, args: ["org.taskscope.test-csi", "1.2.3"], logs: false,
-    plugin: {type: "csi", name: "hostpath", health_interval_ms: 300}}')
+spec=$(jq -cn --arg cmd "$PLUGIN" --arg bin "${PLUGIN%/*}" '{command: $cmd, args: ["org.taskscope.test-csi", "1.2.3"], logs: false,
+    plugin: {type: "csi", name: "hostpath", health_interval_ms: 300},
+    isolation: {filesystem: true, volumes: [{source: $bin, target: $bin, read_only: true}]}}')
 t0=$(date +%s%N)
 mgr StartTask sss $A plugin "$spec" >/dev/null
 wait_until "PluginRegistered" 300 has_signal PluginRegistered
@@ -59,8 +62,11 @@ sock=$(prop SocketPath)
 assert_eq "$sock" /var/lib/taskscope/plugins/csi/hostpath/csi.sock "SocketPath"
 [[ -S $sock ]] || fail "$sock is not a socket"
 pid=$(task_field $A plugin pid)
-tr '\0' '\n' </proc/$pid/environ | grep -qx "CSI_ENDPOINT=unix://$sock" || fail "the task has no CSI_ENDPOINT=unix://$sock"
-ok "the task listens where CSI_ENDPOINT says: $sock"
+tr '\0' '\n' </proc/$pid/environ | grep -qx "CSI_ENDPOINT=unix:///csi/csi.sock" || fail "the task has no CSI_ENDPOINT=unix:///csi/csi.sock"
+[[ -S /proc/$pid/root/csi/csi.sock ]] || fail "the task does not see its socket at /csi/csi.sock"
+[[ -e /proc/$pid/root/var/lib/taskscope ]] && fail "the isolated plugin sees the host's /var/lib/taskscope"
+[[ "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ]] || fail "the plugin shares the host's mount namespace"
+ok "the isolated plugin listens at /csi/csi.sock (CSI_ENDPOINT); the host sees it at $sock"
 busctl --json=short call $I $M org.freedesktop.DBus.ObjectManager GetManagedObjects | jq -e --arg o "$obj" '.data[0][$o]["org.taskscope.Plugin1"]' >/dev/null ||
     fail "the plugin is not in the manager's GetManagedObjects"
 ok "the plugin object is in GetManagedObjects"

@@ -66,6 +66,8 @@ private:
     void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
     void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
     void onDanglingScopeStopped(const std::string&, const bool&) override {}
+    void onNetworkCreated(const std::string&, const std::string&) override {}
+    void onNetworkDestroyed(const std::string&) override {}
     void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
                       const bool& oom) override {
         if (alloc == watchAlloc && task == watchTask) exited = ExitStatus{code, sig, oom};

@@ -75,13 +75,16 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups busctl get-property $I "$o
     fail "nobody cannot read the plugin's properties"
 
 # A second task claiming the name is refused, and nothing of it is left.
-out=$(mgr StartTask sss ${A}b plugin "$spec" 2>&1) && fail "a second claimant started: $out"
-grep -q "PluginNameInUse" <<<"$out" || fail "wrong error for a second claimant: $out"
+# dbus-send prints the error's name (busctl only its message).
+start_named() { dbus-send --system --print-reply --dest=$I $M $I.StartTask string:"$1" string:"$2" string:"$3" 2>&1; }
+out=$(start_named ${A}b plugin "$spec") && fail "a second claimant started: $out"
+grep -q "org.taskscope.Error.PluginNameInUse" <<<"$out" || fail "wrong error for a second claimant: $out"
+grep -q "already served by task ${A}/plugin" <<<"$out" || fail "the error does not name the serving task: $out"
 mgr GetTask ss ${A}b plugin >/dev/null 2>&1 && fail "the refused task exists"
-ok "a second task claiming csi/hostpath: $(sed 's/^Call failed: //' <<<"$out")"
+ok "a second task claiming csi/hostpath: $out"
 bad=$(jq -cn '{command: "/bin/true", plugin: {type: "nfs", name: "x"}}')
-out=$(mgr StartTask sss ${A}b bad "$bad" 2>&1) && fail "an unknown plugin type started"
-grep -q "InvalidSpec\|not known" <<<"$out" || fail "wrong error for an unknown type: $out"
+out=$(start_named ${A}b bad "$bad") && fail "an unknown plugin type started"
+grep -q "org.taskscope.Error.InvalidSpec" <<<"$out" || fail "wrong error for an unknown type: $out"
 ok "an unknown plugin type is an invalid spec"
 
 # Not ready: a health change, the task's state unchanged.

@@ -20,7 +20,7 @@ ALLOCS=(iso1 iso2 isobad isofast)
 cleanup() {
     for a in "${ALLOCS[@]}"; do
         for t in probe hostpid small huge; do
-            mgr StopTask ssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
+            mgr StopTask sssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
             mgr ForgetTask ss $a $t >/dev/null 2>&1 || true
         done
     done
@@ -156,7 +156,7 @@ ok "refused starts left no task dir"
 
 # --- forget removes the task dirs ---
 [[ -d $ROOTS/iso1/tasks/probe ]] || fail "no task dir $ROOTS/iso1/tasks/probe"
-mgr StopTask ssx iso1 probe SIGKILL 0 >/dev/null
+mgr StopTask sssx iso1 probe SIGKILL 0 >/dev/null
 wait_until "iso1/probe to end" 300 bash -c "[[ \$(busctl --json=short call $I $M $I GetTask ss iso1 probe | jq -r '.data[0]' | jq -r .state) != running ]]"
 mgr ForgetTask ss iso1 probe >/dev/null
 [[ ! -e $ROOTS/iso1 ]] || fail "ForgetTask left $(find $ROOTS/iso1 | head)"

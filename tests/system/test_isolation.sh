@@ -20,7 +20,7 @@ ALLOCS=(iso1 iso2 isobad isofast)
 cleanup() {
     for a in "${ALLOCS[@]}"; do
         for t in probe hostpid small huge; do
-            mgr StopTask ssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
+            mgr StopTask sssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
             mgr ForgetTask ss $a $t >/dev/null 2>&1 || true
         done
     done
@@ -131,10 +131,14 @@ assert_eq "$(r2 CapAmb)" $DEFAULT_CAPS "CapAmb of a non-root isolated task"
 assert_eq "$(r2 secrets)" "700 nobody tmpfs" "secrets/ of a nobody task"
 
 # --- bad specs: named errors, nothing made ---
+# dbus-send prints the error's name (busctl only its message).
 bad() {
-    local what=$1 spec=$2 want=$3 out
-    if out=$(mgr StartTask sss isobad t "$spec" 2>&1); then fail "$what was accepted"; fi
-    grep -q "$want" <<<"$out" || fail "$what: got '$out', want $want"
+    local what=$1 spec=$2 want=$3 name=${4:-InvalidSpec} out
+    if out=$(dbus-send --system --print-reply --dest=$I $M $I.StartTask string:isobad string:t "string:$spec" 2>&1); then
+        fail "$what was accepted"
+    fi
+    grep -qF "org.taskscope.Error.$name" <<<"$out" || fail "$what: got '$out', want org.taskscope.Error.$name"
+    grep -qF -- "$want" <<<"$out" || fail "$what: got '$out', want $want"
     ok "$what: $out"
 }
 bad "bidirectional read-only volume" \
@@ -144,15 +148,15 @@ bad "capability outside the allow-list" '{"command":"/bin/true","isolation":{"ca
 bad "unknown capability" '{"command":"/bin/true","isolation":{"cap_add":["BOGUS"]}}' "unknown capability BOGUS"
 bad "volume target with .." '{"command":"/bin/true","isolation":{"volumes":[{"source":"/srv","target":"/a/../../etc"}]}}' \
     "without '..'"
-bad "relative task_dir" '{"command":"/bin/true","isolation":{"task_dir":"x"}}' "InvalidSpec"
+bad "relative task_dir" '{"command":"/bin/true","isolation":{"task_dir":"x"}}' "must be an absolute path"
 bad "missing volume source" \
-    '{"command":"/bin/true","isolation":{"volumes":[{"source":"/nonexistent-isotest","target":"/x"}]}}' "volumes"
+    '{"command":"/bin/true","isolation":{"volumes":[{"source":"/nonexistent-isotest","target":"/x"}]}}' "(volumes)" ExecFailed
 [[ ! -e $ROOTS/isobad ]] || fail "a refused start left $(find $ROOTS/isobad | head -3)"
 ok "refused starts left no task dir"
 
 # --- forget removes the task dirs ---
 [[ -d $ROOTS/iso1/tasks/probe ]] || fail "no task dir $ROOTS/iso1/tasks/probe"
-mgr StopTask ssx iso1 probe SIGKILL 0 >/dev/null
+mgr StopTask sssx iso1 probe SIGKILL 0 >/dev/null
 wait_until "iso1/probe to end" 300 bash -c "[[ \$(busctl --json=short call $I $M $I GetTask ss iso1 probe | jq -r '.data[0]' | jq -r .state) != running ]]"
 mgr ForgetTask ss iso1 probe >/dev/null
 [[ ! -e $ROOTS/iso1 ]] || fail "ForgetTask left $(find $ROOTS/iso1 | head)"

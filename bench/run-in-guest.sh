@@ -10,6 +10,7 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --share "$root" -- b
   cp -a '$build/stage/.' / && systemctl daemon-reload && systemctl reload dbus
   systemctl start taskscope-manager
   '$build/bench/taskscope-bench-start' \${BENCH_N:-50}
+  bash '$root/bench/network_create.sh' \${BENCH_NET_N:-10}
   '$build/bench/taskscope-bench-concurrency' \${BENCH_CONC_N:-1000} \${BENCH_CONC_LEVELS:-8,32,128}
   systemctl start taskscope-streamer
   '$build/bench/taskscope-bench-exec' \${BENCH_N:-50}

@@ -24,6 +24,23 @@ using nlohmann::json;
 
 constexpr const char* kRecordSuffix = ".json";
 
+// systemd-udevd gives a new veth a persistent MAC address (the default
+// MACAddressPolicy) after the bridge plugin reported the one it was made
+// with, so the host interfaces' MACs in a cached result go stale and the
+// bridge plugin's CHECK fails on them. The host side is read again before
+// a CHECK; the container side is the namespace's and keeps its address.
+json withLiveHostMacs(json result) {
+    if (!result.is_object() || !result.contains("interfaces") || !result["interfaces"].is_array()) return result;
+    for (auto& itf : result["interfaces"]) {
+        if (!itf.is_object() || itf.contains("sandbox") || !itf.contains("name") || !itf["name"].is_string()) continue;
+        const auto name = itf["name"].get<std::string>();
+        if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') continue;
+        if (auto mac = common::readFile("/sys/class/net/" + name + "/address"))
+            itf["mac"] = std::string(common::trim(*mac));
+    }
+    return result;
+}
+
 }  // namespace
 
 struct NetworkManager::Job {
@@ -274,7 +291,8 @@ void NetworkManager::recover() {
         } else if (record->spec.mode == Mode::Bridge) {
             CniCall call{"CHECK", record->allocId, record->netnsPath, "eth0", node_.cniPath,
                          std::chrono::milliseconds(node_.pluginTimeoutMs)};
-            if (auto r = runChain(call, record->conflist, record->spec.ports, record->result); !r) checked = r.error();
+            if (auto r = runChain(call, record->conflist, record->spec.ports, withLiveHostMacs(record->result)); !r)
+                checked = r.error();
         }
         if (checked) {
             networks_[record->allocId] = *record;

@@ -99,3 +99,16 @@ BOOST_AUTO_TEST_CASE(missing_plugin) {
     BOOST_TEST(r.error().name == "CniFailed");
     BOOST_TEST(!runPlugin(d.call("ADD"), "../x", nlohmann::json::object()).ok());
 }
+
+BOOST_AUTO_TEST_CASE(check_leaves_out_portmap_without_ipv6) {
+    // containernetworking/plugins#819: portmap's CHECK wants ip6tables rules
+    // it never made for an IPv4-only container.
+    PluginDir d;
+    d.add("portmap", "cat >/dev/null; echo '{\"code\":999,\"msg\":\"could not check ipv6 dnat\"}'; exit 1\n");
+    d.add("ok", "cat >/dev/null; exit 0\n");
+    nlohmann::json conflist = {{"cniVersion", "0.4.0"}, {"name", "t"}, {"plugins", {{{"type", "ok"}}, {{"type", "portmap"}}}}};
+    const nlohmann::json v4 = {{"ips", {{{"address", "172.26.64.2/20"}}}}};
+    const nlohmann::json v6 = {{"ips", {{{"address", "172.26.64.2/20"}}, {{"address", "fd00::2/64"}}}}};
+    BOOST_TEST(runChain(d.call("CHECK"), conflist, {}, v4).ok());
+    BOOST_TEST(!runChain(d.call("CHECK"), conflist, {}, v6).ok());
+}

@@ -207,6 +207,9 @@ void PluginRegistry::check(const Key& key) {
     const auto waited = std::chrono::steady_clock::now() - p.watchedSince;
     const auto interval = std::chrono::milliseconds(p.spec.healthIntervalMs);
     if (!isSocket(p.socketPath)) {
+        // Never seen: the reason given at registration ("did not appear")
+        // stays true; keep looking at the health interval.
+        if (p.registered && !p.socketSeen) return schedule(key, interval);
         if (p.registered) {
             p.lastCheckUs = wallUs();
             const bool was = p.healthy;
@@ -224,6 +227,7 @@ void PluginRegistry::check(const Key& key) {
         registerPlugin(p, true);
         return schedule(key, interval);
     }
+    p.socketSeen = true;
     p.probing = true;
     const bool withInfo = p.provider.empty() || !p.registered || p.message.starts_with("registered before");
     const auto socket = p.socketPath;

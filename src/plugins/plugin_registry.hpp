@@ -42,6 +42,7 @@ struct PluginEntry {
     std::chrono::steady_clock::time_point watchedSince;
     uint64_t timer = 0;
     bool probing = false;
+    bool socketSeen = false;  ///< the socket existed once ("gone" differs from "never came")
     uint64_t generation = 0;  ///< a probe's answer for an older watch is dropped
 };
 

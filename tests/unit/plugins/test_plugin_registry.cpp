@@ -143,6 +143,10 @@ BOOST_FIXTURE_TEST_CASE(a_socket_that_never_appears_registers_an_unhealthy_plugi
     BOOST_TEST(heard.log[0].starts_with("registered silent unhealthy"));
     BOOST_TEST(heard.log[0].find("did not appear within 200 ms") != std::string::npos);
     BOOST_TEST(probes.load() == 0);
+    // Later checks keep the reason: the socket never came, it is not "gone".
+    runFor(loop, 300ms);
+    BOOST_REQUIRE(registry.list().size() == 1u);
+    BOOST_TEST(registry.list()[0]->message.find("did not appear within 200 ms") != std::string::npos);
 }
 
 BOOST_FIXTURE_TEST_CASE(registered_probed_and_deregistered_with_its_task, Fixture) {

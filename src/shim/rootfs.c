@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "isolation.h"
+#include "shim_text.h"
 
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442 /* the same number on every architecture */
@@ -59,17 +60,8 @@ static void cat_str(char *d, size_t cap, size_t *len, const char *s)
 
 static void cat_u64(char *d, size_t cap, size_t *len, unsigned long long v)
 {
-    char t[24];
-    int n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
     char s[24];
-    int i = 0;
-    while (n)
-        s[i++] = t[--n];
-    s[i] = '\0';
+    shim_format_u64(s, v);
     cat_str(d, cap, len, s);
 }
 

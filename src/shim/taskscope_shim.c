@@ -46,6 +46,7 @@
 #include "isolation.h"
 #include "shim_protocol.h"
 #include "shim_netns.h"
+#include "shim_text.h"
 
 #define REPORT_FD 3
 #define GO_FD 4
@@ -100,17 +101,8 @@ static void b_str(struct buf *b, const char *s)
 
 static void b_u64(struct buf *b, unsigned long long v)
 {
-    char t[24];
-    int n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
     char s[24];
-    int i = 0;
-    while (n)
-        s[i++] = t[--n];
-    s[i] = '\0';
+    shim_format_u64(s, v);
     b_str(b, s);
 }
 

@@ -229,7 +229,7 @@ void PluginRegistry::check(const Key& key) {
     }
     p.socketSeen = true;
     p.probing = true;
-    const bool withInfo = p.provider.empty() || !p.registered || p.message.starts_with("registered before");
+    const bool withInfo = p.infoWanted;
     const auto socket = p.socketPath;
     const auto generation = p.generation;
     worker_.submit([this, key, socket, withInfo, generation, prober = prober_]() -> std::function<void()> {
@@ -253,6 +253,7 @@ void PluginRegistry::answered(const Key& key, uint64_t generation, Result<Identi
     p.lastCheckUs = wallUs();
     if (answer) {
         if (answer->haveInfo) {
+            p.infoWanted = false;
             p.provider = answer->provider;
             p.version = answer->version;
             p.capabilities = answer->capabilities;

@@ -42,7 +42,8 @@ struct PluginEntry {
     std::chrono::steady_clock::time_point watchedSince;
     uint64_t timer = 0;
     bool probing = false;
-    bool socketSeen = false;  ///< the socket existed once ("gone" differs from "never came")
+    bool socketSeen = false;
+    bool infoWanted = true;  ///< the next probe also asks GetPluginInfo/Capabilities (first, and after a restart)  ///< the socket existed once ("gone" differs from "never came")
     uint64_t generation = 0;  ///< a probe's answer for an older watch is dropped
 };
 

@@ -267,7 +267,9 @@ void PluginRegistry::answered(const Key& key, uint64_t generation, Result<Identi
     if (!p.registered) {
         registerPlugin(p, true);
     } else {
-        if (answer && answer->haveInfo)
+        // The record keeps the last health too: a restart that took an older
+        // verdict from it would announce a change that never happened.
+        if ((answer && answer->haveInfo) || was != p.healthy)
             if (auto r = save(p); !r) spdlog::warn("Failed to save plugin {}: {}", pluginId(p.spec), r.error().message);
         if ((was != p.healthy || before != p.message) && events_) events_->pluginChanged(p, was != p.healthy);
         if (was != p.healthy)

@@ -165,6 +165,8 @@ BOOST_FIXTURE_TEST_CASE(registered_probed_and_deregistered_with_its_task, Fixtur
     runFor(loop, 300ms);
     BOOST_REQUIRE(heard.log.size() == 2u);
     BOOST_TEST(heard.log[1] == "health hostpath unhealthy");
+    // The record holds the new health, for a restart to start from.
+    BOOST_TEST(test::slurp(dir.path + "/csi/hostpath.json").find("\"healthy\":false") != std::string::npos);
 
     tasks[0].state = TaskState::Exited;
     tasks[0].exit.exitCode = 3;

@@ -23,6 +23,10 @@ std::unique_ptr<sdbus::IConnection> connect();
 /// Writes all of data to fd, retrying on EINTR; dies on any other error.
 void writeAll(int fd, const char* data, size_t len);
 
+/// Errors that say the streamer went away (or is not back yet), not that
+/// the request was wrong: worth asking again once it is back.
+bool streamerGone(const sdbus::Error& e);
+
 /// Dispatches the connection's incoming messages until done() is true.
 /// Signals reach their proxies from here; the CLI has no other loop.
 void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done);

@@ -21,6 +21,12 @@ std::unique_ptr<sdbus::IConnection> connect() {
     return sdbus::createSystemBusConnection();
 }
 
+bool streamerGone(const sdbus::Error& e) {
+    const auto& n = e.getName();
+    return n == "org.freedesktop.DBus.Error.ServiceUnknown" || n == "org.freedesktop.DBus.Error.NameHasNoOwner" ||
+           n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Disconnected";
+}
+
 void writeAll(int fd, const char* data, size_t len) {
     while (len > 0) {
         const ssize_t n = ::write(fd, data, len);

@@ -11,6 +11,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -34,6 +35,8 @@ constexpr const char* kPath = "/org/taskscope/Streamer1";
 constexpr const char* kInterface = "org.taskscope.Exec1";
 constexpr uint32_t kDefaultMaxOutput = 64 * 1024;
 constexpr int kTimeoutExit = 124;  // as timeout(1)
+// How long a session's exit is waited for while no streamer answers.
+constexpr std::chrono::seconds kStreamerReturn{60};
 
 class ExecProxy final : public sdbus::ProxyInterfaces<org::taskscope::Exec1_proxy> {
 public:
@@ -193,17 +196,27 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
 
     std::optional<Exit> exited;
     std::optional<sdbus::Error> waitError;
-    exec.raw()
-        .callMethodAsync("WaitExec")
-        .onInterface(kInterface)
-        .withTimeout(UINT64_MAX)  // as long as the command runs
-        .withArguments(session)
-        .uponReplyInvoke([&](const sdbus::Error* e, int32_t code, int32_t sig) {
-            if (e)
-                waitError = *e;
-            else
-                exited = Exit{code, sig};
-        });
+    auto askForExit = [&] {
+        exec.raw()
+            .callMethodAsync("WaitExec")
+            .onInterface(kInterface)
+            .withTimeout(UINT64_MAX)  // as long as the command runs
+            .withArguments(session)
+            .uponReplyInvoke([&](const sdbus::Error* e, int32_t code, int32_t sig) {
+                if (e)
+                    waitError = *e;
+                else
+                    exited = Exit{code, sig};
+            });
+    };
+    askForExit();
+    // A streamer that restarts takes the session over: its exit is asked
+    // for again once it is back (the call starts it if systemd has not).
+    using Clock = std::chrono::steady_clock;
+    // Plain time points with flags: GCC 12 misreads optional<time_point>.
+    bool askAgain = false, gone = false;
+    Clock::time_point askAgainAt{}, goneSince{};
+    auto lastAsk = Clock::now();
 
     // -t relays stdin as a terminal needs input; -i relays it into the pipe.
     const bool relayIn = o.tty || o.interactive;
@@ -218,7 +231,24 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
     bool inputEof = false;
     std::vector<bool> open(outputs.size(), true);
 
-    while (!exited && !waitError) {
+    for (;;) {
+        if (waitError && streamerGone(*waitError)) {
+            const auto now = Clock::now();
+            // A call that was not refused at once was taken: a new outage.
+            if (!gone || now - lastAsk > std::chrono::seconds(2)) goneSince = now;
+            gone = true;
+            if (now - goneSince < kStreamerReturn) {
+                waitError.reset();
+                askAgain = true;
+                askAgainAt = now + std::chrono::milliseconds(250);
+            }
+        }
+        if (exited || waitError) break;
+        if (askAgain && Clock::now() >= askAgainAt) {
+            askAgain = false;
+            lastAsk = Clock::now();
+            askForExit();
+        }
         std::vector<pollfd> p;
         const auto bus = conn.getEventLoopPollData();
         p.push_back({bus.fd, bus.events, 0});
@@ -235,6 +265,11 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
             const uint64_t nowUs =
                 static_cast<uint64_t>(now.tv_sec) * 1000000 + static_cast<uint64_t>(now.tv_nsec) / 1000;
             timeout = bus.timeout_usec <= nowUs ? 0 : static_cast<int>((bus.timeout_usec - nowUs + 999) / 1000);
+        }
+        if (askAgain) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(askAgainAt - Clock::now());
+            const int ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+            timeout = timeout < 0 ? ms : std::min(timeout, ms);
         }
         if (::poll(p.data(), p.size(), timeout) < 0) {
             if (errno == EINTR) continue;

@@ -46,14 +46,6 @@ private:
     void onLogsComplete(const std::string&, const std::string&) override {}
 };
 
-// Errors that say the streamer went away (or is not back yet), not that the
-// request was wrong.
-bool streamerGone(const sdbus::Error& e) {
-    const auto& n = e.getName();
-    return n == "org.freedesktop.DBus.Error.ServiceUnknown" || n == "org.freedesktop.DBus.Error.NameHasNoOwner" ||
-           n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Disconnected";
-}
-
 /// Who owns org.taskscope.Streamer1, as the bus says.
 class StreamerOwner {
 public:

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
 #include "common/bus_error.hpp"
 #include "stream/daemon/streamer_adaptor.hpp"
 
@@ -83,11 +85,29 @@ void ExecObject::ExecOnce(sdbus::Result<int32_t, int32_t, std::vector<uint8_t>, 
 
 ExecServer::ExecServer(common::EventLoop& loop, sdbus::IConnection& connection, ManagerClient& manager,
                        exec::ExecServiceOptions options)
-    : scopes_(connection),
+    : connection_(connection),
+      scopes_(connection),
       service_(loop, manager, scopes_, std::move(options)),
       object_(connection, service_),
       clients_(connection, [this](const std::string& name) { service_.clientGone(name); }) {
     service_.attach(object_);
+}
+
+void ExecServer::restore(std::map<std::string, common::UniqueFd> stored) {
+    // Once, at start, before the name is taken: a blocking call to the bus
+    // daemon is fine here. A caller that leaves after its answer is seen
+    // by clients_, which is already listening.
+    auto bus = sdbus::createProxy(connection_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    for (const auto& owner : service_.restore(std::move(stored))) {
+        bool present = false;
+        try {
+            bus->callMethod("NameHasOwner").onInterface("org.freedesktop.DBus").withArguments(owner).storeResultsTo(present);
+        } catch (const sdbus::Error& e) {
+            spdlog::warn("Cannot ask whether {} is still on the bus: {}", owner, e.getMessage());
+            present = true;  // keep its sessions: hanging up needs a reason
+        }
+        if (!present) service_.clientGone(owner);
+    }
 }
 
 }  // namespace taskscope::stream::daemon

@@ -57,7 +57,12 @@ public:
     ExecServer(const ExecServer&) = delete;
     ExecServer& operator=(const ExecServer&) = delete;
 
+    /// Takes over the sessions a streamer before us left (ExecService::restore)
+    /// and hangs up those whose callers have left the bus meanwhile.
+    void restore(std::map<std::string, common::UniqueFd> stored);
+
 private:
+    sdbus::IConnection& connection_;
     SdbusScopeAttacher scopes_;
     exec::ExecService service_;
     ExecObject object_;

@@ -13,9 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "common/daemon.hpp"
 #include "common/event_loop.hpp"
+#include "common/fd_store.hpp"
 #include "common/log.hpp"
 #include "stream/daemon/exec_adaptor.hpp"
 #include "stream/daemon/log_retention.hpp"
@@ -119,8 +121,21 @@ int run(const Options& opts) {
     common::quitOnTermination(loop);
 
     auto bus = common::connectBus(opts.busAddress);
+    // Take the stored fds first: whatever happens next, they are ours to
+    // close. The exec sessions' go to the exec service, the rest are logs.
+    auto logFds = common::takeStoredFds();
+    std::map<std::string, common::UniqueFd> execFds;
+    for (auto it = logFds.begin(); it != logFds.end();) {
+        uint64_t session = 0;
+        bool terminal = false;
+        if (stream::exec::parseExecFdName(it->first, session, terminal)) {
+            execFds.insert(logFds.extract(it++));
+        } else {
+            ++it;
+        }
+    }
     stream::logs::Streamer streamer(loop, opts.streamer);
-    if (auto r = streamer.start(); !r) {
+    if (auto r = streamer.start(std::move(logFds)); !r) {
         spdlog::error("Failed to start: {}", r.error().message);
         return 1;
     }
@@ -137,7 +152,10 @@ int run(const Options& opts) {
         return 1;
     }
     (*stats)->start(&retention);
-    stream::daemon::ExecServer exec(loop, *bus, manager, opts.exec);
+    auto execOptions = opts.exec;
+    execOptions.recordDir = opts.streamer.stateDir + "/exec";
+    stream::daemon::ExecServer exec(loop, *bus, manager, execOptions);
+    exec.restore(std::move(execFds));
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.
     bus->requestName(kBusName);

@@ -9,8 +9,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -27,6 +29,9 @@ using common::Result;
 using common::UniqueFd;
 
 constexpr size_t kOutputBudget = 1 << 20;  // per wakeup: sessions and log collectors take turns
+// Session numbers are noted on disk this many at a time, so that a start
+// writes the file once in a while, not each time.
+constexpr uint64_t kNumbersPerNote = 1024;
 
 Error notRunning(pid_t pid, const std::string& why) {
     return makeError("NotRunning", "the task's main process " + std::to_string(pid) + " " + why);
@@ -83,7 +88,9 @@ ExecService::ExecService(common::EventLoop& loop, TaskDirectory& tasks, ScopeAtt
       tasks_(tasks),
       scopes_(scopes),
       options_(std::move(options)),
-      results_(options_.maxKeptResults, options_.keepResults) {}
+      results_(options_.maxKeptResults, options_.keepResults),
+      records_(options_.recordDir),
+      descriptors_(options_.descriptors ? *options_.descriptors : systemdDescriptorStore()) {}
 
 // Commands that run keep running: they live in their tasks' scopes and
 // their callers hold their descriptors; only their exit goes unreported.
@@ -103,6 +110,11 @@ Result<uint64_t> ExecService::admit(const ExecRequest& request, bool once) {
         return makeError("Busy", "too many exec sessions (" + std::to_string(sessions_.size()) + ", at most " +
                                      std::to_string(options_.maxSessions) + ")");
     const uint64_t id = nextId_++;
+    if (id >= reservedBelow_) {
+        reservedBelow_ = id + kNumbersPerNote;
+        if (auto r = records_.reserveBelow(reservedBelow_); !r)
+            spdlog::warn("Exec session numbers may repeat after a restart: {}", r.error().message);
+    }
     auto s = std::make_unique<ExecSession>(loop_, id, request.allocId, request.task, request.owner, once);
     s->program = request.command[0];
     s->tty = request.tty && !once;
@@ -219,7 +231,6 @@ Result<void> ExecService::spawn(ExecSession& s, const ExecRequest& request, cons
     auto child = spawnHeld(spec, *ns);
     if (!child) return child.error().context("start the child");
     s.child = std::move(*child);
-    s.newPid = ns->newPid;
     unit = target->unit;
     return {};
 }
@@ -255,6 +266,7 @@ void ExecService::running(ExecSession& s) {
                  s.tty ? " (tty)" : "", s.owner());
     auto p = pending_.extract(id);
     if (p.empty()) return;
+    record(s);
     ExecStarted started;
     started.session = id;
     started.fds = std::move(s.callerFds);
@@ -319,6 +331,7 @@ void ExecService::finish(uint64_t id, int status) {
         running(*s);  // it ran, and has already ended
     }
     const auto result = resultFromStatus(status);
+    forgetRecord(*s);
     s->master.reset();
     s->callerFds.clear();
     if (s->once()) {
@@ -346,6 +359,108 @@ void ExecService::finish(uint64_t id, int status) {
         events_->execExited(id, allocId, task, result);
         events_->sessionsChanged();
     }
+}
+
+void ExecService::record(ExecSession& s) {
+    // Before the caller hears of the session: a restart from then on must
+    // find it. Without its record a session still works, only not across
+    // a restart of the streamer.
+    SessionRecord r{s.id(), s.allocId(), s.task(), s.owner(), s.tty, s.child.pid, s.reports.leader};
+    if (auto saved = records_.save(r); !saved) {
+        spdlog::warn("Exec session {} will not survive a restart of the streamer: {}", s.id(), saved.error().message);
+        return;
+    }
+    s.recorded = true;
+    if (auto stored = descriptors_.store(s.child.status.get(), statusFdName(s.id())); !stored)
+        spdlog::warn("Exec session {}: {}", s.id(), stored.error().message);
+    if (s.master)
+        if (auto stored = descriptors_.store(s.master.get(), terminalFdName(s.id())); !stored)
+            spdlog::warn("Exec session {}: {}", s.id(), stored.error().message);
+}
+
+void ExecService::forgetRecord(ExecSession& s) {
+    if (!std::exchange(s.recorded, false)) return;
+    descriptors_.drop(statusFdName(s.id()));
+    if (s.master) descriptors_.drop(terminalFdName(s.id()));
+    records_.remove(s.id());
+}
+
+std::vector<std::string> ExecService::restore(std::map<std::string, UniqueFd> stored) {
+    if (auto r = records_.open(); !r) spdlog::warn("Exec sessions will not survive a restart: {}", r.error().message);
+    nextId_ = std::max(nextId_, records_.firstUnused());
+    std::vector<std::string> owners;
+    auto take = [&stored](const std::string& name) {
+        UniqueFd fd;
+        if (auto it = stored.find(name); it != stored.end()) {
+            fd = std::move(it->second);
+            stored.erase(it);
+        }
+        return fd;
+    };
+    bool adopted = false;
+    for (auto& r : records_.load()) {
+        nextId_ = std::max(nextId_, r.session + 1);
+        auto status = take(statusFdName(r.session));
+        auto terminal = take(terminalFdName(r.session));
+        if (!status) {
+            // systemd keeps the store across a crash or restart, not a stop.
+            spdlog::warn("Exec session {} in {}/{}: its exit status is lost (the streamer was stopped, not restarted)",
+                         r.session, r.allocId, r.task);
+            if (terminal) descriptors_.drop(terminalFdName(r.session));
+            records_.remove(r.session);
+            continue;
+        }
+        (void)::fcntl(status.get(), F_SETFL, O_NONBLOCK);
+        const auto word = readKeeperStatus(status.get());
+        if (word.ended) {
+            const auto result = resultFromStatus(word.status);
+            spdlog::info("Exec session {} in {}/{} ended while the streamer was away: exit code {}", r.session,
+                         r.allocId, r.task, result.exitCode);
+            results_.add(r.session, result, ExecResults::Clock::now());
+            descriptors_.drop(statusFdName(r.session));
+            if (terminal) descriptors_.drop(terminalFdName(r.session));
+            records_.remove(r.session);
+            if (events_) events_->execExited(r.session, r.allocId, r.task, result);
+            continue;
+        }
+        auto s = std::make_unique<ExecSession>(loop_, r.session, r.allocId, r.task, r.owner, false);
+        s->adopted = true;
+        s->recorded = true;
+        s->phase = ExecPhase::Running;
+        s->program = "(taken over)";
+        s->tty = r.tty;
+        s->child.pid = r.keeper;
+        // Opened while its status pipe is still open: the pid is the keeper's.
+        if (auto pidfd = openPidfd(r.keeper)) s->child.pidfd = std::move(*pidfd);
+        s->child.status = std::move(status);
+        s->reports.leader = r.leader;
+        s->reports.eof = true;
+        s->master = std::move(terminal);
+        const uint64_t id = r.session;
+        s->watchFd(s->statusWatch, s->child.status.get(), [this, id](short) { onKeeperStatus(id); });
+        spdlog::info("Exec session {} in {}/{} for {} taken over{}", id, r.allocId, r.task, r.owner,
+                     r.tty ? (s->master ? " with its terminal" : ", its terminal lost") : "");
+        if (std::find(owners.begin(), owners.end(), r.owner) == owners.end()) owners.push_back(r.owner);
+        sessions_[id] = std::move(s);
+        adopted = true;
+    }
+    for (auto& [name, fd] : stored) {
+        spdlog::info("Dropping stored fd '{}': no exec session records it", name);
+        descriptors_.drop(name);
+    }
+    reservedBelow_ = nextId_;  // the next admit notes a fresh block
+    if (adopted && events_) events_->sessionsChanged();
+    return owners;
+}
+
+void ExecService::onKeeperStatus(uint64_t id) {
+    auto* s = find(id);
+    if (!s) return;
+    const auto word = readKeeperStatus(s->child.status.get());
+    if (!word.ended) return;
+    s->unwatch(s->statusWatch);
+    s->reaped = true;  // nothing to reap: its parent was the streamer before us
+    finish(id, word.status);
 }
 
 std::vector<SessionInfo> ExecService::runningSessions() const {
@@ -434,6 +549,7 @@ void ExecService::clientGone(const std::string& owner) {
             s->signal(SIGKILL);  // nobody wants its result
         } else {
             // As when a terminal goes away: SIGHUP, then SIGKILL for what ignores it.
+            if (s->recorded && s->master) descriptors_.drop(terminalFdName(id));
             s->master.reset();
             s->signal(SIGHUP);
             s->setTimer(s->killTimer, common::EventLoop::Clock::now() + options_.hangupGrace, [this, id] {

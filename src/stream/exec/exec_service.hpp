@@ -19,6 +19,7 @@
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "stream/exec/exec_records.hpp"
 #include "stream/exec/exec_session.hpp"
 #include "wire/task_json.hpp"
 
@@ -57,6 +58,11 @@ struct ExecServiceOptions {
     /// After SIGHUP to a session whose caller left the bus, SIGKILL this much later.
     std::chrono::milliseconds hangupGrace = std::chrono::seconds(5);
     std::string proc = "/proc";
+    /// Where running sessions are recorded for the next streamer to take
+    /// over (exec_records.hpp); empty: not recorded.
+    std::string recordDir;
+    /// Where their descriptors wait; null: systemd's fd store.
+    DescriptorStore* descriptors = nullptr;
 };
 
 struct ExecRequest {
@@ -119,6 +125,15 @@ public:
     /// for one that ended lately). NoSuchSession, Busy.
     void wait(uint64_t session, WaitDone done);
 
+    /// Takes over the sessions of a streamer that ran before: their records
+    /// and the descriptors it left in systemd's fd store (every stored fd
+    /// whose name parseExecFdName knows; the rest are not looked at). A
+    /// session that ended meanwhile gets its result kept and ExecExited; a
+    /// running one is watched through its keeper's status pipe and can be
+    /// waited for, resized and hung up as before. Returns the callers of the
+    /// running ones: those no longer on the bus must be passed to clientGone.
+    std::vector<std::string> restore(std::map<std::string, common::UniqueFd> stored);
+
     /// A bus client left: hang up the sessions it started.
     void clientGone(const std::string& owner);
 
@@ -138,6 +153,9 @@ private:
     void onAttached(uint64_t id, common::Result<void> result);
     void onReports(uint64_t id);
     void onChildExit(uint64_t id);
+    void onKeeperStatus(uint64_t id);
+    void record(ExecSession& s);
+    void forgetRecord(ExecSession& s);
     void onOutput(uint64_t id);
     void onDeadline(uint64_t id);
     void drainOutput(ExecSession& s);
@@ -154,7 +172,10 @@ private:
     std::map<uint64_t, std::unique_ptr<ExecSession>> sessions_;
     std::map<uint64_t, std::unique_ptr<Pending>> pending_;
     ExecResults results_;
+    SessionRecords records_;
+    DescriptorStore& descriptors_;
     uint64_t nextId_ = 1;
+    uint64_t reservedBelow_ = 1;  ///< session numbers below this may have been handed out
     // Replies from the manager or systemd may arrive after we are gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -1,7 +1,10 @@
 #include "stream/exec/exec_session.hpp"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -45,7 +48,7 @@ ExecSession::ExecSession(common::EventLoop& loop, uint64_t id, std::string alloc
       once_(once) {}
 
 ExecSession::~ExecSession() {
-    for (auto* slot : {&childWatch, &reportWatch, &outputWatch}) unwatch(*slot);
+    for (auto* slot : {&childWatch, &reportWatch, &outputWatch, &statusWatch}) unwatch(*slot);
     for (auto* slot : {&deadlineTimer, &killTimer}) cancelTimer(*slot);
 }
 
@@ -67,18 +70,37 @@ void ExecSession::cancelTimer(uint64_t& slot) {
     if (slot) loop_.cancelTimer(std::exchange(slot, 0));
 }
 
+namespace {
+
+// The keeper has written the status or died: nothing of the session is
+// known to run, and its pids may already name other processes.
+bool keeperDone(int statusFd) {
+    pollfd p{statusFd, POLLIN, 0};
+    return ::poll(&p, 1, 0) != 0;
+}
+
+void killKeeper(const HeldChild& child) {
+    if (child.pidfd && ::syscall(SYS_pidfd_send_signal, child.pidfd.get(), SIGKILL, nullptr, 0) == 0) return;
+    if (child.pidfd || child.pid <= 0) return;  // gone already
+    ::kill(child.pid, SIGKILL);
+}
+
+}  // namespace
+
 void ExecSession::signal(int sig) {
     if (child.pid <= 0 || reaped) return;
+    // Not our child: its pids stay its own only while the keeper lives.
+    if (adopted && (!child.status || keeperDone(child.status.get()))) return;
     if (phase == ExecPhase::Attaching) {
         // Held outside the task: nothing of the command has run.
         ::kill(child.pid, SIGKILL);
         return;
     }
-    if (newPid && reports.leader == 0) {
+    if (reports.leader == 0) {
         if (child.reports) reports.read(child.reports.get());
         if (reports.leader == 0) {
             if (reports.eof) {
-                ::kill(child.pid, SIGKILL);  // the relay gave up before it forked the command
+                ::kill(child.pid, SIGKILL);  // the keeper gave up before it forked the command
             } else if (pendingSignal_ != SIGKILL) {
                 pendingSignal_ = sig;
             }
@@ -87,9 +109,9 @@ void ExecSession::signal(int sig) {
     }
     // The command leads its own process group (it called setsid); the
     // group takes whatever it started in the foreground too.
-    const pid_t group = newPid ? reports.leader : child.pid;
+    const pid_t group = reports.leader;
     if (::kill(-group, sig) < 0 && errno == ESRCH) ::kill(group, sig);
-    if (newPid && sig == SIGKILL) ::kill(child.pid, SIGKILL);
+    if (sig == SIGKILL) killKeeper(child);
 }
 
 void ExecSession::applyPendingSignal() {

@@ -81,7 +81,11 @@ public:
     std::string program;  ///< the command's argv[0], for messages
     bool tty = false;
     HeldChild child;
-    bool newPid = false;  ///< the command is a grandchild; its pid comes in reports
+    /// Taken over from a streamer that restarted: not our child; its end
+    /// comes through child.status alone (statusWatch).
+    bool adopted = false;
+    /// Its record and descriptors are kept for a streamer that restarts.
+    bool recorded = false;
     SpawnReports reports;
     bool reaped = false;
     common::UniqueFd master;                  ///< the terminal, kept for resizing
@@ -105,12 +109,13 @@ public:
     void cancelTimer(uint64_t& slot);
 
     uint64_t childWatch = 0;
+    uint64_t statusWatch = 0;
     uint64_t reportWatch = 0;
     uint64_t outputWatch = 0;
     uint64_t deadlineTimer = 0;
     uint64_t killTimer = 0;
 
-    /// Sends sig to the command's process group (and SIGKILL to a relay
+    /// Sends sig to the command's process group (and SIGKILL to its keeper
     /// or a held child). A signal asked for before the command's pid is
     /// known is sent once it is (applyPendingSignal).
     void signal(int sig);

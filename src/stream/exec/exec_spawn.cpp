@@ -63,6 +63,8 @@ struct ChildPlan {
     int releaseWrite = -1;
     int reportRead = -1;
     int reportWrite = -1;
+    int statusRead = -1;
+    int statusWrite = -1;
 };
 
 // --- in the child: system calls only from here to the end of childMain ---
@@ -115,13 +117,21 @@ void closeFrom(unsigned first, bool onExec) {
     _exit(kExitSetup);
 }
 
-[[noreturn]] void relay(const ChildPlan& p, pid_t command) {
+[[noreturn]] void keep(const ChildPlan& p, pid_t command) {
     report(p.reportWrite, kLeader, command, "", nullptr);
-    // Hold nothing of the session: its pipes and terminal end with the command.
-    closeFrom(0, false);
+    // Hold nothing of the session but the status pipe: its pipes and
+    // terminal end with the command. Not dumpable: no process of the task
+    // may reach even that descriptor through /proc.
+    (void)::prctl(PR_SET_DUMPABLE, 0);
+    if (::dup2(p.statusWrite, 0) < 0) _exit(kExitSetup);
+    closeFrom(1, false);
     int status = 0;
     while (::waitpid(command, &status, 0) < 0)
         if (errno != EINTR) _exit(kExitSetup);
+    // One write below PIPE_BUF: whoever reads gets all of it or nothing.
+    ssize_t n;
+    do n = ::write(0, &status, sizeof status);
+    while (n < 0 && errno == EINTR);
     mirror(status);
 }
 
@@ -190,8 +200,8 @@ void closeFrom(unsigned first, bool onExec) {
     if ((::getuid() != p.uid || ::geteuid() != p.uid) && ::setuid(p.uid) < 0) fail(p, "setuid", errno);
     if (const int e = caps_after_ids(&p.caps, p.uid, &step)) fail(p, step, e);
     // Set after the identity change, which clears it: the command dies with
-    // its relay rather than run on unwatched.
-    if (p.ns->newPid) (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // its keeper rather than run on unwatched.
+    (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::chdir(p.cwd) < 0) fail(p, "chdir ", errno, p.cwd);
     // Only an ignored signal survives exec: the streamer ignores SIGPIPE.
     struct sigaction dfl {};
@@ -214,6 +224,7 @@ void closeFrom(unsigned first, bool onExec) {
     (void)::sigprocmask(SIG_SETMASK, &all, nullptr);
     ::close(p.releaseWrite);
     ::close(p.reportRead);
+    ::close(p.statusRead);
     (void)::setsid();
     char c = 0;
     ssize_t n;
@@ -229,12 +240,11 @@ void closeFrom(unsigned first, bool onExec) {
         if (::fchdir(p.ns->root.get()) < 0) fail(p, "fchdir root", errno);
         if (::chroot(".") < 0) fail(p, "chroot", errno);
     }
-    if (p.ns->newPid) {
-        const pid_t command = ::fork();
-        if (command < 0) fail(p, "fork", errno);
-        if (command > 0) relay(p, command);
-        if (::setsid() < 0) fail(p, "setsid", errno);
-    }
+    const pid_t command = ::fork();
+    if (command < 0) fail(p, "fork", errno);
+    if (command > 0) keep(p, command);
+    ::close(p.statusWrite);
+    if (::setsid() < 0) fail(p, "setsid", errno);
     becomeCommand(p);
 }
 
@@ -304,6 +314,9 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
     UniqueFd releaseRead(rel[0]), releaseWrite(rel[1]);
     if (::pipe2(rep, O_CLOEXEC) < 0) return errnoError("pipe", errno);
     UniqueFd reportRead(rep[0]), reportWrite(rep[1]);
+    int st[2];
+    if (::pipe2(st, O_CLOEXEC) < 0) return errnoError("pipe", errno);
+    UniqueFd statusRead(st[0]), statusWrite(st[1]);
 
     ChildPlan p;
     for (const auto& a : spec.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
@@ -329,6 +342,8 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
     p.releaseWrite = releaseWrite.get();
     p.reportRead = reportRead.get();
     p.reportWrite = reportWrite.get();
+    p.statusRead = statusRead.get();
+    p.statusWrite = statusWrite.get();
 
     const pid_t pid = ::fork();
     if (pid < 0) return errnoError("fork", errno);
@@ -336,6 +351,7 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
 
     releaseRead.reset();
     reportWrite.reset();
+    statusWrite.reset();
     auto pidfd = openPidfd(pid);
     if (!pidfd) {
         // Held, it has run nothing: take it back.
@@ -345,11 +361,13 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
         return pidfd.error();
     }
     (void)::fcntl(reportRead.get(), F_SETFL, O_NONBLOCK);
+    (void)::fcntl(statusRead.get(), F_SETFL, O_NONBLOCK);
     HeldChild child;
     child.pid = pid;
     child.pidfd = std::move(*pidfd);
     child.release = std::move(releaseWrite);
     child.reports = std::move(reportRead);
+    child.status = std::move(statusRead);
     return child;
 }
 
@@ -361,6 +379,17 @@ Result<void> releaseChild(HeldChild& child) {
     if (n != 1) return errnoError("release the child", errno);
     child.release.reset();
     return {};
+}
+
+KeeperStatus readKeeperStatus(int fd) {
+    int status = 0;
+    ssize_t n;
+    do n = ::read(fd, &status, sizeof status);
+    while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(sizeof status)) return {true, status};
+    if (n < 0 && errno == EAGAIN) return {};
+    // End of file, or a torn word (cannot happen: the write is atomic).
+    return {true, SIGKILL};
 }
 
 void SpawnReports::read(int fd) {

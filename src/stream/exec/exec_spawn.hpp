@@ -6,10 +6,13 @@
 // working directory and executes the command. Everything it needs is
 // prepared before fork(); after it the child only makes system calls.
 //
-// When the task has its own pid namespace the child forks once more (a
-// new pid namespace applies to children only): the first child stays as a
-// relay that exits the way the command did, so the caller waits on one
-// process either way.
+// Inside, the child forks once more and stays as the command's *keeper*
+// (the command is its child, which a new pid namespace needs anyway: it
+// applies to children only). The keeper holds nothing of the session but
+// the write end of a status pipe: when the command ends it writes the
+// wait status there and exits the way the command did. Its parent reaps
+// it; a streamer that restarted in between reads the status from the
+// pipe, whose read end waited in systemd's fd store.
 
 #include <sched.h>
 #include <sys/types.h>
@@ -43,7 +46,7 @@ struct TaskNamespaces {
         common::UniqueFd fd;
     };
     std::vector<Join> join;  ///< in kNamespaces order
-    bool newPid = false;     ///< a pid namespace is among them: the child forks again
+    bool newPid = false;     ///< a pid namespace is among them
     common::UniqueFd root;   ///< the task's root, when the child must chroot to it
     /// The task's capability bounding set when it is narrower than ours (an
     /// isolated task): the command gets that set, through the shim's own
@@ -76,6 +79,7 @@ struct HeldChild {
     common::UniqueFd pidfd;    ///< readable once the child has exited
     common::UniqueFd release;  ///< a byte lets it go; closing it makes the child exit unreleased
     common::UniqueFd reports;  ///< non-blocking read end; see SpawnReports
+    common::UniqueFd status;   ///< non-blocking read end of the keeper's status pipe; see readKeeperStatus
 };
 
 /// Forks the held child. The caller closes its copies of spec.stdio after.
@@ -97,6 +101,16 @@ struct SpawnReports {
     /// Reads what is there without blocking.
     void read(int fd);
 };
+
+/// What a keeper's status pipe says: the command's wait status once it
+/// ended; nothing yet while it runs (the pipe is open and empty); or that
+/// the keeper died without a word (end of file: it was killed), which is
+/// reported as a SIGKILL, the only signal that ends a keeper.
+struct KeeperStatus {
+    bool ended = false;
+    int status = 0;  ///< wait(2) status, when ended
+};
+KeeperStatus readKeeperStatus(int fd);
 
 /// pidfd_open(2).
 common::Result<common::UniqueFd> openPidfd(pid_t pid);

@@ -41,9 +41,7 @@ std::string Streamer::doneRecord(const std::string& unit) const {
     return options_.stateDir + "/done/" + unit + ".json";
 }
 
-common::Result<void> Streamer::start() {
-    // Take the fds first: whatever happens next, they are ours to close.
-    auto stored = common::takeStoredFds();
+common::Result<void> Streamer::start(std::map<std::string, common::UniqueFd> stored) {
     if (auto r = common::makeDirs(options_.spoolDir, common::kPrivateDirMode); !r)
         return r.error().context("create spool directory");
     if (auto r = common::makeDirs(options_.stateDir + "/done", common::kPrivateDirMode); !r)

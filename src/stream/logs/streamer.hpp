@@ -42,9 +42,10 @@ public:
 
     void attach(StreamerEvents& events) { events_ = &events; }
 
-    /// Takes back the fds stored before a restart, watches the spool and
-    /// picks up every task in it.
-    common::Result<void> start();
+    /// Takes back the log fds stored before a restart (those the daemon
+    /// passes: the exec sessions' are not ours), watches the spool and
+    /// picks up every task in it. A stored fd no task claims is dropped.
+    common::Result<void> start(std::map<std::string, common::UniqueFd> stored = {});
 
     /// A pipe whose read end streams the log (see org.taskscope.Streamer1.xml).
     common::Result<common::UniqueFd> readLogs(const std::string& allocId, const std::string& task,

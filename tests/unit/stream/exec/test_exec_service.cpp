@@ -15,8 +15,10 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -487,4 +489,128 @@ BOOST_FIXTURE_TEST_CASE(joins_the_namespaces_of_a_task_that_has_its_own, Fixture
     ::kill(unshare, SIGKILL);
     ::kill(task, SIGKILL);
     ::waitpid(unshare, nullptr, 0);
+}
+
+namespace {
+
+// systemd's fd store, played in memory: duplicates kept by name.
+struct FakeStore : DescriptorStore {
+    std::map<std::string, taskscope::common::UniqueFd> fds;
+    Result<void> store(int fd, const std::string& name) override {
+        fds[name] = taskscope::common::UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+        return {};
+    }
+    void drop(const std::string& name) override { fds.erase(name); }
+};
+
+size_t recordFiles(const std::string& dir) {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".json") ++n;
+    return n;
+}
+
+}  // namespace
+
+// A streamer restart, played by destroying the service and making a new one
+// on the same records and stored descriptors: a session still running is
+// taken over (waited for, resized, hung up), one that ended while nobody
+// watched keeps its exit code, and no session number is handed out twice.
+BOOST_FIXTURE_TEST_CASE(sessions_survive_a_restart_of_the_service, Fixture) {
+    FakeStore store;
+    options.recordDir = tmp.path + "/exec";
+    options.descriptors = &store;
+    make();
+    BOOST_REQUIRE(service->restore({}).empty());
+
+    auto pipes = start(request({"sh", "-c", "read line; exit 7"}));
+    BOOST_REQUIRE_MESSAGE(pipes.ok(), why(pipes));
+    auto tty = start(request({"sh", "-c", "read x; stty size; read y"}, true));
+    BOOST_REQUIRE_MESSAGE(tty.ok(), why(tty));
+    auto early = start(request({"sh", "-c", "read line; exit 3"}));
+    BOOST_REQUIRE(early.ok());
+    auto hungUp = start(request({"sleep", "30"}));
+    BOOST_REQUIRE(hungUp.ok());
+    BOOST_TEST(recordFiles(options.recordDir) == 4u);
+    BOOST_TEST(store.fds.size() == 5u);  // four status pipes, one terminal
+
+    service.reset();  // the streamer dies; the commands run on
+    // One ends while no streamer runs.
+    BOOST_REQUIRE(::write(early->fds[0].get(), "\n", 1) == 1);
+    const auto keeperStatus = store.fds.at(statusFdName(early->session)).get();
+    pollfd p{keeperStatus, POLLIN, 0};
+    BOOST_REQUIRE(::poll(&p, 1, 10000) == 1);
+
+    make();
+    events.exited.clear();
+    auto owners = service->restore(std::move(store.fds));
+    store.fds.clear();
+    BOOST_REQUIRE(owners.size() == 1u);
+    BOOST_TEST(owners[0] == ":1.42");
+    BOOST_REQUIRE(events.exited.size() == 1u);
+    BOOST_TEST(events.exited[0].first == early->session);
+    BOOST_TEST(events.exited[0].second.exitCode == 3);
+    auto e = wait(early->session);
+    BOOST_REQUIRE(e.ok());
+    BOOST_TEST(e->exitCode == 3);
+    BOOST_TEST(service->runningSessions().size() == 3u);
+
+    // The terminal still resizes, and the command sees it.
+    BOOST_REQUIRE(service->resize(tty->session, 33, 101).ok());
+    BOOST_REQUIRE(::write(tty->fds[0].get(), "\n", 1) == 1);
+    const auto size = readUntil(tty->fds[0].get(), "33 101");
+    BOOST_TEST(size.find("33 101") != std::string::npos, size);
+
+    // The exit code of a session taken over reaches its waiter.
+    std::optional<Result<ExecResult>> seven;
+    service->wait(pipes->session, [&](Result<ExecResult> r) { seven.emplace(std::move(r)); });
+    BOOST_REQUIRE(::write(pipes->fds[0].get(), "\n", 1) == 1);
+    BOOST_REQUIRE(runUntil([&] { return seven.has_value(); }));
+    BOOST_REQUIRE_MESSAGE(seven->ok(), why(*seven));
+    BOOST_TEST((*seven)->exitCode == 7);
+
+    // A taken-over session is hung up like any when its caller leaves.
+    service->clientGone(":1.42");
+    auto hup = wait(hungUp->session);
+    BOOST_REQUIRE(hup.ok());
+    BOOST_TEST(hup->signal == SIGHUP);
+    auto last = wait(tty->session);
+    BOOST_REQUIRE(last.ok());
+
+    BOOST_TEST(recordFiles(options.recordDir) == 0u);
+    BOOST_TEST(store.fds.empty());
+    auto next = start(request({"true"}));
+    BOOST_REQUIRE(next.ok());
+    BOOST_TEST(next->session > hungUp->session);
+    BOOST_REQUIRE(wait(next->session).ok());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_record_without_its_descriptors_is_dropped, Fixture) {
+    FakeStore store;
+    options.recordDir = tmp.path + "/exec";
+    options.descriptors = &store;
+    make();
+    (void)service->restore({});
+    auto s = start(request({"sh", "-c", "read line"}));
+    BOOST_REQUIRE(s.ok());
+    service.reset();
+    make();
+    // As after `systemctl stop`: the store was emptied.
+    BOOST_TEST(service->restore({}).empty());
+    BOOST_TEST(recordFiles(options.recordDir) == 0u);
+    BOOST_TEST(wait(s->session).error().name == "NoSuchSession");
+    s->fds.clear();  // the command reads end of file and ends
+}
+
+BOOST_AUTO_TEST_CASE(exec_fd_names_round_trip) {
+    uint64_t id = 0;
+    bool terminal = true;
+    BOOST_TEST(parseExecFdName(statusFdName(42), id, terminal));
+    BOOST_TEST(id == 42u);
+    BOOST_TEST(!terminal);
+    BOOST_TEST(parseExecFdName(terminalFdName(7), id, terminal));
+    BOOST_TEST(id == 7u);
+    BOOST_TEST(terminal);
+    for (const char* other : {"a1-web.scope.stdout", "exec.x.status", "exec..pty", "exec.0.pty", "exec.5.tty"})
+        BOOST_TEST(!parseExecFdName(other, id, terminal), other);
 }

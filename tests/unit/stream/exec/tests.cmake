@@ -1,2 +1,3 @@
 taskscope_unit_test(stream/exec/test_exec_request.cpp taskscope_stream_exec)
 taskscope_unit_test(stream/exec/test_exec_service.cpp taskscope_stream_exec)
+taskscope_unit_test(stream/exec/test_exec_records.cpp taskscope_stream_exec)

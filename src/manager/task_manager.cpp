@@ -26,6 +26,7 @@
 #include "manager/launcher.hpp"
 #include "manager/task_dirs.hpp"
 #include "manager/task_spec.hpp"
+#include "scope/cgroup_path.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
@@ -665,12 +666,12 @@ void TaskManager::forceKill(Entry& e) {
         // busy reaping orphans until it stops answering (seen in the test
         // bed with systemd 252). cgroup.kill is an action, not a setting
         // systemd manages or could undo.
-        if (e.record.cgroup.empty()) return;
-        const auto killFile = cgroupRoot_ + e.record.cgroup + "/cgroup.kill";
-        common::UniqueFd fd(::open(killFile.c_str(), O_WRONLY | O_CLOEXEC));
+        const auto killFile = cgroupFile(e.record.cgroup, "", "cgroup.kill");
+        if (!killFile) return;
+        common::UniqueFd fd(::open(killFile->c_str(), O_WRONLY | O_CLOEXEC));
         if (!fd && errno == ENOENT) return;  // the scope is gone, and all its processes with it
         if (fd && ::write(fd.get(), "1", 1) == 1) return;
-        spdlog::warn("Failed to write {}: {}, asking systemd instead", killFile, std::strerror(errno));
+        spdlog::warn("Failed to write {}: {}, asking systemd instead", *killFile, std::strerror(errno));
     }
     // cgroup v1: freeze through systemd where it can (frozen processes
     // cannot fork), SIGKILL everything, thaw so the kill is delivered. Each
@@ -820,11 +821,24 @@ void TaskManager::onShimGone(Entry& e) {
     watchOrphan(e);
 }
 
+std::optional<std::string> TaskManager::cgroupFile(const std::string& cgroup, const std::string& hierarchy,
+                                                    const std::string& file) const {
+    // A record's cgroup came from /proc or from disk: only a path that
+    // stays inside the tree is ever joined to the root.
+    if (cgroup.empty()) return std::nullopt;
+    auto path = scope::CgroupPath::parse(cgroup);
+    if (!path) {
+        spdlog::warn("Ignoring the cgroup '{}' of a task record: {}", cgroup, path.error().message);
+        return std::nullopt;
+    }
+    return cgroupRoot_ + (hierarchy.empty() ? "" : "/" + hierarchy) + path->str() + "/" + file;
+}
+
 bool TaskManager::scopeHasProcesses(const TaskRecord& r) const {
-    if (r.cgroup.empty()) return false;
     // cgroup v1: the hierarchy systemd tracks processes in.
-    const auto procs = cgroupRoot_ + (unified_ ? "" : "/systemd") + r.cgroup + "/cgroup.procs";
-    auto text = common::readFile(procs);
+    const auto procs = cgroupFile(r.cgroup, unified_ ? "" : "systemd", "cgroup.procs");
+    if (!procs) return false;
+    auto text = common::readFile(*procs);
     return text && text->find_first_of("0123456789") != std::string::npos;
 }
 

@@ -181,6 +181,10 @@ private:
     /// it lost (no exit code exists). It can be stopped meanwhile.
     void watchOrphan(Entry& entry);
     bool scopeHasProcesses(const TaskRecord& record) const;
+    /// <root>[/hierarchy]<cgroup>/<file>, or nothing for a cgroup that is
+    /// not a valid path below the root (scope::CgroupPath).
+    std::optional<std::string> cgroupFile(const std::string& cgroup, const std::string& hierarchy,
+                                          const std::string& file) const;
     void forceKill(Entry& entry);
     /// Kills every process of the task at record.killDeadlineUs (at once if past).
     void armKillTimer(Entry& entry);

@@ -826,12 +826,16 @@ std::optional<std::string> TaskManager::cgroupFile(const std::string& cgroup, co
     // A record's cgroup came from /proc or from disk: only a path that
     // stays inside the tree is ever joined to the root.
     if (cgroup.empty()) return std::nullopt;
+    const auto base = cgroupRoot_ + (hierarchy.empty() ? "" : "/" + hierarchy);
+    // A process left in the root cgroup (a host whose init is not systemd,
+    // as under the unit tier): the root's own files (it has no cgroup.kill).
+    if (cgroup == "/") return base + "/" + file;
     auto path = scope::CgroupPath::parse(cgroup);
     if (!path) {
         spdlog::warn("Ignoring the cgroup '{}' of a task record: {}", cgroup, path.error().message);
         return std::nullopt;
     }
-    return cgroupRoot_ + (hierarchy.empty() ? "" : "/" + hierarchy) + path->str() + "/" + file;
+    return base + path->str() + "/" + file;
 }
 
 bool TaskManager::scopeHasProcesses(const TaskRecord& r) const {

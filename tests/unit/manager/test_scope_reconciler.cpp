@@ -3,12 +3,12 @@
 
 #include <set>
 
-#include "fake_systemd.hpp"
+#include "support/fake_systemd_client.hpp"
 #include "manager/scope_reconciler.hpp"
 
 using namespace taskscope::manager;
 using namespace std::chrono_literals;
-using taskscope::test::FakeSystemd;
+using taskscope::test::FakeSystemdClient;
 
 namespace {
 
@@ -16,7 +16,7 @@ constexpr uint64_t kNow = 1'700'000'000'000'000;  // µs since the epoch
 constexpr uint64_t kMinuteUs = 60'000'000;
 
 struct Fixture {
-    FakeSystemd systemd;
+    FakeSystemdClient systemd;
     std::set<std::string> tracked;
     std::set<std::string> starting;  // as TaskManager::ownsUnit: a start owns its unit from the request on
     ReconcilerConfig config;  // 5 min period and grace
@@ -70,9 +70,9 @@ BOOST_AUTO_TEST_CASE(only_old_running_untracked_task_scopes_in_the_slice_are_kil
     f.systemd.addScope("plain.scope", "nomad.slice", old);           // not named like a task
     auto r = f.reconciler();
     BOOST_TEST(f.stoppedBy(r) == Units{"a1-dangling.scope"});
-    BOOST_TEST(f.systemd.killed == Units{"a1-dangling.scope all 9"});
+    BOOST_TEST(f.systemd.killed() == Units{"a1-dangling.scope all 9"});
     // Once the grace has passed, the young one goes too; nothing else.
-    f.systemd.units["a1-young.scope"].activeEnterUs = old;
+    f.systemd.scopes["a1-young.scope"].activeEnterUs = old;
     BOOST_TEST(f.stoppedBy(r) == Units{"a1-young.scope"});
     BOOST_TEST(f.stoppedBy(r).empty());
 }
@@ -88,8 +88,8 @@ BOOST_AUTO_TEST_CASE(dry_run_reports_and_kills_nothing) {
     BOOST_REQUIRE(out->stopped.size() == 1u);
     BOOST_TEST(out->stopped[0].unit == "a1-dangling.scope");
     BOOST_TEST(out->stopped[0].activeSinceUs == kNow - 6 * kMinuteUs);
-    BOOST_TEST(f.systemd.killed.empty());
-    BOOST_TEST(f.systemd.units.count("a1-dangling.scope") == 1u);
+    BOOST_TEST(f.systemd.killed().empty());
+    BOOST_TEST(f.systemd.scopes.count("a1-dangling.scope") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_start_racing_a_pass_keeps_its_scope) {
@@ -110,8 +110,8 @@ BOOST_AUTO_TEST_CASE(a_start_racing_a_pass_keeps_its_scope) {
     };
     auto r = f.reconciler();
     BOOST_TEST(f.stoppedBy(r) == Units{"a1-early.scope"});
-    BOOST_TEST(f.systemd.units.count("a1-starting.scope") == 1u);
-    BOOST_TEST(f.systemd.units.count("a1-midpass.scope") == 1u);
+    BOOST_TEST(f.systemd.scopes.count("a1-starting.scope") == 1u);
+    BOOST_TEST(f.systemd.scopes.count("a1-midpass.scope") == 1u);
 
     // The starts end: one becomes a tracked task, the other fails and its
     // scope is left behind; the next pass takes only the leftover.
@@ -119,19 +119,18 @@ BOOST_AUTO_TEST_CASE(a_start_racing_a_pass_keeps_its_scope) {
     f.tracked.insert("a1-starting.scope");
     f.starting.clear();
     BOOST_TEST(f.stoppedBy(r) == Units{"a1-midpass.scope"});
-    BOOST_TEST(f.systemd.units.count("a1-starting.scope") == 1u);
+    BOOST_TEST(f.systemd.scopes.count("a1-starting.scope") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_listing_is_an_error_and_a_vanished_unit_is_skipped) {
     Fixture f;
-    f.systemd.failListing = true;
+    f.systemd.failNext("listUnits", taskscope::common::makeError("SystemdFailed", "listing refused"));
     auto r = f.reconciler();
     auto out = r.runPass();
     BOOST_TEST(!out.ok());
     BOOST_TEST(out.error().name == "SystemdFailed");
-    f.systemd.failListing = false;
     f.systemd.addScope("a1-gone.scope", "nomad.slice", kNow - 6 * kMinuteUs);
-    f.systemd.onUnitInfo = [&](const std::string& unit) { f.systemd.units.erase(unit); };
+    f.systemd.onUnitInfo = [&](const std::string& unit) { f.systemd.scopes.erase(unit); };
     BOOST_TEST(f.stoppedBy(r).empty());
 }
 

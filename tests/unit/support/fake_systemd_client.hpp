@@ -6,6 +6,8 @@
 // until the test releases them: systemd still working on a job.
 // Scopes are bookkeeping only: killUnit signals the PIDs the scope was
 // started with, so a test's task really dies when the manager kills it.
+// Scopes a test adds by hand (addScope: someone else's, or left behind)
+// have no PIDs; SIGKILL removes them, as systemd removes an emptied scope.
 
 #include <signal.h>
 
@@ -33,7 +35,28 @@ public:
         std::vector<uint32_t> pids;
         scope::UnitProperties properties;
         std::string active = "active";
+        std::string slice = "fake.slice";
+        uint64_t activeEnterUs = 1;  ///< µs since the epoch; 0: never active
     };
+
+    /// A scope the manager did not start (no PIDs), in `slice`.
+    void addScope(const std::string& unit, const std::string& slice, uint64_t activeEnterUs,
+                  const std::string& active = "active") {
+        Scope s;
+        s.active = active;
+        s.slice = slice;
+        s.activeEnterUs = activeEnterUs;
+        scopes[unit] = std::move(s);
+    }
+    /// "unit whom signal" for every killUnit call, in order.
+    std::vector<std::string> killed() const {
+        std::vector<std::string> out;
+        for (const auto& c : calls)
+            if (c.method == "killUnit") out.push_back(c.unit + " " + c.detail);
+        return out;
+    }
+    /// Runs inside every unitInfo call (a start racing a reconciler pass).
+    std::function<void(const std::string& unit)> onUnitInfo;
 
     /// The next call of `method` fails with `error` (queued, first in first out).
     void failNext(const std::string& method, common::Error error) { failures_[method].push_back(std::move(error)); }
@@ -121,6 +144,7 @@ public:
         auto it = scopes.find(unit);
         if (it == scopes.end()) return common::makeError("NoSuchUnit", "unit " + unit + " not loaded");
         for (auto pid : it->second.pids) ::kill(static_cast<pid_t>(pid), signal);
+        if (signal == SIGKILL && it->second.pids.empty()) scopes.erase(it);
         return {};
     }
     common::Result<void> freezeUnit(const std::string& unit) override { return enter("freezeUnit", unit, ""); }
@@ -145,8 +169,9 @@ public:
     }
     common::Result<std::string> controlGroup(const std::string& unit) override {
         if (auto r = enter("controlGroup", unit, ""); !r) return r.error();
-        if (!scopes.count(unit)) return common::makeError("NoSuchUnit", "unit " + unit + " not loaded");
-        return "/fake.slice/" + unit;
+        auto it = scopes.find(unit);
+        if (it == scopes.end()) return common::makeError("NoSuchUnit", "unit " + unit + " not loaded");
+        return "/" + it->second.slice + "/" + unit;
     }
     common::Result<scope::UnitState> unitState(const std::string& unit) override {
         if (auto r = enter("unitState", unit, ""); !r) return r.error();
@@ -156,9 +181,11 @@ public:
     }
     common::Result<scope::UnitInfo> unitInfo(const std::string& unit) override {
         if (auto r = enter("unitInfo", unit, ""); !r) return r.error();
+        if (onUnitInfo) onUnitInfo(unit);
         auto it = scopes.find(unit);
         if (it == scopes.end()) return common::makeError("NoSuchUnit", "unit " + unit + " not loaded");
-        return scope::UnitInfo{"fake.slice", {it->second.active, it->second.active == "active" ? "running" : "failed"}, 1};
+        const auto& sc = it->second;
+        return scope::UnitInfo{sc.slice, {sc.active, sc.active == "active" ? "running" : "failed"}, sc.activeEnterUs};
     }
     common::Result<std::vector<std::string>> listUnits(const std::string& pattern) override {
         if (auto r = enter("listUnits", "", pattern); !r) return r.error();

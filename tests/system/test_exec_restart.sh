@@ -20,7 +20,15 @@ cleanup() {
     $CTL stop --grace 0 $A web >/dev/null 2>&1 || true
     rm -rf "$RUN"
 }
-trap cleanup EXIT
+on_exit() {
+    local rc=$?
+    if [[ $rc != 0 ]]; then
+        echo "--- the streamer's journal:"
+        journalctl -u taskscope-streamer --since "-10min" -o short-monotonic --no-pager | tail -40
+    fi
+    cleanup
+}
+trap on_exit EXIT
 mkdir -p "$RUN"
 systemctl reset-failed taskscope-streamer 2>/dev/null || true
 systemctl start taskscope-streamer
@@ -58,7 +66,7 @@ assert_eq "$(stat -c %a /var/lib/taskscope-streamer/exec)" 700 "mode of the reco
 old=$(streamer_pid)
 systemctl kill -s KILL taskscope-streamer
 wait_until "the streamer to come back" 300 streamer_back "$old"
-assert_eq "$(busctl get-property $S $SP $X Sessions | grep -o '\"$A\"' | wc -l)" 4 "sessions after systemctl kill -s KILL"
+assert_eq "$(busctl get-property $S $SP $X Sessions | grep -o "\"$A\"" | wc -l)" 4 "sessions after systemctl kill -s KILL"
 busctl call $S $SP $X ResizeExec tqq "$tty_id" 40 120
 printf '\n' >&$keys
 wait_until "the size after the restart" 300 grep -q '40 120' "$RUN/screen"

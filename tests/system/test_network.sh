@@ -16,7 +16,7 @@ trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (status $?)"' ERR
 OUT=/run/nettest
 STATE=/var/lib/taskscope
 IPAM=/var/lib/cni/networks/taskscope
-ALLOCS="n-none n-a n-b n-c n-x n-y n-h1 n-h2"
+ALLOCS="n-none n-a n-b n-c n-x n-h1 n-h2"
 # A CNI plugin of this test, put in the chain after firewall: it passes
 # its prevResult on, and the first time it runs the command its config
 # names as "hold" it stays (its pid in $OUT/held-<command>) until killed,
@@ -241,33 +241,6 @@ rules1=$(all_rules | sort)
 links1=$(link_names)
 ipamfiles1=$(ls -A $IPAM | grep -v '^last_reserved_ip' | tr '\n' ' ')
 
-# ---- interrupted work is undone at restart -------------------------------
-# An intent record whose namespace exists (a kill -9 between ADD and its
-# record): the next start removes both.
-ip netns add n-x
-mkdir -p $STATE/networks
-printf '{"alloc_id":"n-x","spec":"{}","phase":"intent","netns":"/run/netns/n-x","conflist":null,"result":null,"addresses":[]}' \
-    >$STATE/networks/n-x.json
-# The same for a bridge network whose ADD had run: its record is turned
-# back into an intent while the manager is down.
-$CTL network create --spec '{"mode":"bridge"}' n-y >/dev/null
-yip=$(net_field n-y '.addresses[0]' | cut -d/ -f1)
-# Edited before the kill: systemd restarts the manager a second after it.
-jq -c '.phase="intent"' $STATE/networks/n-y.json >$STATE/networks/n-y.tmp && mv $STATE/networks/n-y.tmp $STATE/networks/n-y.json
-main=$(systemctl show -p MainPID --value taskscope-manager)
-kill -9 "$main"
-systemctl reset-failed taskscope-manager 2>/dev/null || true
-systemctl start taskscope-manager
-assert_eq "$(err_of $CTL network show n-x)" org.taskscope.Error.NoSuchNetwork "n-x after restart"
-assert_eq "$(err_of $CTL network show n-y)" org.taskscope.Error.NoSuchNetwork "n-y after restart"
-[[ -e /run/netns/n-x || -e /run/netns/n-y ]] && fail "a namespace of an intent is left"
-[[ -e $STATE/networks/n-x.json || -e $STATE/networks/n-y.json ]] && fail "an intent record is left"
-assert_eq "$(count_netns)" "$netns0" "namespaces after the intents were undone"
-assert_eq "$(count_veth)" "$veth0" "veths after the intents were undone"
-assert_eq "$(count_ipam)" "$ipam0" "IPAM reservations after the intents were undone"
-assert_eq "$(count_rules n-y)" 0 "rules carrying n-y's id"
-assert_eq "$(count_addr_rules "$yip")" 0 "rules naming n-y's address"
-
 # ---- kill -9 of the manager in the middle of ADD, then of DEL -----------
 cat >$HOLD <<HOLDER
 #!/bin/sh
@@ -309,7 +282,15 @@ h1ip=$({ grep -lE $'^n-h1(\r|$)' $IPAM/* 2>/dev/null || true; } | head -1 | xarg
 [[ -n "$h1ip" ]] || fail "no IPAM reservation for n-h1 while its ADD is held"
 [[ $(count_addr_rules "$h1ip") -gt 0 ]] || fail "no firewall rule names $h1ip while the ADD is held"
 ok "ADD of n-h1 held with $h1ip reserved and its rules made"
+# Beside it, the intent of a mode none network whose namespace exists:
+# the same restart removes both.
+ip netns add n-x
+printf '{"alloc_id":"n-x","spec":"{}","phase":"intent","netns":"/run/netns/n-x","conflist":null,"result":null,"addresses":[]}' \
+    >$STATE/networks/n-x.json
 kill_manager_restart $OUT/held-ADD
+assert_eq "$(err_of $CTL network show n-x)" org.taskscope.Error.NoSuchNetwork "n-x after restart"
+[[ -e /run/netns/n-x || -e $STATE/networks/n-x.json ]] && fail "n-x's namespace or intent record is left"
+[[ -e /run/netns/n-h1 || -e $STATE/networks/n-h1.json ]] && fail "n-h1's namespace or intent record is left"
 wait $addpid 2>/dev/null || true
 assert_eq "$(err_of $CTL network show n-h1)" org.taskscope.Error.NoSuchNetwork "n-h1 after kill -9 during ADD and restart"
 assert_eq "$(count_rules n-h1)" 0 "rules carrying n-h1's id"

@@ -11,6 +11,10 @@ CTL=${CTL:-taskscopectl}
 CNI=/usr/lib/cni
 SUBNET=172.26.80.0/24   # apart from the manager's 172.26.64.0/20
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# Each figure is the median of N rounds, with min-max beside it: one slow
+# round under TCG (another guest's build on the host) moves a mean, and
+# the spread shows whether the floor itself is stable.
+stats() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END{printf "%d %d %d", v[int((NR+1)/2)], v[1], v[NR]}'; }
 
 ip link show bench0 >/dev/null 2>&1 || { ip link add bench0 type dummy; ip addr add 192.0.2.9/32 dev bench0; ip link set bench0 up; }
 
@@ -37,26 +41,39 @@ floor_round() {
     ip netns del floor
 }
 
-t0=$(now_ms)
+mgr_ms="" floor_ms=""
+# Interleaved, so that a slow stretch of the host weighs on both sides.
 for ((i = 0; i < N; i++)); do
+    t0=$(now_ms)
     $CTL network create --spec '{"mode":"bridge","ports":[{"host_port":19091,"container_port":80}]}' bench-net >/dev/null
     $CTL network destroy bench-net
+    t1=$(now_ms)
+    floor_round
+    t2=$(now_ms)
+    mgr_ms+=" $((t1 - t0))" floor_ms+=" $((t2 - t1))"
 done
-t1=$(now_ms)
-for ((i = 0; i < N; i++)); do floor_round; done
-t2=$(now_ms)
-mgr=$(((t1 - t0) / N)); floor=$(((t2 - t1) / N))
-echo "network create+destroy (bridge): manager ${mgr} ms, floor (plugins from a script + ip netns) ${floor} ms, ratio $(awk -v a=$mgr -v b=$floor 'BEGIN{printf "%.2f", a/b}')"
+read -r mgr mgr_lo mgr_hi <<<"$(stats <<<"$mgr_ms")"
+read -r floor floor_lo floor_hi <<<"$(stats <<<"$floor_ms")"
+echo "network create+destroy (bridge), median of $N [min-max]: manager ${mgr} ms [$mgr_lo-$mgr_hi]," \
+    "floor (plugins from a script + ip netns) ${floor} ms [$floor_lo-$floor_hi]," \
+    "ratio $(awk -v a=$mgr -v b=$floor 'BEGIN{printf "%.2f", a/b}')"
 
 $CTL network create --spec '{"mode":"bridge"}' bench-net >/dev/null
-t0=$(now_ms)
-for ((i = 0; i < N; i++)); do $CTL run --wait --spec '{"logs":false}' bench-host "t$i" -- /bin/true >/dev/null; done
-t1=$(now_ms)
-for ((i = 0; i < N; i++)); do $CTL run --wait --spec '{"logs":false,"network_namespace":"alloc"}' bench-net "t$i" -- /bin/true >/dev/null; done
-t2=$(now_ms)
+host_ms="" joined_ms=""
+for ((i = 0; i < N; i++)); do
+    t0=$(now_ms)
+    $CTL run --wait --spec '{"logs":false}' bench-host "t$i" -- /bin/true >/dev/null
+    t1=$(now_ms)
+    $CTL run --wait --spec '{"logs":false,"network_namespace":"alloc"}' bench-net "t$i" -- /bin/true >/dev/null
+    t2=$(now_ms)
+    host_ms+=" $((t1 - t0))" joined_ms+=" $((t2 - t1))"
+done
 for ((i = 0; i < N; i++)); do $CTL forget bench-host "t$i"; $CTL forget bench-net "t$i"; done
 $CTL network destroy bench-net
-host=$(((t1 - t0) / N)); joined=$(((t2 - t1) / N))
-echo "task start to exit: host network ${host} ms, joining a bridge network ${joined} ms, ratio $(awk -v a=$joined -v b=$host 'BEGIN{printf "%.2f", a/b}')"
+read -r host host_lo host_hi <<<"$(stats <<<"$host_ms")"
+read -r joined joined_lo joined_hi <<<"$(stats <<<"$joined_ms")"
+echo "task start to exit, median of $N [min-max]: host network ${host} ms [$host_lo-$host_hi]," \
+    "joining a bridge network ${joined} ms [$joined_lo-$joined_hi]," \
+    "ratio $(awk -v a=$joined -v b=$host 'BEGIN{printf "%.2f", a/b}')"
 ip link del benchbr 2>/dev/null || true
 ip link del bench0

@@ -110,6 +110,12 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
             if (!value.is_string() || (!value.get<std::string>().empty() && value.get<std::string>()[0] != '/'))
                 return bad("an absolute path");
             (key == "network_cni_path" ? c.network.cniPath : c.network.conflistPath) = value.get<std::string>();
+        } else if (key == "network_netns_dir" || key == "network_ipam_dir") {
+            // Other than iproute2's and host-local's defaults only where the
+            // node's are not to be touched (the bus tier runs on a host).
+            if (!value.is_string() || value.get<std::string>().size() < 2 || value.get<std::string>()[0] != '/')
+                return bad("an absolute path other than /");
+            (key == "network_netns_dir" ? c.network.netnsDir : c.network.ipamDir) = value.get<std::string>();
         } else if (key == "network_bridge") {
             if (!value.is_string() || value.get<std::string>().empty() || value.get<std::string>().size() > 15)
                 return bad("an interface name (1-15 characters)");

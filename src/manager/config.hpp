@@ -44,7 +44,8 @@ struct Config {
     /// Keys isolation_default, chroot_env, allowed_capabilities (issue 14).
     IsolationConfig isolation;
     /// Allocation networks (keys network_cni_path, network_bridge,
-    /// network_subnet, network_conflist, network_plugin_timeout_ms).
+    /// network_subnet, network_conflist, network_plugin_timeout_ms,
+    /// network_netns_dir, network_ipam_dir).
     network::NodeNetworkConfig network;
 };
 

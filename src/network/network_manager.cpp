@@ -171,13 +171,17 @@ Result<NetworkRecord> NetworkManager::build(NetworkRecord record) const {
 Result<void> NetworkManager::teardown(const NetworkRecord& record) const {
     std::optional<common::Error> failed;
     if (record.spec.mode == Mode::Bridge && !record.conflist.is_null()) {
+        const std::string network = record.conflist.value("name", node_.networkName);
+        auto addresses = record.addresses;
+        if (addresses.empty()) addresses = reservedAddresses(node_.ipamDir, network, record.allocId);
         CniCall call{"DEL", record.allocId, record.netnsPath, "eth0", node_.cniPath,
                      std::chrono::milliseconds(node_.pluginTimeoutMs)};
         if (auto r = runChain(call, record.conflist, record.spec.ports, record.result); !r) failed = r.error();
         // Whatever DEL left: the reservation, rules and chains by the id.
-        std::string network = record.conflist.value("name", node_.networkName);
         if (auto r = sweepIpam(node_.ipamDir, network, record.allocId); !r && !failed) failed = r.error();
-        if (auto r = sweepIptables(record.allocId, record.addresses); !r && !failed) failed = r.error();
+        if (auto r = sweepIptables(record.allocId, addresses); !r && !failed) failed = r.error();
+        // After iptables': what is left carrying the id is nft-native.
+        if (auto r = sweepNft(record.allocId); !r && !failed) failed = r.error();
     }
     // The namespace goes last; its end takes the container's veth and, with
     // it, the host's end of the pair.

@@ -8,6 +8,8 @@
 #include <regex>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "common/files.hpp"
 #include "network/cni_exec.hpp"
 
@@ -100,14 +102,19 @@ std::vector<IptablesCommand> iptablesSweep(const std::string& save, const std::s
     return out;
 }
 
-common::Result<int> sweepIpam(const std::string& ipamDir, const std::string& network, const std::string& containerId) {
+namespace {
+
+// Calls found(name, path) for every reservation file of containerId in
+// dir/<network>/; ENOENT of the directory is no reservation.
+template <typename Found>
+common::Result<void> forEachReservation(const std::string& ipamDir, const std::string& network,
+                                        const std::string& containerId, Found found) {
     const auto dir = ipamDir + "/" + network;
     DIR* d = ::opendir(dir.c_str());
     if (!d) {
-        if (errno == ENOENT) return 0;
+        if (errno == ENOENT) return {};
         return common::errnoError("open " + dir, errno);
     }
-    int removed = 0;
     while (auto* e = ::readdir(d)) {
         const std::string name = e->d_name;
         if (name == "." || name == ".." || name == "lock" || name.rfind("last_reserved_ip", 0) == 0) continue;
@@ -115,27 +122,107 @@ common::Result<int> sweepIpam(const std::string& ipamDir, const std::string& net
         if (!content) continue;
         // host-local writes "<container id>\r\n<ifname>" (older: the id alone).
         const auto first = content->substr(0, content->find_first_of("\r\n"));
-        if (common::trim(first) == containerId && ::unlink((dir + "/" + name).c_str()) == 0) ++removed;
+        if (common::trim(first) == containerId) found(name, dir + "/" + name);
     }
     ::closedir(d);
+    return {};
+}
+
+}  // namespace
+
+common::Result<int> sweepIpam(const std::string& ipamDir, const std::string& network, const std::string& containerId) {
+    int removed = 0;
+    auto r = forEachReservation(ipamDir, network, containerId, [&](const std::string&, const std::string& path) {
+        if (::unlink(path.c_str()) == 0) ++removed;
+    });
+    if (!r) return r.error();
     return removed;
 }
 
+std::vector<std::string> reservedAddresses(const std::string& ipamDir, const std::string& network,
+                                           const std::string& containerId) {
+    std::vector<std::string> out;
+    (void)forEachReservation(ipamDir, network, containerId,
+                             [&](const std::string& name, const std::string&) { out.push_back(name); });
+    return out;
+}
+
+namespace {
+
+const std::vector<std::string> kToolEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+
+// The first of `candidates` that is executable, or "".
+std::string installed(std::initializer_list<const char*> candidates) {
+    for (const char* bin : candidates)
+        if (::access(bin, X_OK) == 0) return bin;
+    return {};
+}
+
+}  // namespace
+
 common::Result<int> sweepIptables(const std::string& containerId, const std::vector<std::string>& addresses) {
-    const std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-    std::string save;
-    for (const char* bin : {"/usr/sbin/iptables-save", "/sbin/iptables-save"}) {
-        if (::access(bin, X_OK) != 0) continue;
-        auto ran = runProgram({bin}, env, "", std::chrono::seconds(30));
-        if (!ran) return ran.error();
-        if (ran->status != 0) return common::makeError("Internal", "iptables-save failed: " + ran->err);
-        save = std::move(ran->out);
-        break;
-    }
+    // IPv4 and IPv6 alike: a dual-stack range makes the bridge plugin
+    // masquerade (and portmap map) through ip6tables as well.
+    struct Family {
+        std::initializer_list<const char*> save, tool;
+    };
+    const Family families[] = {
+        {{"/usr/sbin/iptables-save", "/sbin/iptables-save"}, {"/usr/sbin/iptables", "/sbin/iptables"}},
+        {{"/usr/sbin/ip6tables-save", "/sbin/ip6tables-save"}, {"/usr/sbin/ip6tables", "/sbin/ip6tables"}},
+    };
     int done = 0;
-    for (auto& c : iptablesSweep(save, containerId, addresses)) {
-        c.insert(c.begin(), {"/usr/sbin/iptables", "-w"});
-        if (auto ran = runProgram(c, env, "", std::chrono::seconds(30)); ran && ran->status == 0) ++done;
+    for (const auto& f : families) {
+        const auto save = installed(f.save), tool = installed(f.tool);
+        if (save.empty() || tool.empty()) continue;
+        auto ran = runProgram({save}, kToolEnv, "", std::chrono::seconds(30));
+        if (!ran) return ran.error();
+        if (ran->status != 0) return common::makeError("Internal", save + " failed: " + ran->err);
+        for (auto& c : iptablesSweep(ran->out, containerId, addresses)) {
+            c.insert(c.begin(), {tool, "-w"});
+            if (auto r = runProgram(c, kToolEnv, "", std::chrono::seconds(30)); r && r->status == 0) ++done;
+        }
+    }
+    return done;
+}
+
+std::vector<NftCommand> nftSweep(const std::string& jsonRuleset, const std::string& containerId) {
+    using nlohmann::json;
+    std::vector<NftCommand> out;
+    const json j = json::parse(jsonRuleset, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("nftables") || !j["nftables"].is_array()) return out;
+    // iptables' comment, as iptables-nft stores it: name: "<net>" id: "<id>";
+    // the plugins' nftables backend: "<hash>, net: <net>, if: <if>, id: <id>".
+    const std::string idMark = "id: \"" + containerId + "\"", nativeEnd = ", id: " + containerId;
+    auto carriesId = [&](const std::string& c) {
+        return c.find(idMark) != std::string::npos ||
+               (c.size() >= nativeEnd.size() && c.compare(c.size() - nativeEnd.size(), nativeEnd.size(), nativeEnd) == 0);
+    };
+    for (const auto& item : j["nftables"]) {
+        if (!item.is_object() || !item.contains("rule") || !item["rule"].is_object()) continue;
+        const auto& r = item["rule"];
+        const auto str = [&](const char* key) {
+            const auto it = r.find(key);
+            return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        const auto comment = str("comment");
+        const auto handle = r.find("handle");
+        if (!carriesId(comment) || handle == r.end() || !handle->is_number_integer()) continue;
+        out.push_back({"delete", "rule", str("family"), str("table"), str("chain"), "handle",
+                       std::to_string(handle->get<int64_t>())});
+    }
+    return out;
+}
+
+common::Result<int> sweepNft(const std::string& containerId) {
+    const auto nft = installed({"/usr/sbin/nft", "/sbin/nft"});
+    if (nft.empty()) return 0;
+    auto ran = runProgram({nft, "-j", "list", "ruleset"}, kToolEnv, "", std::chrono::seconds(30));
+    if (!ran) return ran.error();
+    if (ran->status != 0) return common::makeError("Internal", "nft list ruleset failed: " + ran->err);
+    int done = 0;
+    for (auto& c : nftSweep(ran->out, containerId)) {
+        c.insert(c.begin(), nft);
+        if (auto r = runProgram(c, kToolEnv, "", std::chrono::seconds(30)); r && r->status == 0) ++done;
     }
     return done;
 }

@@ -36,6 +36,7 @@ struct iso_opts {
     uint64_t caps;
     int no_new_privs;
     unsigned long long secrets_size;
+    int net_private; /* joined an allocation's netns (--netns): own sysfs */
     uid_t uid; /* owner of secrets/ and local/ */
     gid_t gid;
 };

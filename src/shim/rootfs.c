@@ -295,11 +295,25 @@ static int step_dev_mqueue(const struct iso_opts *o)
     return 0;
 }
 
+/* A bind of the host's /sys shows the network devices of the namespace
+ * that mounted it (the host's), whatever namespace the task is in. A task
+ * that joined its allocation's network gets a sysfs of its own, mounted
+ * after the setns, so /sys/class/net lists the allocation's interfaces
+ * (as runc does for a container with its own netns); the host's cgroup
+ * tree is bound in as in the other case. */
 static int step_sys(const struct iso_opts *o)
 {
-    (void)o;
     int e = mkdir_one("sys", 0555);
-    return e ? e : bind("/sys", "sys", 1);
+    if (e)
+        return e;
+    if (!o->net_private)
+        return bind("/sys", "sys", 1);
+    if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return errno;
+    struct stat st;
+    if (stat("/sys/fs/cgroup", &st) < 0 || stat("sys/fs/cgroup", &st) < 0)
+        return 0;
+    return bind("/sys/fs/cgroup", "sys/fs/cgroup", 1);
 }
 
 /* runc's masked paths: /dev/null over files, an empty read-only tmpfs

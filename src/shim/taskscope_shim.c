@@ -250,6 +250,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->argv = &argv[i + 1];
     o->iso.uid = o->uid;
     o->iso.gid = o->gid;
+    o->iso.net_private = o->netns != NULL;
     return 0;
 }
 

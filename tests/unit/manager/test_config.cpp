@@ -76,3 +76,17 @@ BOOST_AUTO_TEST_CASE(dangling_scope_keys) {
         if (!r.ok()) BOOST_TEST(r.error().name == "InvalidConfig");
     }
 }
+
+BOOST_AUTO_TEST_CASE(network_directories) {
+    TempDir d;
+    d.write("manager.json", R"({"network_netns_dir":"/tmp/x/netns","network_ipam_dir":"/tmp/x/ipam"})");
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+    BOOST_TEST(c->network.netnsDir == "/tmp/x/netns");
+    BOOST_TEST(c->network.ipamDir == "/tmp/x/ipam");
+    for (const char* bad : {R"({"network_netns_dir":"/"})", R"({"network_netns_dir":"run/netns"})",
+                            R"({"network_ipam_dir":7})"}) {
+        d.write("manager.json", bad);
+        BOOST_TEST(!loadConfig(d.path + "/manager.json").ok(), bad);
+    }
+}

@@ -93,3 +93,72 @@ BOOST_AUTO_TEST_CASE(ipam_files_of_the_container) {
     BOOST_TEST(*sweepIpam(dir.string(), "nonexistent", "a1") == 0);
     fs::remove_all(dir);
 }
+
+// ip6tables-save of a dual-stack allocation: the same sweep, v6 addresses.
+BOOST_AUTO_TEST_CASE(ipv6_rules_and_chains) {
+    const char* save = R"(*nat
+:POSTROUTING ACCEPT [0:0]
+:CNI-0123456789abcdef01234567 - [0:0]
+-A POSTROUTING -s fd00:26::5/128 -m comment --comment "name: \"taskscope\" id: \"a1\"" -j CNI-0123456789abcdef01234567
+-A POSTROUTING -s fd00:26::6/128 -m comment --comment "name: \"taskscope\" id: \"a2\"" -j ACCEPT
+-A CNI-0123456789abcdef01234567 ! -d ff00::/8 -m comment --comment "name: \"taskscope\" id: \"a1\"" -j MASQUERADE
+COMMIT
+*filter
+:CNI-FORWARD - [0:0]
+-A CNI-FORWARD -s fd00:26::5/128 -j ACCEPT
+-A CNI-FORWARD -s fd00:26::6/128 -j ACCEPT
+COMMIT
+)";
+    const auto cmds = iptablesSweep(save, "a1", {"fd00:26::5/64"});
+    std::vector<std::string> flat;
+    for (const auto& c : cmds) {
+        std::string s;
+        for (const auto& a : c) s += (s.empty() ? "" : " ") + a;
+        flat.push_back(s);
+    }
+    auto has = [&](const std::string& s) { return std::find(flat.begin(), flat.end(), s) != flat.end(); };
+    BOOST_TEST(has("-t filter -D CNI-FORWARD -s fd00:26::5/128 -j ACCEPT"));
+    BOOST_TEST(has("-t nat -X CNI-0123456789abcdef01234567"));
+    for (const auto& s : flat) BOOST_TEST(s.find("fd00:26::6") == std::string::npos);
+    BOOST_TEST(flat.size() == 4u);
+}
+
+// `nft -j list ruleset`: an iptables-nft rule and an nft-native one of a1,
+// one of a2, one without a comment.
+BOOST_AUTO_TEST_CASE(nft_rules_carrying_the_id) {
+    const char* ruleset = R"({"nftables": [
+ {"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}},
+ {"table": {"family": "ip", "name": "nat", "handle": 1}},
+ {"rule": {"family": "ip", "table": "nat", "chain": "POSTROUTING", "handle": 7,
+           "comment": "name: \"taskscope\" id: \"a1\"", "expr": [{"xt": {"type": "target", "name": "MASQUERADE"}}]}},
+ {"rule": {"family": "ip", "table": "nat", "chain": "POSTROUTING", "handle": 8,
+           "comment": "name: \"taskscope\" id: \"a2\"", "expr": []}},
+ {"rule": {"family": "inet", "table": "cni_plugins_masquerade", "chain": "postrouting", "handle": 12,
+           "comment": "0123456789abcdef-fedcba9876543210, net: taskscope, if: eth0, id: a1", "expr": [{"masquerade": null}]}},
+ {"rule": {"family": "inet", "table": "cni_plugins_masquerade", "chain": "postrouting", "handle": 13,
+           "comment": "0123456789abcdef-0123456789abcdef, net: taskscope, if: eth0, id: a11", "expr": []}},
+ {"rule": {"family": "inet", "table": "other", "chain": "c", "handle": 3, "expr": []}}
+]})";
+    const auto cmds = nftSweep(ruleset, "a1");
+    BOOST_REQUIRE(cmds.size() == 2u);
+    BOOST_TEST((cmds[0] == NftCommand{"delete", "rule", "ip", "nat", "POSTROUTING", "handle", "7"}));
+    BOOST_TEST((cmds[1] == NftCommand{"delete", "rule", "inet", "cni_plugins_masquerade", "postrouting", "handle", "12"}));
+    BOOST_TEST(nftSweep(ruleset, "a").empty());
+    BOOST_TEST(nftSweep("not json", "a1").empty());
+    BOOST_TEST(nftSweep("{}", "a1").empty());
+}
+
+BOOST_AUTO_TEST_CASE(reserved_addresses_of_the_container) {
+    namespace fs = std::filesystem;
+    const auto dir = fs::temp_directory_path() / ("ipam-addr-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "taskscope");
+    std::ofstream(dir / "taskscope" / "172.26.64.2") << "a1\r\neth0";
+    std::ofstream(dir / "taskscope" / "fd00:26::5") << "a1\r\neth0";
+    std::ofstream(dir / "taskscope" / "172.26.64.3") << "a2\r\neth0";
+    std::ofstream(dir / "taskscope" / "last_reserved_ip.0") << "172.26.64.3";
+    auto got = reservedAddresses(dir.string(), "taskscope", "a1");
+    std::sort(got.begin(), got.end());
+    BOOST_TEST((got == std::vector<std::string>{"172.26.64.2", "fd00:26::5"}));
+    BOOST_TEST(reservedAddresses(dir.string(), "nonexistent", "a1").empty());
+    fs::remove_all(dir);
+}

@@ -90,8 +90,8 @@ assert_eq "$(cat "$RUN/restart.out")" got-two "its output"
 old=$(streamer_pid)
 systemctl kill -s STOP taskscope-streamer
 echo three >&$in_frozen
-keeper_gone() { ! pgrep -f "sh -c read line; echo got-\\\$line; exit 4" >/dev/null; }
-wait_until "the frozen session's command to end" 300 keeper_gone
+command_gone() { ! pgrep -f "^sh -c read line; echo got-.*; exit 4\$" >/dev/null; }
+wait_until "the frozen session's command to end" 300 command_gone
 sleep 0.5
 systemctl kill -s KILL taskscope-streamer
 systemctl kill -s CONT taskscope-streamer 2>/dev/null || true

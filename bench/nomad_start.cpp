@@ -58,14 +58,18 @@ std::pair<pid_t, std::string> launch(const char* path) {
     return {pid, parts[3]};
 }
 
+// isolation = "none": the driver then sends the floor's spec exactly
+// (an isolated task would time the root's setup, not the driver).
 std::string ctyConfig() {
     msgpack::sbuffer buf;
     msgpack::packer<msgpack::sbuffer> pk(buf);
-    pk.pack_map(2);
+    pk.pack_map(3);
     pk.pack(std::string("command"));
     pk.pack(std::string("/bin/sleep"));
     pk.pack(std::string("args"));
     pk.pack(std::vector<std::string>{"3600"});
+    pk.pack(std::string("isolation"));
+    pk.pack(std::string("none"));
     return std::string(buf.data(), buf.size());
 }
 
@@ -89,7 +93,8 @@ int main(int argc, char** argv) {
     auto conn = sdbus::createSystemBusConnection();
     auto mgr = sdbus::createProxy(*conn, "org.taskscope.Manager1", "/org/taskscope/Manager1");
     const std::string alloc = "nbench" + std::to_string(::getpid());
-    const std::string spec = R"({"command":"/bin/sleep","args":["3600"],"logs":false})";
+    // What the driver makes of ctyConfig() for a task without alloc_dir.
+    const std::string spec = R"({"args":["3600"],"command":"/bin/sleep"})";
     auto stopBoth = [&](const std::string& t) {
         mgr->callMethod("StopTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t, std::string("SIGKILL"), int64_t{0});
     };

@@ -84,9 +84,9 @@ Result<void> addChroot(const pb::TaskConfig& cfg, json& spec) {
         const auto d = nomadDirs(cfg);
         iso["task_dir"] = d.task;
         iso["alloc_dir"] = d.shared;
-        // taskscope gives an isolated task a fresh secrets/ tmpfs; Nomad's
-        // own (where it renders templates and the Vault token) goes over it.
-        volumes.push_back({{"source", d.secrets}, {"target", "/secrets"}});
+        // Nomad's own secrets dir (a tmpfs where it renders templates and
+        // the Vault token), not a fresh one of taskscope's.
+        iso["secrets_dir"] = d.secrets;
     }
     for (const auto& m : cfg.mounts()) {
         if (m.host_path().empty() || m.task_path().empty()) return invalid("a mount needs host_path and task_path");

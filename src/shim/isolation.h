@@ -36,6 +36,7 @@ struct iso_opts {
     uint64_t caps;
     int no_new_privs;
     unsigned long long secrets_size;
+    const char *secrets_dir; /* NULL: a tmpfs of secrets_size */
     uid_t uid; /* owner of secrets/ and local/ */
     gid_t gid;
 };

@@ -302,9 +302,12 @@ int main(int argc, char** argv) {
     }
     ok("fingerprint");
 
-    // The long-running task: output to Nomad's fifos, USR1 answered on stdout.
+    // The long-running task: output to Nomad's fifos, USR1 answered on
+    // stdout. It runs isolated (the driver's default), as pid 1 of its pid
+    // namespace, which the kernel spares signals it has no handler for:
+    // hence its TERM trap, as a task under Nomad's exec driver needs.
     auto web = taskConfig(alloc, "web", allocDir, "/bin/sh",
-                          {"-c", "trap 'echo got-usr1' USR1; echo hello-stdout $GREETING; echo hello-stderr >&2; "
+                          {"-c", "trap 'echo got-usr1' USR1; trap 'exit 143' TERM; echo hello-stdout $GREETING; echo hello-stderr >&2; "
                                  "while :; do sleep 0.1; done"});
     web.set_stdout_path(outFifo);
     web.set_stderr_path(errFifo);
@@ -585,7 +588,10 @@ int main(int argc, char** argv) {
         m->set_readonly(true);
         iso.mutable_network_isolation_spec()->set_mode(pb::NetworkIsolationSpec::GROUP);
         iso.mutable_network_isolation_spec()->set_path(netns);
+        const auto ti = Clock::now();
         start(*d, iso, "isolated_task");
+        std::printf("  isolated start_task took %.1f ms\n",
+                    std::chrono::duration<double, std::milli>(Clock::now() - ti).count());
         pb::WaitTaskRequest wreq;
         wreq.set_task_id(iso.id());
         pb::WaitTaskResponse wres;

@@ -106,10 +106,10 @@ BOOST_AUTO_TEST_CASE(chroot_maps_nomad_dirs_and_mounts) {
     BOOST_TEST(iso["filesystem"].get<bool>());
     BOOST_TEST(iso["task_dir"].get<std::string>() == "/var/lib/nomad/alloc/a1/web");
     BOOST_TEST(iso["alloc_dir"].get<std::string>() == "/var/lib/nomad/alloc/a1/alloc");
-    BOOST_REQUIRE(iso["volumes"].size() == 3);
-    BOOST_TEST(iso["volumes"][0].dump() == R"({"source":"/var/lib/nomad/alloc/a1/web/secrets","target":"/secrets"})");
-    BOOST_TEST(iso["volumes"][1].dump() == R"({"read_only":true,"source":"/srv/data","target":"/data"})");
-    BOOST_TEST(iso["volumes"][2].dump() ==
+    BOOST_TEST(iso["secrets_dir"].get<std::string>() == "/var/lib/nomad/alloc/a1/web/secrets");
+    BOOST_REQUIRE(iso["volumes"].size() == 2);
+    BOOST_TEST(iso["volumes"][0].dump() == R"({"read_only":true,"source":"/srv/data","target":"/data"})");
+    BOOST_TEST(iso["volumes"][1].dump() ==
                R"({"propagation":"host-to-task","read_only":false,"source":"/srv/shared","target":"/shared"})");
     BOOST_TEST(!spec->contains("cwd"));  // the root's /
     // Nomad's env already names the in-root paths.

@@ -162,11 +162,11 @@ Result<Isolation> parseIsolation(const json& j) {
             auto b = getBool(value, at);
             if (!b) return b.error();
             iso.filesystem = *b;
-        } else if (key == "task_dir" || key == "alloc_dir") {
+        } else if (key == "task_dir" || key == "alloc_dir" || key == "secrets_dir") {
             auto p = getPath(value, at);
             if (!p) return p.error();
             if (*p == "/") return invalid(at + " must not be /");
-            (key == "task_dir" ? iso.taskDir : iso.allocDir) = *p;
+            (key == "task_dir" ? iso.taskDir : key == "alloc_dir" ? iso.allocDir : iso.secretsDir) = *p;
         } else if (key == "chroot_env") {
             if (!value.is_array()) return invalid(at + " must be an array of absolute paths");
             std::vector<std::string> paths;
@@ -243,6 +243,7 @@ std::vector<std::string> shimIsolationArgs(const Isolation& iso) {
     a.insert(a.end(), {SHIM_OPT_CAPS, hex});
     if (iso.noNewPrivs) a.insert(a.end(), {SHIM_OPT_NO_NEW_PRIVS, "1"});
     a.insert(a.end(), {SHIM_OPT_SECRETS_SIZE, std::to_string(iso.secretsSizeBytes)});
+    if (!iso.secretsDir.empty()) a.insert(a.end(), {SHIM_OPT_SECRETS_DIR, iso.secretsDir});
     return a;
 }
 

@@ -36,6 +36,7 @@ struct Isolation {
     std::vector<int> capDrop;
     bool capDropAll = false;
     uint64_t secretsSizeBytes = 1024 * 1024;
+    std::string secretsDir;  ///< bound at secrets/ instead of a tmpfs; empty: the tmpfs
     bool noNewPrivs = false;
 
     // Filled by resolveIsolation.

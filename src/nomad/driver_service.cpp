@@ -11,6 +11,7 @@
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/plugin_facts.hpp"
 #include "nomad/taskscope_client.hpp"
+#include <sdbus-c++/sdbus-c++.h>
 #include "recoverable_error.pb.h"
 #include "rpc_status.pb.h"
 
@@ -22,7 +23,11 @@ namespace base = hashicorp::nomad::plugins::base::proto;
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
 using common::Result;
 
-constexpr int kFingerprintPeriodMs = 5000;
+// The fingerprint follows the manager's bus name (NameOwnerChanged); this
+// slow refresh only catches what the name does not show (a manager that
+// holds its name but stopped answering).
+constexpr int kFingerprintRefreshMs = 60000;
+constexpr int kFingerprintTickMs = 500;  // how soon a shutdown or a cancel is seen
 constexpr uint32_t kMaxExecOutput = 4u << 20;  // the streamer's cap for ExecOnce
 constexpr uint32_t kMaxExecTimeoutMs = 3600 * 1000;
 
@@ -41,6 +46,10 @@ grpc::Status toStatus(const common::Error& e) {
         code = grpc::StatusCode::UNAVAILABLE;
     else if (e.name == "Cancelled")
         code = grpc::StatusCode::CANCELLED;
+    else if (e.name == "Timeout")
+        code = grpc::StatusCode::DEADLINE_EXCEEDED;
+    else if (e.name == "NetworkInUse")
+        code = grpc::StatusCode::FAILED_PRECONDITION;
     return grpc::Status(code, e.name + ": " + e.message);
 }
 
@@ -62,7 +71,7 @@ grpc::Status unknownTask(const std::string& id) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "task not found for given id " + id);
 }
 
-Result<std::unique_ptr<Client>> client() { return Client::connect(); }
+Result<ClientLease> client() { return Client::acquire(); }
 
 // GetTask's RFC 3339 times ("2026-11-25T03:33:13.123456Z") as a Timestamp.
 bool parseTime(const std::string& text, google::protobuf::Timestamp& out) {
@@ -140,6 +149,16 @@ void PluginState::forget(const std::string& taskId) {
     tasks_.erase(taskId);
 }
 
+void PluginState::setDriverConfig(const DriverConfig& c) {
+    std::lock_guard lock(mu_);
+    driverConfig_ = c;
+}
+
+DriverConfig PluginState::driverConfig() const {
+    std::lock_guard lock(mu_);
+    return driverConfig_;
+}
+
 void PluginState::shutdown() {
     {
         std::lock_guard lock(mu_);
@@ -176,16 +195,24 @@ grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigR
     if (!config) return toStatus(config.error());
     if (!config->is_object()) return toStatus(common::makeError("InvalidConfig", "the plugin config is not an object"));
     bool enabled = true;
+    DriverConfig driver;
     for (const auto& [key, value] : config->items()) {
         if (key == "enabled") {
             if (value.is_boolean()) enabled = value.get<bool>();
             else if (!value.is_null())
                 return toStatus(common::makeError("InvalidConfig", "enabled must be true or false"));
+        } else if (key == "default_isolation") {
+            if (value.is_null()) continue;
+            auto m = value.is_string() ? parseFsMode(value.get<std::string>())
+                                       : Result<FsMode>(common::makeError("InvalidConfig", "not a string"));
+            if (!m) return toStatus(m.error().context("default_isolation"));
+            driver.defaultIsolation = *m;
         } else {
             return toStatus(common::makeError("InvalidConfig", "unknown plugin config attribute " + key));
         }
     }
     state_.setEnabled(enabled);
+    state_.setDriverConfig(driver);
     return grpc::Status::OK;
 }
 
@@ -209,40 +236,92 @@ grpc::Status DriverService::Capabilities(Ctx*, const pb::CapabilitiesRequest*, p
     return grpc::Status::OK;
 }
 
+namespace {
+
+pb::FingerprintResponse fingerprintNow(const PluginState& state) {
+    pb::FingerprintResponse f;
+    if (!state.enabled()) {
+        f.set_health(pb::FingerprintResponse::UNDETECTED);
+        f.set_health_description("disabled in the plugin config");
+        return f;
+    }
+    auto c = client();
+    auto facts = c ? (*c)->managerFacts() : Result<std::pair<std::string, std::string>>(c.error());
+    if (!facts) {
+        f.set_health(pb::FingerprintResponse::UNHEALTHY);
+        f.set_health_description("taskscope-manager is not reachable: " + facts.error().message);
+        return f;
+    }
+    f.set_health(pb::FingerprintResponse::HEALTHY);
+    f.set_health_description("healthy");
+    auto& attrs = *f.mutable_attributes();
+    attrs["driver.taskscope"].set_bool_val(true);
+    attrs["driver.taskscope.version"].set_string_val(facts->first);
+    attrs["unique.cgroups.version"].set_string_val(facts->second);
+    return f;
+}
+
+// A connection of the stream's own that hears the manager's bus name
+// change owner: appearing, vanishing or restarting.
+struct ManagerWatch {
+    std::unique_ptr<Client> conn;
+    std::optional<sdbus::Slot> match;
+
+    bool arm(std::atomic<bool>& changed) {
+        auto c = Client::connect();
+        if (!c) return false;
+        try {
+            match.emplace((*c)->connection().addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                "member='NameOwnerChanged',arg0='org.taskscope.Manager1'",
+                [&changed](sdbus::Message&) { changed = true; }));
+        } catch (const sdbus::Error&) {
+            return false;
+        }
+        conn = std::move(*c);
+        return true;
+    }
+    void reset() {
+        match.reset();
+        conn.reset();
+    }
+};
+
+}  // namespace
+
 grpc::Status DriverService::Fingerprint(Ctx* ctx, const pb::FingerprintRequest*,
                                         grpc::ServerWriter<pb::FingerprintResponse>* writer) {
+    // Nomad wants one at once and then one whenever the state changes.
+    // The state is read again when the manager's name changes owner, and
+    // every refresh period; nothing is asked in between.
+    using Clock = std::chrono::steady_clock;
+    std::atomic<bool> changed{true};
+    ManagerWatch watch;
     std::string last;
-    // Nomad wants one at once and then one whenever the state changes;
-    // the manager is asked every period (a restart of the manager or its
-    // absence shows within it).
+    auto refreshAt = Clock::now();
     for (;;) {
-        pb::FingerprintResponse f;
-        if (!state_.enabled()) {
-            f.set_health(pb::FingerprintResponse::UNDETECTED);
-            f.set_health_description("disabled in the plugin config");
-        } else {
-            auto c = client();
-            auto facts = c ? (*c)->managerFacts() : Result<std::pair<std::string, std::string>>(c.error());
-            if (!facts) {
-                f.set_health(pb::FingerprintResponse::UNHEALTHY);
-                f.set_health_description("taskscope-manager is not reachable: " + facts.error().message);
-            } else {
-                f.set_health(pb::FingerprintResponse::HEALTHY);
-                f.set_health_description("healthy");
-                auto& attrs = *f.mutable_attributes();
-                attrs["driver.taskscope"].set_bool_val(true);
-                attrs["driver.taskscope.version"].set_string_val(facts->first);
-                attrs["unique.cgroups.version"].set_string_val(facts->second);
+        if (!watch.conn && watch.arm(changed)) changed = true;  // (re)armed: whatever happened meanwhile counts
+        if (changed || Clock::now() >= refreshAt) {
+            changed = false;
+            refreshAt = Clock::now() + std::chrono::milliseconds(kFingerprintRefreshMs);
+            const auto f = fingerprintNow(state_);
+            // Map order is not fixed in the encoding: compare what it says.
+            std::string key = std::to_string(f.health()) + f.health_description();
+            std::map<std::string, std::string> sorted;
+            for (const auto& [k, v] : f.attributes()) sorted[k] = v.ShortDebugString();
+            for (const auto& [k, v] : sorted) key += "|" + k + "=" + v;
+            if (key != last) {
+                if (!writer->Write(f)) return grpc::Status::OK;
+                last = key;
             }
         }
-        // Map order is not fixed in the encoding: compare what it says.
-        std::string key = std::to_string(f.health()) + f.health_description();
-        for (const auto& [k, v] : f.attributes()) key += "|" + k + "=" + v.ShortDebugString();
-        if (key != last) {
-            if (!writer->Write(f)) return grpc::Status::OK;
-            last = key;
+        if (watch.conn) {
+            watch.conn->pump(kFingerprintTickMs);
+            if (watch.conn->broken()) watch.reset();  // the bus went away: re-armed on the next round
+            if (state_.isShutdown()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+        } else if (state_.waitShutdown(kFingerprintTickMs)) {
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
         }
-        if (state_.waitShutdown(kFingerprintPeriodMs)) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
         if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
     }
 }
@@ -267,7 +346,7 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
         return startFailure(common::makeError("TaskExists", "task " + cfg.id() + " was already started"));
     auto key = taskKey(cfg);
     if (!key) return startFailure(key.error());
-    auto spec = buildTaskSpec(cfg);
+    auto spec = buildTaskSpec(cfg, state_.driverConfig());
     if (!spec) return startFailure(spec.error());
     auto c = client();
     if (!c) return startFailure(c.error());
@@ -419,17 +498,54 @@ grpc::Status DriverService::ExecTask(Ctx*, const pb::ExecTaskRequest* in, pb::Ex
     auto key = state_.find(in->task_id());
     if (!key) return unknownTask(in->task_id());
     if (in->command().empty()) return toStatus(common::makeError("InvalidArgument", "no command"));
-    auto c = client();
+    // A connection of its own, not a pooled one: on a timeout it is closed,
+    // and the streamer hangs up the sessions of a caller that left.
+    auto c = Client::connect();
     if (!c) return toStatus(c.error());
     int64_t timeout = in->has_timeout() ? durationMs(in->timeout()) : 0;
     if (timeout <= 0 || timeout > kMaxExecTimeoutMs) timeout = kMaxExecTimeoutMs;
     std::vector<std::string> cmd(in->command().begin(), in->command().end());
-    auto r = (*c)->execOnce(key->allocId, key->task, cmd, static_cast<uint32_t>(timeout), kMaxExecOutput);
+    auto r = (*c)->execCapture(key->allocId, key->task, cmd, static_cast<uint32_t>(timeout), kMaxExecOutput);
     if (!r) return toStatus(r.error());
-    // The streamer captures stdout and stderr together, in order: all of
-    // it is reported as stdout.
-    out->set_stdout(r->output);
+    out->set_stdout(r->stdoutText);
+    out->set_stderr(r->stderrText);
     fillExit(r->status, *out->mutable_result());
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::CreateNetwork(Ctx*, const pb::CreateNetworkRequest* in, pb::CreateNetworkResponse* out) {
+    if (in->alloc_id().empty()) return toStatus(common::makeError("InvalidArgument", "no alloc_id"));
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    // Mode none: an empty namespace with its loopback. Nomad then runs its
+    // own CNI bridge setup into the path returned here.
+    auto r = (*c)->createNetwork(in->alloc_id(), R"({"mode":"none"})");
+    bool created = true;
+    if (!r) {
+        // It exists already (a plugin or Nomad restart asks again): hand
+        // back the same namespace, saying it was not made now.
+        if (r.error().name != "NetworkExists") return toStatus(r.error());
+        created = false;
+    }
+    auto net = (*c)->getNetwork(in->alloc_id());
+    if (!net) return toStatus(net.error());
+    auto* spec = out->mutable_isolation_spec();
+    spec->set_mode(pb::NetworkIsolationSpec::GROUP);
+    spec->set_path(net->value("netns", allocNetnsPath(in->alloc_id())));
+    (*spec->mutable_labels())["taskscope.network"] = in->alloc_id();
+    (*spec->mutable_labels())["taskscope.mode"] = net->value("mode", "none");
+    if (!in->hostname().empty()) spec->mutable_hostsconfig()->set_hostname(in->hostname());
+    out->set_created(created);
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::DestroyNetwork(Ctx*, const pb::DestroyNetworkRequest* in, pb::DestroyNetworkResponse*) {
+    if (in->alloc_id().empty()) return toStatus(common::makeError("InvalidArgument", "no alloc_id"));
+    auto c = client();
+    if (!c) return toStatus(c.error());
+    // Nomad may ask again for a network already gone (its restart, a
+    // retried cleanup): done is done.
+    if (auto r = (*c)->destroyNetwork(in->alloc_id()); !r && r.error().name != "NoSuchNetwork") return toStatus(r.error());
     return grpc::Status::OK;
 }
 
@@ -464,16 +580,16 @@ grpc::Status DriverService::ExecTaskStreaming(
     std::mutex inputMu;
     std::condition_variable inputCv;
     std::thread input([&] {
-        std::unique_ptr<Client> own;
+        std::optional<ClientLease> own;
         pb::ExecTaskStreamingRequest req;
         bool stdinOpen = true;
         while (!done && stream->Read(&req)) {
             if (req.has_tty_size() && tty) {
                 if (!own) {
-                    auto cl = Client::connect();
+                    auto cl = Client::acquire();
                     if (cl) own = std::move(*cl);
                 }
-                if (own) (void)own->resizeExec(id, windowSize(req.tty_size().height(), rows),
+                if (own) (void)(*own)->resizeExec(id, windowSize(req.tty_size().height(), rows),
                                                windowSize(req.tty_size().width(), cols));
             }
             if (req.has_stdin() && stdinOpen) {

@@ -25,6 +25,8 @@ class PluginState {
 public:
     void setEnabled(bool enabled) { enabled_ = enabled; }
     bool enabled() const { return enabled_; }
+    void setDriverConfig(const DriverConfig& c);
+    DriverConfig driverConfig() const;
 
     void remember(const std::string& taskId, TaskKey key);
     std::optional<TaskKey> find(const std::string& taskId) const;
@@ -42,6 +44,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::map<std::string, TaskKey> tasks_;
+    DriverConfig driverConfig_;
 };
 
 class BaseService final : public hashicorp::nomad::plugins::base::proto::BasePlugin::Service {
@@ -99,6 +102,10 @@ public:
                             hashicorp::nomad::plugins::drivers::proto::SignalTaskResponse*) override;
     grpc::Status ExecTask(Ctx*, const hashicorp::nomad::plugins::drivers::proto::ExecTaskRequest*,
                           hashicorp::nomad::plugins::drivers::proto::ExecTaskResponse*) override;
+    grpc::Status CreateNetwork(Ctx*, const hashicorp::nomad::plugins::drivers::proto::CreateNetworkRequest*,
+                               hashicorp::nomad::plugins::drivers::proto::CreateNetworkResponse*) override;
+    grpc::Status DestroyNetwork(Ctx*, const hashicorp::nomad::plugins::drivers::proto::DestroyNetworkRequest*,
+                                hashicorp::nomad::plugins::drivers::proto::DestroyNetworkResponse*) override;
     grpc::Status ExecTaskStreaming(
         Ctx*, grpc::ServerReaderWriter<hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingResponse,
                                        hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingRequest>*) override;

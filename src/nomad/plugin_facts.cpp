@@ -28,6 +28,7 @@ hcl::Spec configSchema() {
     hcl::Spec s;
     auto& attrs = *s.mutable_object()->mutable_attributes();
     attrs["enabled"] = withDefault(attr("enabled", "bool", false), "true");
+    attrs["default_isolation"] = withDefault(attr("default_isolation", "string", false), "\"chroot\"");
     return s;
 }
 
@@ -36,6 +37,7 @@ hcl::Spec taskConfigSchema() {
     auto& attrs = *s.mutable_object()->mutable_attributes();
     attrs["command"] = attr("command", "string", true);
     attrs["args"] = attr("args", "list(string)", false);
+    attrs["isolation"] = attr("isolation", "string", false);
     return s;
 }
 
@@ -44,8 +46,10 @@ void fillCapabilities(hashicorp::nomad::plugins::drivers::proto::DriverCapabilit
     caps.set_exec(true);
     caps.set_fs_isolation(kFsIsolation);
     for (auto mode : kNetworkIsolationModes) caps.add_network_isolation_modes(mode);
-    caps.set_must_create_network(false);
-    caps.set_mount_configs(hashicorp::nomad::plugins::drivers::proto::DriverCapabilities::NO_MOUNTS);
+    caps.set_must_create_network(true);
+    // Mounts are bound into an isolated task's root (isolation = "none"
+    // refuses them at start, with a message saying why).
+    caps.set_mount_configs(hashicorp::nomad::plugins::drivers::proto::DriverCapabilities::ANY_MOUNTS);
     caps.set_disable_log_collection(false);
 }
 

@@ -1,6 +1,7 @@
 #include "nomad/task_spec_builder.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "nomad/cty_msgpack.hpp"
 
@@ -19,7 +20,7 @@ common::Error invalid(const std::string& message) { return makeError("InvalidCon
 // shares, which taskscope takes, are 2..262144.
 int64_t clampShares(int64_t shares) { return std::clamp<int64_t>(shares, 2, 262144); }
 
-Result<void> addDriverConfig(const json& config, json& spec) {
+Result<void> addDriverConfig(const json& config, json& spec, std::optional<FsMode>& isolation) {
     if (!config.is_object()) return invalid("the task's config block must be an object");
     for (const auto& [key, value] : config.items()) {
         if (value.is_null()) continue;  // an optional attribute the job left out
@@ -32,6 +33,11 @@ Result<void> addDriverConfig(const json& config, json& spec) {
             for (const auto& a : value)
                 if (!a.is_string()) return invalid("config.args must be a list of strings");
             spec["args"] = value;
+        } else if (key == "isolation") {
+            if (!value.is_string()) return invalid("config.isolation must be \"chroot\" or \"none\"");
+            auto m = parseFsMode(value.get<std::string>());
+            if (!m) return m.error().context("config.isolation");
+            isolation = *m;
         } else {
             return invalid("unknown attribute config." + key);
         }
@@ -53,7 +59,103 @@ json resources(const pb::Resources& r) {
     return out;
 }
 
+std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+// Nomad's layout of an allocation (client/allocdir): <alloc_dir>/alloc is
+// the directory its tasks share, <alloc_dir>/<task> a task's directory
+// with local/ and secrets/ (a tmpfs Nomad mounted and fills with
+// templates and tokens).
+struct NomadDirs {
+    std::string shared, task, local, secrets;
+};
+
+NomadDirs nomadDirs(const pb::TaskConfig& cfg) {
+    const std::string task = join(cfg.alloc_dir(), cfg.name());
+    return {join(cfg.alloc_dir(), "alloc"), task, join(task, "local"), join(task, "secrets")};
+}
+
+Result<void> addChroot(const pb::TaskConfig& cfg, json& spec) {
+    if (cfg.devices_size() > 0)
+        return invalid("devices cannot be given to a task with isolation = \"chroot\" (taskscope's isolated "
+                       "tasks get the standard devices only)");
+    json iso = {{"filesystem", true}};
+    json volumes = json::array();
+    if (!cfg.alloc_dir().empty()) {
+        const auto d = nomadDirs(cfg);
+        iso["task_dir"] = d.task;
+        iso["alloc_dir"] = d.shared;
+        // Nomad's own secrets dir (a tmpfs where it renders templates and
+        // the Vault token), not a fresh one of taskscope's.
+        iso["secrets_dir"] = d.secrets;
+    }
+    for (const auto& m : cfg.mounts()) {
+        if (m.host_path().empty() || m.task_path().empty()) return invalid("a mount needs host_path and task_path");
+        // Nomad's propagation modes are taskscope's names ("" is private).
+        const std::string prop = m.propagation_mode().empty() ? "private" : m.propagation_mode();
+        if (prop != "private" && prop != "host-to-task" && prop != "bidirectional")
+            return invalid("mount " + m.task_path() + ": unknown propagation_mode " + prop);
+        json v = {{"source", m.host_path()}, {"target", m.task_path()}, {"read_only", m.readonly()}};
+        if (prop != "private") v["propagation"] = prop;
+        volumes.push_back(std::move(v));
+    }
+    if (!volumes.empty()) iso["volumes"] = std::move(volumes);
+    spec["isolation"] = std::move(iso);
+    return {};
+}
+
+Result<void> addHostRoot(const pb::TaskConfig& cfg, json& spec) {
+    if (cfg.mounts_size() > 0)
+        return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
+    for (const auto& d : cfg.devices())
+        if (d.task_path() != d.host_path())
+            return invalid("device " + d.host_path() + " at " + d.task_path() +
+                           " needs a root of the task's own; with isolation = \"none\" a device is seen at its "
+                           "host path");
+    if (cfg.alloc_dir().empty()) return {};
+    const auto d = nomadDirs(cfg);
+    spec["cwd"] = d.task;
+    // The driver reports filesystem isolation, so Nomad wrote the paths a
+    // task sees in its own root (/alloc, /local, /secrets); on the host's
+    // root they are these.
+    if (spec.contains("env")) {
+        auto& env = spec["env"];
+        const std::pair<const char*, const std::string*> dirs[] = {
+            {"NOMAD_ALLOC_DIR", &d.shared}, {"NOMAD_TASK_DIR", &d.local}, {"NOMAD_SECRETS_DIR", &d.secrets}};
+        for (const auto& [name, path] : dirs)
+            if (env.contains(name)) env[name] = *path;
+    }
+    return {};
+}
+
+Result<void> addNetwork(const pb::TaskConfig& cfg, json& spec) {
+    if (!cfg.has_network_isolation_spec()) return {};
+    const auto& n = cfg.network_isolation_spec();
+    switch (n.mode()) {
+        case pb::NetworkIsolationSpec::HOST:
+            return {};
+        case pb::NetworkIsolationSpec::GROUP:
+            // The only namespace a task can join is its allocation's, made
+            // by CreateNetwork; another path is someone else's namespace.
+            if (n.path() != allocNetnsPath(cfg.alloc_id()))
+                return invalid("network namespace " + n.path() + " is not allocation " + cfg.alloc_id() +
+                               "'s (" + allocNetnsPath(cfg.alloc_id()) + ")");
+            spec["network_namespace"] = "alloc";
+            return {};
+        default:
+            return invalid("network isolation mode " + pb::NetworkIsolationSpec::NetworkIsolationMode_Name(n.mode()) +
+                           " is not supported (host or group)");
+    }
+}
+
 }  // namespace
+
+Result<FsMode> parseFsMode(const std::string& text) {
+    if (text == "chroot") return FsMode::Chroot;
+    if (text == "none") return FsMode::None;
+    return invalid("isolation must be \"chroot\" or \"none\", not \"" + text + "\"");
+}
+
+std::string allocNetnsPath(const std::string& allocId) { return "/run/netns/" + allocId; }
 
 Result<TaskKey> taskKey(const pb::TaskConfig& cfg) {
     if (cfg.alloc_id().empty()) return invalid("the task has no alloc_id");
@@ -61,18 +163,19 @@ Result<TaskKey> taskKey(const pb::TaskConfig& cfg) {
     return TaskKey{cfg.alloc_id(), cfg.name()};
 }
 
-Result<json> buildTaskSpec(const pb::TaskConfig& cfg) {
+Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver) {
     auto config = decodeCty(cfg.msgpack_driver_config());
     if (!config) return config.error().context("decode the task's config");
     json spec = json::object();
-    if (auto r = addDriverConfig(*config, spec); !r) return r.error();
+    std::optional<FsMode> isolation;
+    if (auto r = addDriverConfig(*config, spec, isolation); !r) return r.error();
     json env = json::object();
     for (const auto& [k, v] : cfg.env()) env[k] = v;
     if (!env.empty()) spec["env"] = std::move(env);
     if (!cfg.user().empty()) spec["user"] = cfg.user();
-    // Nomad's task directory, as raw_exec runs in it (no filesystem
-    // isolation yet: the host's root, the task dir as working directory).
-    if (!cfg.alloc_dir().empty()) spec["cwd"] = cfg.alloc_dir() + "/" + cfg.name();
+    const auto fs = isolation.value_or(driver.defaultIsolation);
+    if (auto r = fs == FsMode::Chroot ? addChroot(cfg, spec) : addHostRoot(cfg, spec); !r) return r.error();
+    if (auto r = addNetwork(cfg, spec); !r) return r.error();
     if (!cfg.stdout_path().empty()) spec["stdout_path"] = cfg.stdout_path();
     if (!cfg.stderr_path().empty()) spec["stderr_path"] = cfg.stderr_path();
     if (cfg.has_resources()) {

@@ -1,9 +1,13 @@
 #include "nomad/taskscope_client.hpp"
 
 #include <poll.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -23,6 +27,10 @@ constexpr const char* kManagerPath = "/org/taskscope/Manager1";
 constexpr const char* kStreamer = "org.taskscope.Streamer1";
 constexpr const char* kStreamerPath = "/org/taskscope/Streamer1";
 constexpr const char* kErrorPrefix = "org.taskscope.Error.";
+// Idle clients kept for the next calls: gRPC's pool rarely runs more
+// calls at once, and an idle connection still receives the signals it
+// subscribed to (drained when it is taken again).
+constexpr size_t kMaxIdleClients = 4;
 
 // A bus error as an Error named like taskscope's; errors of the bus itself
 // (no such name, no reply, access denied) say the daemon is not reachable.
@@ -36,6 +44,12 @@ bool isTimeout(const sdbus::Error& e) {
     return e.getName() == "org.freedesktop.DBus.Error.NoReply" || e.getName() == "org.freedesktop.DBus.Error.Timeout";
 }
 
+// An error of the connection itself (sdbus-c++ names errno errors
+// "System.Error.<E...>"), after which it is of no further use.
+bool isConnectionError(const sdbus::Error& e) {
+    return e.getName().rfind("System.Error.", 0) == 0 || e.getName() == "org.freedesktop.DBus.Error.Disconnected";
+}
+
 // Waits for traffic on the connection and dispatches it, at most `ms`.
 void pumpOnce(sdbus::IConnection& conn, int ms) {
     if (conn.processPendingRequest()) return;
@@ -45,6 +59,11 @@ void pumpOnce(sdbus::IConnection& conn, int ms) {
     if (timeout < 0 || timeout > ms) timeout = ms;
     ::poll(&p, 1, timeout);
 }
+
+std::mutex gPoolMu;
+std::vector<std::unique_ptr<Client>> gPool;
+
+}  // namespace
 
 class ManagerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
 public:
@@ -70,7 +89,7 @@ private:
     void onNetworkDestroyed(const std::string&) override {}
     void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
                       const bool& oom) override {
-        if (alloc == watchAlloc && task == watchTask) exited = ExitStatus{code, sig, oom};
+        if (!watchAlloc.empty() && alloc == watchAlloc && task == watchTask) exited = ExitStatus{code, sig, oom};
     }
 };
 
@@ -95,22 +114,31 @@ private:
     void onExecExited(const uint64_t&, const std::string&, const std::string&, const int32_t&, const int32_t&) override {}
 };
 
+namespace {
+
 // GetTask is asynchronous in the generated proxy (the streamer calls it
 // from its event loop): send it and pump until its reply.
 Result<nlohmann::json> getTaskWith(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc,
                                    const std::string& task) {
     m.reply.reset();
     m.error.reset();
-    try {
-        m.GetTask(alloc, task);
-    } catch (const sdbus::Error& e) {
-        return fromBus(e, "GetTask");
-    }
+    m.GetTask(alloc, task);
     while (!m.reply && !m.error) pumpOnce(conn, 1000);
-    if (m.error) return fromBus(*m.error, "GetTask");
+    if (m.error) throw *m.error;
     auto j = nlohmann::json::parse(*m.reply, nullptr, false);
     if (j.is_discarded()) return makeError("Internal", "GetTask returned no JSON");
     return j;
+}
+
+// Reads what is there from `fd` into `out` (at most `cap` kept); false at
+// end of file.
+bool readSome(int fd, std::string& out, size_t cap) {
+    char buf[16384];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) return errno == EINTR || errno == EAGAIN;
+    if (n == 0) return false;
+    if (out.size() < cap) out.append(buf, std::min(static_cast<size_t>(n), cap - out.size()));
+    return true;
 }
 
 }  // namespace
@@ -123,6 +151,15 @@ std::optional<ExitStatus> exitOf(const nlohmann::json& t) {
     s.signal = t.contains("signal") && t["signal"].is_number() ? t["signal"].get<int>() : 0;
     s.oomKilled = t.value("oom_killed", false);
     return s;
+}
+
+void ClientRelease::operator()(Client* c) const {
+    std::unique_ptr<Client> owned(c);
+    if (!c || c->broken_) return;
+    // Not waiting for anyone's exit any more.
+    if (c->manager_) c->manager_->watchAlloc.clear();
+    std::lock_guard lock(gPoolMu);
+    if (gPool.size() < kMaxIdleClients) gPool.push_back(std::move(owned));
 }
 
 Client::Client(std::unique_ptr<sdbus::IConnection> conn) : conn_(std::move(conn)) {}
@@ -141,64 +178,115 @@ Result<std::unique_ptr<Client>> Client::connect() {
     }
 }
 
+Result<ClientLease> Client::acquire() {
+    std::unique_ptr<Client> c;
+    {
+        std::lock_guard lock(gPoolMu);
+        if (!gPool.empty()) {
+            c = std::move(gPool.back());
+            gPool.pop_back();
+        }
+    }
+    if (c) {
+        c->drain();
+        if (!c->broken_) return ClientLease(c.release());
+    }
+    auto fresh = connect();
+    if (!fresh) return fresh.error();
+    return ClientLease(fresh->release());
+}
+
+void Client::drain() {
+    try {
+        while (conn_->processPendingRequest()) {
+        }
+    } catch (const sdbus::Error&) {
+        broken_ = true;
+    }
+}
+
+void Client::pump(int ms) {
+    try {
+        pumpOnce(*conn_, ms);
+    } catch (const sdbus::Error&) {
+        broken_ = true;
+    }
+}
+
+ManagerProxy& Client::manager() {
+    if (!manager_) manager_ = std::make_unique<ManagerProxy>(*conn_);
+    return *manager_;
+}
+
+StatsProxy& Client::stats() {
+    if (!stats_) stats_ = std::make_unique<StatsProxy>(*conn_);
+    return *stats_;
+}
+
+ExecProxy& Client::exec() {
+    if (!exec_) exec_ = std::make_unique<ExecProxy>(*conn_);
+    return *exec_;
+}
+
+common::Error Client::fail(const sdbus::Error& e, const std::string& what) {
+    if (isConnectionError(e)) broken_ = true;
+    return fromBus(e, what);
+}
+
 Result<void> Client::startTask(const std::string& alloc, const std::string& task, const std::string& specJson) {
     try {
-        ManagerProxy m(*conn_);
-        m.StartTask(alloc, task, specJson);
+        manager().StartTask(alloc, task, specJson);
         return {};
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "StartTask");
+        return fail(e, "StartTask");
     }
 }
 
 Result<nlohmann::json> Client::getTask(const std::string& alloc, const std::string& task) {
     try {
-        ManagerProxy m(*conn_);
-        return getTaskWith(*conn_, m, alloc, task);
+        return getTaskWith(*conn_, manager(), alloc, task);
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "GetTask");
+        return fail(e, "GetTask");
     }
 }
 
 Result<void> Client::stopTask(const std::string& alloc, const std::string& task, const std::string& signal,
                               int64_t graceMs) {
     try {
-        ManagerProxy m(*conn_);
-        m.StopTask(alloc, task, signal, graceMs);
+        manager().StopTask(alloc, task, signal, graceMs);
         return {};
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "StopTask");
+        return fail(e, "StopTask");
     }
 }
 
 Result<void> Client::signalTask(const std::string& alloc, const std::string& task, const std::string& signal) {
     try {
-        ManagerProxy m(*conn_);
-        m.SignalTask(alloc, task, signal);
+        manager().SignalTask(alloc, task, signal);
         return {};
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "SignalTask");
+        return fail(e, "SignalTask");
     }
 }
 
 Result<void> Client::forgetTask(const std::string& alloc, const std::string& task) {
     try {
-        ManagerProxy m(*conn_);
-        m.ForgetTask(alloc, task);
+        manager().ForgetTask(alloc, task);
         return {};
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "ForgetTask");
+        return fail(e, "ForgetTask");
     }
 }
 
 Result<ExitStatus> Client::waitExit(const std::string& alloc, const std::string& task,
                                     const std::function<bool()>& cancelled) {
     try {
-        // Subscribed (the proxy's match on TaskExited) before asking, so the
-        // signal cannot slip by between the answer and the wait.
-        ManagerProxy m(*conn_);
+        // The proxy's match on TaskExited is in place before asking, so
+        // the signal cannot slip by between the answer and the wait.
+        auto& m = manager();
         m.watchAlloc = alloc;
         m.watchTask = task;
+        m.exited.reset();
         auto t = getTaskWith(*conn_, m, alloc, task);
         if (!t) return t.error();
         if (auto e = exitOf(*t)) return *e;
@@ -206,35 +294,62 @@ Result<ExitStatus> Client::waitExit(const std::string& alloc, const std::string&
             if (cancelled()) return makeError("Cancelled", "the wait was cancelled");
             pumpOnce(*conn_, 200);
         }
+        m.watchAlloc.clear();
         return *m.exited;
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "wait for the task");
+        return fail(e, "wait for the task");
     }
 }
 
 Result<std::pair<std::string, std::string>> Client::managerFacts() {
     try {
-        ManagerProxy m(*conn_);
+        auto& m = manager();
         return std::make_pair(m.Version(), m.CgroupVersion());
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "read the manager's properties");
+        return fail(e, "read the manager's properties");
+    }
+}
+
+Result<void> Client::createNetwork(const std::string& alloc, const std::string& specJson) {
+    try {
+        manager().CreateNetwork(alloc, specJson);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return fail(e, "CreateNetwork");
+    }
+}
+
+Result<void> Client::destroyNetwork(const std::string& alloc) {
+    try {
+        manager().DestroyNetwork(alloc);
+        return {};
+    } catch (const sdbus::Error& e) {
+        return fail(e, "DestroyNetwork");
+    }
+}
+
+Result<nlohmann::json> Client::getNetwork(const std::string& alloc) {
+    try {
+        auto j = nlohmann::json::parse(manager().GetNetwork(alloc), nullptr, false);
+        if (j.is_discarded() || !j.is_object()) return makeError("Internal", "GetNetwork returned no JSON object");
+        return j;
+    } catch (const sdbus::Error& e) {
+        return fail(e, "GetNetwork");
     }
 }
 
 Result<void> Client::setStatsInterval(const std::string& alloc, const std::string& task, int64_t intervalMs) {
     try {
-        StatsProxy s(*conn_);
-        s.SetTaskInterval(alloc, task, intervalMs);
+        stats().SetTaskInterval(alloc, task, intervalMs);
         return {};
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "SetTaskInterval");
+        return fail(e, "SetTaskInterval");
     }
 }
 
 Result<StatsSample> Client::taskStats(const std::string& alloc, const std::string& task) {
     try {
-        StatsProxy s(*conn_);
-        const auto v = s.GetTaskStats(alloc, task);
+        const auto v = stats().GetTaskStats(alloc, task);
         StatsSample out;
         out.timestampUs = v.get<2>();
         out.measured = v.get<4>();
@@ -254,7 +369,7 @@ Result<StatsSample> Client::taskStats(const std::string& alloc, const std::strin
         out.memoryKernel = v.get<18>();
         return out;
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "GetTaskStats");
+        return fail(e, "GetTaskStats");
     }
 }
 
@@ -263,52 +378,71 @@ Result<ExecSession> Client::startExec(const std::string& alloc, const std::strin
                                       const std::map<std::string, std::string>& env, bool tty, uint16_t rows,
                                       uint16_t cols) {
     try {
-        ExecProxy x(*conn_);
-        auto [session, fds] = x.StartExec(alloc, task, command, env, tty, rows, cols);
+        auto [session, fds] = exec().StartExec(alloc, task, command, env, tty, rows, cols);
         ExecSession out;
         out.id = session;
         for (auto& fd : fds) out.fds.emplace_back(fd.release());
         return out;
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "StartExec");
+        return fail(e, "StartExec");
     }
 }
 
 Result<void> Client::resizeExec(uint64_t session, uint16_t rows, uint16_t cols) {
     try {
-        ExecProxy x(*conn_);
-        x.ResizeExec(session, rows, cols);
+        exec().ResizeExec(session, rows, cols);
         return {};
     } catch (const sdbus::Error& e) {
-        return fromBus(e, "ResizeExec");
+        return fail(e, "ResizeExec");
     }
 }
 
 Result<ExitStatus> Client::waitExec(uint64_t session) {
-    ExecProxy x(*conn_);
     for (;;) {
         try {
-            auto [code, sig] = x.WaitExec(session);
+            auto [code, sig] = exec().WaitExec(session);
             return ExitStatus{code, sig, false};
         } catch (const sdbus::Error& e) {
             // The bus's call timeout, not the session's end: ask again
             // (ended sessions are kept for a late WaitExec).
             if (isTimeout(e)) continue;
-            return fromBus(e, "WaitExec");
+            return fail(e, "WaitExec");
         }
     }
 }
 
-Result<ExecOutput> Client::execOnce(const std::string& alloc, const std::string& task,
-                                    const std::vector<std::string>& command, uint32_t timeoutMs, uint32_t maxOutput) {
-    try {
-        ExecProxy x(*conn_);
-        auto [code, sig, output, truncated] = x.ExecOnce(alloc, task, command, {}, timeoutMs, maxOutput);
-        (void)truncated;
-        return ExecOutput{ExitStatus{code, sig, false}, std::string(output.begin(), output.end())};
-    } catch (const sdbus::Error& e) {
-        return fromBus(e, "ExecOnce");
+Result<ExecOutput> Client::execCapture(const std::string& alloc, const std::string& task,
+                                       const std::vector<std::string>& command, uint32_t timeoutMs,
+                                       uint32_t maxOutput) {
+    // ExecOnce keeps stdout and stderr as one stream; Nomad's ExecTask
+    // wants them apart, so this is a StartExec session without a terminal
+    // whose two pipes are read to their ends.
+    auto s = startExec(alloc, task, command, {}, false, 24, 80);
+    if (!s) return s.error();
+    if (s->fds.size() != 3) return makeError("Internal", "StartExec gave no three pipes");
+    s->fds[0].reset();  // no input: the command reads end of file
+    ExecOutput out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    pollfd p[2] = {{s->fds[1].get(), POLLIN, 0}, {s->fds[2].get(), POLLIN, 0}};
+    std::string* sink[2] = {&out.stdoutText, &out.stderrText};
+    int open = 2;
+    while (open > 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) return makeError("Timeout", "the command did not end within " + std::to_string(timeoutMs) + " ms");
+        if (::poll(p, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0 && errno != EINTR)
+            return makeError("Internal", std::string("poll: ") + std::strerror(errno));
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            if (!readSome(p[i].fd, *sink[i], maxOutput)) {
+                p[i].fd = -1;
+                --open;
+            }
+        }
     }
+    auto exit = waitExec(s->id);
+    if (!exit) return exit.error();
+    out.status = *exit;
+    return out;
 }
 
 }  // namespace taskscope::nomad

@@ -2,11 +2,14 @@
 // taskscope's D-Bus API as the driver uses it: the manager
 // (org.taskscope.Manager1) and the streamer (Stats1, Exec1), through the
 // proxies generated from dbus/*.xml. One Client owns one bus connection
-// and is used by one thread at a time: gRPC serves calls on a pool of
-// threads, so every call makes (or takes) a client of its own, never a
-// connection shared across threads. Failures come back as Errors named
-// like taskscope's (NoSuchTask, InvalidSpec, ...; NoManager when the bus
-// or the daemon cannot be reached).
+// and its proxies, and is used by one thread at a time: gRPC serves calls
+// on a pool of threads, so every call takes a client of its own from a
+// pool (Client::acquire), never a connection shared across threads.
+// Clients are kept because making one costs a connection, the bus's
+// Hello and one AddMatch round trip per signal of each proxy: more than
+// the StartTask it would serve (issue 16's overhead measure). Failures
+// come back as Errors named like taskscope's (NoSuchTask, InvalidSpec,
+// ...; NoManager when the bus or the daemon cannot be reached).
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +26,7 @@
 
 namespace sdbus {
 class IConnection;
+class Error;
 }
 
 namespace taskscope::nomad {
@@ -50,13 +54,29 @@ struct ExecSession {
 
 struct ExecOutput {
     ExitStatus status;
-    std::string output;  ///< stdout and stderr together, in the order written
+    std::string stdoutText;  ///< at most maxOutput bytes each; the rest is read and dropped
+    std::string stderrText;
 };
+
+class ManagerProxy;
+class StatsProxy;
+class ExecProxy;
+class Client;
+
+/// Gives a pooled client back when its lease ends.
+struct ClientRelease {
+    void operator()(Client* c) const;
+};
+using ClientLease = std::unique_ptr<Client, ClientRelease>;
 
 class Client {
 public:
-    /// The system bus, or TASKSCOPE_BUS_ADDRESS when set (the bus tier).
+    /// A new connection to the system bus, or TASKSCOPE_BUS_ADDRESS when
+    /// set (the bus tier), owned by the caller alone.
     static common::Result<std::unique_ptr<Client>> connect();
+    /// A client from the pool (a new one when none is free); back to the
+    /// pool when the lease ends, unless its connection failed.
+    static common::Result<ClientLease> acquire();
     ~Client();
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
@@ -84,13 +104,42 @@ public:
                                           uint16_t cols);
     common::Result<void> resizeExec(uint64_t session, uint16_t rows, uint16_t cols);
     common::Result<ExitStatus> waitExec(uint64_t session);
-    common::Result<ExecOutput> execOnce(const std::string& alloc, const std::string& task,
-                                        const std::vector<std::string>& command, uint32_t timeoutMs,
-                                        uint32_t maxOutput);
+    /// A command run to its end without a terminal, stdout and stderr
+    /// apart. Timeout when `timeoutMs` passes: the caller must then drop
+    /// this client (a Client of its own, from connect()), which hangs the
+    /// session up (the streamer kills a session whose starter left).
+    common::Result<ExecOutput> execCapture(const std::string& alloc, const std::string& task,
+                                           const std::vector<std::string>& command, uint32_t timeoutMs,
+                                           uint32_t maxOutput);
+
+    /// Manager1's CreateNetwork, DestroyNetwork and GetNetwork (JSON).
+    common::Result<void> createNetwork(const std::string& alloc, const std::string& specJson);
+    common::Result<void> destroyNetwork(const std::string& alloc);
+    common::Result<nlohmann::json> getNetwork(const std::string& alloc);
+
+    /// The connection, for a caller that waits on it (the fingerprint's
+    /// NameOwnerChanged match).
+    sdbus::IConnection& connection() { return *conn_; }
+    /// Dispatches whatever has arrived (signals queued while idle).
+    void drain();
+    /// Waits up to `ms` for traffic and dispatches it.
+    void pump(int ms);
+    /// The connection failed; the client is of no further use.
+    bool broken() const { return broken_; }
 
 private:
+    friend struct ClientRelease;
     explicit Client(std::unique_ptr<sdbus::IConnection> conn);
+    ManagerProxy& manager();
+    StatsProxy& stats();
+    ExecProxy& exec();
+    common::Error fail(const sdbus::Error& e, const std::string& what);
+
     std::unique_ptr<sdbus::IConnection> conn_;
+    std::unique_ptr<ManagerProxy> manager_;
+    std::unique_ptr<StatsProxy> stats_;
+    std::unique_ptr<ExecProxy> exec_;
+    bool broken_ = false;  ///< the connection failed: not given back to the pool
 };
 
 /// For exit codes: a task's exit as GetTask's JSON states it, or nullopt

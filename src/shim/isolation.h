@@ -37,6 +37,7 @@ struct iso_opts {
     int no_new_privs;
     unsigned long long secrets_size;
     int net_private; /* joined an allocation's netns (--netns): own sysfs */
+    const char *secrets_dir; /* NULL: a tmpfs of secrets_size */
     uid_t uid; /* owner of secrets/ and local/ */
     gid_t gid;
 };

@@ -73,7 +73,7 @@ int iso_parse_arg(struct iso_opts *o, int argc, char **argv, int *i)
                 strcmp(a, SHIM_OPT_ALLOC_DIR) == 0 || strcmp(a, SHIM_OPT_PID_NS) == 0 ||
                 strcmp(a, SHIM_OPT_IPC_NS) == 0 || strcmp(a, SHIM_OPT_CAPS) == 0 ||
                 strcmp(a, SHIM_OPT_NO_NEW_PRIVS) == 0 ||
-                strcmp(a, SHIM_OPT_SECRETS_SIZE) == 0;
+                strcmp(a, SHIM_OPT_SECRETS_SIZE) == 0 || strcmp(a, SHIM_OPT_SECRETS_DIR) == 0;
     if (!known)
         return 0;
     if (*i + 1 >= argc)
@@ -97,6 +97,9 @@ int iso_parse_arg(struct iso_opts *o, int argc, char **argv, int *i)
         if (parse_u64(v, 16, &n) < 0) return -1;
         o->caps = n;
         o->have_caps = 1;
+    } else if (strcmp(a, SHIM_OPT_SECRETS_DIR) == 0) {
+        if (v[0] != '/') return -1;
+        o->secrets_dir = v;
     } else if (strcmp(a, SHIM_OPT_NO_NEW_PRIVS) == 0) {
         o->no_new_privs = strcmp(v, "1") == 0;
     } else {

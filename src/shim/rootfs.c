@@ -195,12 +195,22 @@ static int step_task_dirs(const struct iso_opts *o)
     return 0;
 }
 
-/* Secrets never touch the disk and are the task user's alone. */
+/* Secrets never touch the disk and are the task user's alone. A scheduler
+ * that keeps its own secrets dir (Nomad mounts a tmpfs there and renders
+ * templates and tokens into it) has it bound instead: bound before any
+ * tmpfs could cover it, as it usually lies in the task dir itself. */
 static int step_secrets(const struct iso_opts *o)
 {
     int e = mkdir_one("secrets", 0700);
     if (e)
         return e;
+    if (o->secrets_dir) {
+        if (mount(o->secrets_dir, "secrets", NULL, MS_BIND, NULL) < 0)
+            return errno;
+        if (mount(NULL, "secrets", NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+            return errno;
+        return 0;
+    }
     char opt[128];
     size_t n = 0;
     cat_str(opt, sizeof opt, &n, "size=");

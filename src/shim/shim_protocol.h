@@ -16,6 +16,8 @@
  *                         inheritable and, for a non-root user, ambient)
  *   --no-new-privs 1      PR_SET_NO_NEW_PRIVS before exec
  *   --secrets-size BYTES  size of the secrets/ tmpfs
+ *   --secrets-dir DIR     bound read-write at secrets/ instead of the tmpfs
+ *                         (a scheduler's own secrets dir, e.g. Nomad's)
  */
 #ifndef TASKSCOPE_SHIM_PROTOCOL_H
 #define TASKSCOPE_SHIM_PROTOCOL_H
@@ -29,6 +31,7 @@
 #define SHIM_OPT_CAPS "--caps"
 #define SHIM_OPT_NO_NEW_PRIVS "--no-new-privs"
 #define SHIM_OPT_SECRETS_SIZE "--secrets-size"
+#define SHIM_OPT_SECRETS_DIR "--secrets-dir"
 
 #define SHIM_NS_PRIVATE "private"
 #define SHIM_NS_HOST "host"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -100,16 +101,51 @@ std::unique_ptr<grpc::ClientContext> ctx(int seconds = 30) {
     return c;
 }
 
-// go-cty's msgpack of an object value: a map of attribute -> value.
-std::string ctyConfig(const std::string& command, const std::vector<std::string>& args) {
+// go-cty's msgpack of an object value: a map of attribute -> value (an
+// attribute the job left out is nil).
+std::string ctyConfig(const std::string& command, const std::vector<std::string>& args,
+                      const std::string& isolation = "") {
     msgpack::sbuffer buf;
     msgpack::packer<msgpack::sbuffer> pk(buf);
-    pk.pack_map(2);
+    pk.pack_map(3);
     pk.pack(std::string("args"));
     pk.pack(args);
     pk.pack(std::string("command"));
     pk.pack(command);
+    pk.pack(std::string("isolation"));
+    if (isolation.empty()) pk.pack_nil();
+    else pk.pack(isolation);
     return std::string(buf.data(), buf.size());
+}
+
+std::string readFile(const std::string& path) {
+    std::string out;
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    return out;
+}
+
+bool writeFile(const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return false;
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return ok;
+}
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+// Nomad's client makes a task's directory before StartTask (allocdir):
+// <alloc>/<task> with local/ and secrets/.
+void makeTaskDir(const std::string& allocDir, const std::string& name) {
+    for (const auto& d : {allocDir + "/" + name, allocDir + "/" + name + "/local", allocDir + "/" + name + "/secrets"})
+        ::mkdir(d.c_str(), 0755);
 }
 
 std::string ctyEnabled() {
@@ -163,14 +199,15 @@ bool readUntil(int fd, std::string& acc, const std::string& want, int seconds) {
 }
 
 pb::TaskConfig taskConfig(const std::string& alloc, const std::string& name, const std::string& dir,
-                          const std::string& cmd, const std::vector<std::string>& args) {
+                          const std::string& cmd, const std::vector<std::string>& args,
+                          const std::string& isolation = "") {
     pb::TaskConfig t;
     t.set_id(alloc + "/" + name + "/1a2b3c4d");
     t.set_name(name);
     t.set_alloc_id(alloc);
     t.set_job_name("nomad-driver-test");
     t.set_task_group_name("group");
-    t.set_msgpack_driver_config(ctyConfig(cmd, args));
+    t.set_msgpack_driver_config(ctyConfig(cmd, args, isolation));
     (*t.mutable_env())["GREETING"] = "hi";
     (*t.mutable_env())["NOMAD_TASK_NAME"] = name;
     t.set_alloc_dir(dir);
@@ -213,11 +250,15 @@ int main(int argc, char** argv) {
     const std::string pluginPath = argv[1], cgroupVersion = argv[2], work = argv[3];
     const std::string alloc = "nomadtest-" + std::to_string(::getpid());
     const std::string allocDir = work + "/" + alloc;
+    // Nomad's allocation layout: alloc/ shared (with the log fifos in
+    // alloc/logs), one directory per task.
     ::mkdir(allocDir.c_str(), 0755);
-    ::mkdir((allocDir + "/web").c_str(), 0755);
-    ::mkdir((allocDir + "/quick").c_str(), 0755);
-    ::mkdir((allocDir + "/logs").c_str(), 0755);
-    const std::string outFifo = allocDir + "/logs/.web.stdout.fifo", errFifo = allocDir + "/logs/.web.stderr.fifo";
+    ::mkdir((allocDir + "/alloc").c_str(), 0755);
+    ::mkdir((allocDir + "/alloc/logs").c_str(), 0755);
+    makeTaskDir(allocDir, "web");
+    makeTaskDir(allocDir, "quick");
+    const std::string outFifo = allocDir + "/alloc/logs/.web.stdout.fifo",
+                      errFifo = allocDir + "/alloc/logs/.web.stderr.fifo";
     check(::mkfifo(outFifo.c_str(), 0600) == 0 && ::mkfifo(errFifo.c_str(), 0600) == 0, "fifos", "mkfifo");
     // Nomad's log collector holds the read ends before the task starts.
     const int outFd = ::open(outFifo.c_str(), O_RDONLY | O_NONBLOCK);
@@ -236,7 +277,14 @@ int main(int argc, char** argv) {
 
     pb::CapabilitiesResponse caps;
     checkStatus(d->Capabilities(ctx().get(), {}, &caps), "capabilities");
-    check(caps.capabilities().send_signals() && caps.capabilities().exec(), "capabilities", caps.ShortDebugString());
+    {
+        const auto& c = caps.capabilities();
+        bool group = false;
+        for (int m : c.network_isolation_modes()) group = group || m == pb::NetworkIsolationSpec::GROUP;
+        check(c.send_signals() && c.exec() && c.fs_isolation() == pb::DriverCapabilities::IMAGE && group &&
+                  c.must_create_network(),
+              "capabilities", caps.ShortDebugString());
+    }
     ok("capabilities");
 
     {
@@ -254,9 +302,12 @@ int main(int argc, char** argv) {
     }
     ok("fingerprint");
 
-    // The long-running task: output to Nomad's fifos, USR1 answered on stdout.
+    // The long-running task: output to Nomad's fifos, USR1 answered on
+    // stdout. It runs isolated (the driver's default), as pid 1 of its pid
+    // namespace, which the kernel spares signals it has no handler for:
+    // hence its TERM trap, as a task under Nomad's exec driver needs.
     auto web = taskConfig(alloc, "web", allocDir, "/bin/sh",
-                          {"-c", "trap 'echo got-usr1' USR1; echo hello-stdout $GREETING; echo hello-stderr >&2; "
+                          {"-c", "trap 'echo got-usr1' USR1; trap 'exit 143' TERM; echo hello-stdout $GREETING; echo hello-stderr >&2; "
                                  "while :; do sleep 0.1; done"});
     web.set_stdout_path(outFifo);
     web.set_stderr_path(errFifo);
@@ -326,11 +377,21 @@ int main(int argc, char** argv) {
         req.set_task_id(web.id());
         req.add_command("/bin/sh");
         req.add_command("-c");
-        req.add_command("echo exec-out $GREETING; exit 4");
+        req.add_command("echo exec-out $GREETING; echo exec-err >&2; exit 4");
         req.mutable_timeout()->set_seconds(10);
         pb::ExecTaskResponse res;
         checkStatus(d->ExecTask(ctx().get(), req, &res), "exec_task");
-        check(res.stdout() == "exec-out hi\n" && res.result().exit_code() == 4, "exec_task", res.ShortDebugString());
+        check(res.stdout() == "exec-out hi\n" && res.stderr() == "exec-err\n" && res.result().exit_code() == 4,
+              "exec_task", res.ShortDebugString());
+        // A command past its deadline is ended, and the call says so.
+        pb::ExecTaskRequest slow = req;
+        slow.set_command(2, "sleep 30");
+        slow.mutable_timeout()->set_seconds(1);
+        const auto t1 = Clock::now();
+        auto st = d->ExecTask(ctx().get(), slow, &res);
+        check(st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+                  Clock::now() - t1 < std::chrono::seconds(10),
+              "exec_task", "timeout gave status " + std::to_string(st.error_code()) + ": " + st.error_message());
     }
     ok("exec_task");
 
@@ -386,7 +447,9 @@ int main(int argc, char** argv) {
 
     // A task that ends by itself: WaitTask gives its exit code.
     {
-        auto quick = taskConfig(alloc, "quick", allocDir, "/bin/sh", {"-c", "sleep 0.5; exit 7"});
+        // On the host's root (isolation = "none"), in Nomad's task dir.
+        auto quick = taskConfig(alloc, "quick", allocDir, "/bin/sh",
+                                {"-c", "sleep 0.5; [ \"$PWD\" = \"" + allocDir + "/quick\" ] && exit 7; exit 9"}, "none");
         start(*d, quick, "wait_task");
         pb::WaitTaskRequest req;
         req.set_task_id(quick.id());
@@ -477,6 +540,110 @@ int main(int argc, char** argv) {
               "still known after destroy");
     }
     ok("destroy_task");
+
+    // An allocation network, as Nomad asks a driver with
+    // must_create_network before the group's first task; Nomad's CNI
+    // setup, which would then wire the namespace, is played by a dummy
+    // interface added into it.
+    const std::string netAlloc = alloc + "-net";
+    const std::string netns = "/run/netns/" + netAlloc;
+    const std::string netDir = work + "/" + netAlloc;
+    {
+        pb::CreateNetworkRequest req;
+        req.set_alloc_id(netAlloc);
+        req.set_hostname("nomadtest");
+        pb::CreateNetworkResponse res;
+        checkStatus(d->CreateNetwork(ctx().get(), req, &res), "create_network");
+        check(res.created() && res.isolation_spec().mode() == pb::NetworkIsolationSpec::GROUP &&
+                  res.isolation_spec().path() == netns && exists(netns),
+              "create_network", res.ShortDebugString());
+        pb::CreateNetworkResponse again;
+        checkStatus(d->CreateNetwork(ctx().get(), req, &again), "create_network");
+        check(!again.created() && again.isolation_spec().path() == netns, "create_network",
+              "second call: " + again.ShortDebugString());
+        const std::string add = "ip -n " + netAlloc + " link add nt0 type dummy";
+        check(std::system(add.c_str()) == 0, "create_network", add + " failed");
+    }
+    ok("create_network");
+
+    // A task in its own root (the default), in the allocation's network,
+    // with a read-only mount and Nomad's secrets: it writes what it sees
+    // into its local/, which is the host's <task dir>/local.
+    {
+        ::mkdir(netDir.c_str(), 0755);
+        ::mkdir((netDir + "/alloc").c_str(), 0755);
+        makeTaskDir(netDir, "iso");
+        ::mkdir((work + "/data").c_str(), 0755);
+        check(writeFile(work + "/data/marker", "from-the-host\n") &&
+                  writeFile(netDir + "/iso/secrets/token", "nomad-secret\n"),
+              "isolated_task", "write the host's files");
+        auto iso = taskConfig(netAlloc, "iso", netDir, "/bin/sh",
+                              {"-c", "cat /proc/net/dev > /local/netdev; ls -1 / > /local/root; "
+                                     "cat /data/marker > /local/marker; cat /secrets/token > /local/secret; "
+                                     "if touch /data/x 2>/dev/null; then echo rw; else echo ro; fi > /local/mode; "
+                                     "echo ok > /alloc/shared"});
+        auto* m = iso.add_mounts();
+        m->set_host_path(work + "/data");
+        m->set_task_path("/data");
+        m->set_readonly(true);
+        iso.mutable_network_isolation_spec()->set_mode(pb::NetworkIsolationSpec::GROUP);
+        iso.mutable_network_isolation_spec()->set_path(netns);
+        const auto ti = Clock::now();
+        start(*d, iso, "isolated_task");
+        std::printf("  isolated start_task took %.1f ms\n",
+                    std::chrono::duration<double, std::milli>(Clock::now() - ti).count());
+        pb::WaitTaskRequest wreq;
+        wreq.set_task_id(iso.id());
+        pb::WaitTaskResponse wres;
+        checkStatus(d->WaitTask(ctx().get(), wreq, &wres), "isolated_task");
+        check(wres.result().exit_code() == 0, "isolated_task", wres.ShortDebugString());
+        const auto local = netDir + "/iso/local/";
+        const auto netdev = readFile(local + "netdev"), root = readFile(local + "root");
+        std::printf("  the task's /proc/net/dev:\n%s", netdev.c_str());
+        check(netdev.find("nt0:") != std::string::npos && netdev.find("lo:") != std::string::npos,
+              "isolated_task", "the task does not see its allocation's interfaces");
+        // Only lo and nt0: every other line is a header.
+        int ifaces = 0;
+        for (size_t pos = 0; (pos = netdev.find(':', pos)) != std::string::npos; ++pos) ++ifaces;
+        check(ifaces == 2, "isolated_task", "the task sees other interfaces too");
+        check(readFile("/proc/net/dev").find("nt0:") == std::string::npos, "isolated_task",
+              "the allocation's interface is on the host");
+        check(root.find("local\n") != std::string::npos && root.find("secrets\n") != std::string::npos &&
+                  root.find("data\n") != std::string::npos && root.find("var\n") == std::string::npos,
+              "isolated_task", "not its own root: '" + root + "'");
+        check(readFile(local + "marker") == "from-the-host\n" && readFile(local + "mode") == "ro\n", "isolated_task",
+              "mount: '" + readFile(local + "marker") + "' " + readFile(local + "mode"));
+        check(readFile(local + "secret") == "nomad-secret\n", "isolated_task", "Nomad's secrets/ not seen");
+        check(readFile(netDir + "/alloc/shared") == "ok\n", "isolated_task", "the shared alloc dir is not /alloc");
+        pb::DestroyTaskRequest dreq;
+        dreq.set_task_id(iso.id());
+        pb::DestroyTaskResponse dres;
+        checkStatus(d->DestroyTask(ctx().get(), dreq, &dres), "isolated_task");
+        // A namespace that is not the allocation's is refused, fatally.
+        auto other = iso;
+        other.set_id(netAlloc + "/other/1");
+        other.set_name("other");
+        other.mutable_network_isolation_spec()->set_path("/run/netns/elsewhere");
+        pb::StartTaskRequest sreq;
+        *sreq.mutable_task() = other;
+        pb::StartTaskResponse sres;
+        auto st = d->StartTask(ctx().get(), sreq, &sres);
+        check(!st.ok() && st.error_message().find("InvalidConfig") != std::string::npos, "isolated_task",
+              "a foreign namespace path was accepted: " + st.error_message());
+    }
+    ok("isolated_task");
+
+    {
+        pb::DestroyNetworkRequest req;
+        req.set_alloc_id(netAlloc);
+        req.mutable_isolation_spec()->set_mode(pb::NetworkIsolationSpec::GROUP);
+        req.mutable_isolation_spec()->set_path(netns);
+        pb::DestroyNetworkResponse res;
+        checkStatus(d->DestroyNetwork(ctx().get(), req, &res), "destroy_network");
+        check(!exists(netns), "destroy_network", netns + " is still there");
+        checkStatus(d->DestroyNetwork(ctx().get(), req, &res), "destroy_network");  // gone already: fine
+    }
+    ok("destroy_network");
 
     {
         auto ctl = plugin::GRPCController::NewStub(p.channel);

@@ -6,7 +6,10 @@
 # started with its output in Nomad's fifos, inspect, stats, signal, exec,
 # an interactive exec on a terminal with a resize, wait with an exit code,
 # the plugin killed and a new one recovering the task from its handle,
-# stop, destroy, shutdown; and the refusal without the magic cookie.
+# stop, destroy; an allocation network made through the driver, a task in
+# its own root joining it (its interfaces, a read-only mount, Nomad's
+# secrets), the network destroyed; shutdown; and the refusal without the
+# magic cookie.
 source "$(dirname "$0")/lib.sh"
 
 PLUGIN=/usr/lib/nomad/plugins/nomad-driver-taskscope
@@ -17,6 +20,9 @@ cleanup() {
     for t in $($CTL list 2>/dev/null | awk '/^nomadtest-/ {print $1" "$2}' | tr ' ' '/' ); do
         $CTL stop --grace 0 "${t%%/*}" "${t#*/}" >/dev/null 2>&1 || true
         $CTL forget "${t%%/*}" "${t#*/}" >/dev/null 2>&1 || true
+    done
+    for n in $($CTL network list 2>/dev/null | awk '/^nomadtest-/ {print $1}'); do
+        $CTL network destroy "$n" >/dev/null 2>&1 || true
     done
     rm -rf "$WORK" /tmp/nomad-driver-taskscope-*
 }
@@ -42,3 +48,5 @@ ok "the driver scenario passed"
 # Nothing of the scenario is left with the manager.
 left=$($CTL list 2>/dev/null | grep -c '^nomadtest-' || true)
 assert_eq "$left" 0 "tasks left behind"
+left=$(ls /run/netns 2>/dev/null | grep -c '^nomadtest-' || true)
+assert_eq "$left" 0 "network namespaces left behind"

@@ -31,7 +31,8 @@ BOOST_AUTO_TEST_CASE(no_object_is_not_isolated) {
 BOOST_AUTO_TEST_CASE(full_object) {
     auto iso = parsed(R"({"filesystem":true,"chroot_env":["/usr","/etc"],"pid_mode":"host","ipc_mode":"private",
         "volumes":[{"source":"/srv/a","target":"/data","read_only":true,"propagation":"host-to-task"}],
-        "cap_add":["NET_ADMIN"],"cap_drop":["cap_chown"],"secrets_size_kb":2048,"no_new_privs":true})");
+        "cap_add":["NET_ADMIN"],"cap_drop":["cap_chown"],"secrets_size_kb":2048,"no_new_privs":true,
+        "secrets_dir":"/var/lib/nomad/alloc/a/t/secrets"})");
     BOOST_TEST(iso.filesystem);
     BOOST_TEST(iso.pidHost);
     BOOST_TEST(!iso.ipcHost);
@@ -51,6 +52,8 @@ BOOST_AUTO_TEST_CASE(full_object) {
     BOOST_TEST(has(args, "ro,host-to-task"));
     BOOST_TEST(has(args, "--no-new-privs"));
     BOOST_TEST(has(args, std::to_string(2048 * 1024)));
+    BOOST_TEST(has(args, "--secrets-dir"));
+    BOOST_TEST(has(args, "/var/lib/nomad/alloc/a/t/secrets"));
 }
 
 BOOST_AUTO_TEST_CASE(default_capabilities_are_nomads) {
@@ -109,6 +112,7 @@ static const Bad kBad[] = {
     {R"({"cap_add":["NOT_A_CAP"]})", "unknown capability NOT_A_CAP"},
     {R"({"cap_drop":[12]})", "array of capability names"},
     {R"({"secrets_size_kb":1})", "secrets_size_kb"},
+    {R"({"secrets_dir":"relative"})", "secrets_dir"},
 };
 
 BOOST_DATA_TEST_CASE(bad_isolation_is_invalid_spec, bdata::make(kBad), bad) {

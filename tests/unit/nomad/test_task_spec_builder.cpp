@@ -24,6 +24,20 @@ std::string config(const std::string& command, const std::vector<std::string>& a
     return std::string(b.data(), b.size());
 }
 
+// A config block with `isolation` set.
+std::string configIsolation(const std::string& command, const std::string& isolation) {
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> pk(b);
+    pk.pack_map(2);
+    pk.pack(std::string("command"));
+    pk.pack(command);
+    pk.pack(std::string("isolation"));
+    pk.pack(isolation);
+    return std::string(b.data(), b.size());
+}
+
+const DriverConfig kNone{FsMode::None};
+
 pb::TaskConfig task() {
     pb::TaskConfig t;
     t.set_id("a1/web/xyz");
@@ -46,7 +60,7 @@ pb::TaskConfig task() {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(full_task) {
-    auto spec = buildTaskSpec(task());
+    auto spec = buildTaskSpec(task(), kNone);
     BOOST_REQUIRE(spec);
     const auto& s = *spec;
     BOOST_TEST(s["command"].get<std::string>() == "/bin/sleep");
@@ -69,7 +83,113 @@ BOOST_AUTO_TEST_CASE(minimal_task) {
     t.set_msgpack_driver_config(config("true", {}));
     auto spec = buildTaskSpec(t);
     BOOST_REQUIRE(spec);
+    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":true}})");
+    spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(spec);
     BOOST_TEST(spec->dump() == R"({"args":[],"command":"true"})");
+}
+
+// The default: Nomad's allocation layout as the task's own root.
+BOOST_AUTO_TEST_CASE(chroot_maps_nomad_dirs_and_mounts) {
+    auto t = task();
+    auto* m = t.add_mounts();
+    m->set_host_path("/srv/data");
+    m->set_task_path("/data");
+    m->set_readonly(true);
+    auto* m2 = t.add_mounts();
+    m2->set_host_path("/srv/shared");
+    m2->set_task_path("/shared");
+    m2->set_propagation_mode("host-to-task");
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    const auto& iso = (*spec)["isolation"];
+    BOOST_TEST(iso["filesystem"].get<bool>());
+    BOOST_TEST(iso["task_dir"].get<std::string>() == "/var/lib/nomad/alloc/a1/web");
+    BOOST_TEST(iso["alloc_dir"].get<std::string>() == "/var/lib/nomad/alloc/a1/alloc");
+    BOOST_TEST(iso["secrets_dir"].get<std::string>() == "/var/lib/nomad/alloc/a1/web/secrets");
+    BOOST_REQUIRE(iso["volumes"].size() == 2);
+    BOOST_TEST(iso["volumes"][0].dump() == R"({"read_only":true,"source":"/srv/data","target":"/data"})");
+    BOOST_TEST(iso["volumes"][1].dump() ==
+               R"({"propagation":"host-to-task","read_only":false,"source":"/srv/shared","target":"/shared"})");
+    BOOST_TEST(!spec->contains("cwd"));  // the root's /
+    // Nomad's env already names the in-root paths.
+    BOOST_TEST(!spec->contains("network_namespace"));
+}
+
+BOOST_AUTO_TEST_CASE(task_option_overrides_driver_default) {
+    auto t = task();
+    t.set_msgpack_driver_config(configIsolation("/bin/true", "none"));
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST(!spec->contains("isolation"));
+    t.set_msgpack_driver_config(configIsolation("/bin/true", "chroot"));
+    spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["isolation"]["filesystem"].get<bool>());
+    t.set_msgpack_driver_config(configIsolation("/bin/true", "vm"));
+    auto bad = buildTaskSpec(t);
+    BOOST_REQUIRE(!bad);
+    BOOST_TEST(bad.error().name == "InvalidConfig");
+    BOOST_TEST(!parseFsMode("Chroot"));
+}
+
+// On the host's root the in-root paths Nomad wrote would point nowhere.
+BOOST_AUTO_TEST_CASE(none_rewrites_nomad_dirs_and_refuses_mounts) {
+    auto t = task();
+    (*t.mutable_env())["NOMAD_ALLOC_DIR"] = "/alloc";
+    (*t.mutable_env())["NOMAD_TASK_DIR"] = "/local";
+    (*t.mutable_env())["NOMAD_SECRETS_DIR"] = "/secrets";
+    auto spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["env"]["NOMAD_ALLOC_DIR"].get<std::string>() == "/var/lib/nomad/alloc/a1/alloc");
+    BOOST_TEST((*spec)["env"]["NOMAD_TASK_DIR"].get<std::string>() == "/var/lib/nomad/alloc/a1/web/local");
+    BOOST_TEST((*spec)["env"]["NOMAD_SECRETS_DIR"].get<std::string>() == "/var/lib/nomad/alloc/a1/web/secrets");
+    auto* m = t.add_mounts();
+    m->set_host_path("/srv");
+    m->set_task_path("/srv");
+    auto bad = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(!bad);
+    BOOST_TEST(bad.error().name == "InvalidConfig");
+}
+
+BOOST_AUTO_TEST_CASE(devices_and_bad_mounts) {
+    auto t = task();
+    auto* d = t.add_devices();
+    d->set_host_path("/dev/fuse");
+    d->set_task_path("/dev/fuse");
+    d->set_cgroup_permissions("rw");
+    BOOST_TEST(!buildTaskSpec(t));          // not in a chroot
+    BOOST_TEST(buildTaskSpec(t, kNone).ok());  // the host's /dev
+    d->set_task_path("/dev/other");
+    BOOST_TEST(!buildTaskSpec(t, kNone));
+    auto u = task();
+    auto* m = u.add_mounts();
+    m->set_host_path("/srv");
+    m->set_task_path("/srv");
+    m->set_propagation_mode("sideways");
+    BOOST_TEST(!buildTaskSpec(u));
+}
+
+BOOST_AUTO_TEST_CASE(group_network_joins_the_allocation_namespace) {
+    auto t = task();
+    t.mutable_network_isolation_spec()->set_mode(pb::NetworkIsolationSpec::GROUP);
+    t.mutable_network_isolation_spec()->set_path("/run/netns/a1");
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["network_namespace"].get<std::string>() == "alloc");
+    BOOST_TEST(allocNetnsPath("a1") == "/run/netns/a1");
+    t.mutable_network_isolation_spec()->set_path("/run/netns/someone-else");
+    auto other = buildTaskSpec(t);
+    BOOST_REQUIRE(!other);
+    BOOST_TEST(other.error().name == "InvalidConfig");
+    t.mutable_network_isolation_spec()->set_mode(pb::NetworkIsolationSpec::TASK);
+    t.mutable_network_isolation_spec()->set_path("/run/netns/a1");
+    BOOST_TEST(!buildTaskSpec(t));
+    t.mutable_network_isolation_spec()->set_mode(pb::NetworkIsolationSpec::HOST);
+    t.mutable_network_isolation_spec()->set_path("");
+    spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST(!spec->contains("network_namespace"));
 }
 
 BOOST_AUTO_TEST_CASE(shares_clamped_to_taskscope_range) {

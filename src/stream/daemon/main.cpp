@@ -127,8 +127,7 @@ int run(const Options& opts) {
     std::map<std::string, common::UniqueFd> execFds;
     for (auto it = logFds.begin(); it != logFds.end();) {
         uint64_t session = 0;
-        bool terminal = false;
-        if (stream::exec::parseExecFdName(it->first, session, terminal)) {
+        if (stream::exec::parseExecFdName(it->first, session)) {
             execFds.insert(logFds.extract(it++));
         } else {
             ++it;

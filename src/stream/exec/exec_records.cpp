@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kStatusSuffix = ".status";
 constexpr const char* kTerminalSuffix = ".pty";
+constexpr const char* kHoldSuffix = ".hold";
 constexpr const char* kPrefix = "exec.";
 constexpr const char* kNextFile = "next-session";
 
@@ -42,21 +43,15 @@ DescriptorStore& systemdDescriptorStore() {
 }
 
 std::string statusFdName(uint64_t session) { return kPrefix + std::to_string(session) + kStatusSuffix; }
+std::string statusHoldFdName(uint64_t session) { return kPrefix + std::to_string(session) + kHoldSuffix; }
 std::string terminalFdName(uint64_t session) { return kPrefix + std::to_string(session) + kTerminalSuffix; }
 
-bool parseExecFdName(const std::string& name, uint64_t& session, bool& terminal) {
+bool parseExecFdName(const std::string& name, uint64_t& session) {
     if (name.rfind(kPrefix, 0) != 0) return false;
-    std::string rest = name.substr(std::char_traits<char>::length(kPrefix));
-    if (endsWith(rest, kStatusSuffix)) {
-        terminal = false;
-        rest.resize(rest.size() - std::char_traits<char>::length(kStatusSuffix));
-    } else if (endsWith(rest, kTerminalSuffix)) {
-        terminal = true;
-        rest.resize(rest.size() - std::char_traits<char>::length(kTerminalSuffix));
-    } else {
-        return false;
-    }
-    return parseNumber(rest, session);
+    const std::string rest = name.substr(std::char_traits<char>::length(kPrefix));
+    for (const std::string suffix : {kStatusSuffix, kHoldSuffix, kTerminalSuffix})
+        if (endsWith(rest, suffix)) return parseNumber(rest.substr(0, rest.size() - suffix.size()), session);
+    return false;
 }
 
 common::Result<void> SessionRecords::open() {
@@ -70,7 +65,7 @@ common::Result<void> SessionRecords::save(const SessionRecord& r) {
     if (dir_.empty()) return {};
     const nlohmann::json j = {{"session", r.session}, {"alloc_id", r.allocId}, {"task", r.task},
                               {"owner", r.owner},     {"tty", r.tty},          {"keeper", r.keeper},
-                              {"leader", r.leader}};
+                              {"leader", r.leader},   {"keeper_start", r.keeperStart}};
     return common::writeFileAtomic(path(r.session), j.dump() + "\n");
 }
 
@@ -102,6 +97,7 @@ std::vector<SessionRecord> SessionRecords::load() {
             r.tty = j.at("tty").get<bool>();
             r.keeper = j.at("keeper").get<pid_t>();
             r.leader = j.at("leader").get<pid_t>();
+            r.keeperStart = j.value("keeper_start", uint64_t{0});
             if (r.session != id || r.keeper <= 0 || r.leader <= 0) throw std::runtime_error("inconsistent fields");
             out.push_back(std::move(r));
         } catch (const std::exception& e) {

@@ -25,13 +25,16 @@ struct SessionRecord {
     bool tty = false;
     pid_t keeper = 0;  ///< the streamer's child that waits for the command
     pid_t leader = 0;  ///< the command: its pid and process group
+    uint64_t keeperStart = 0;  ///< the keeper's start time (processStartTime): its pid is its own while it matches
 };
 
-/// The fd store names of a session's keeper status pipe and terminal master.
+/// The fd store names of a session's keeper status pipe (its read end, and
+/// a write end that keeps it from hanging up) and terminal master.
 std::string statusFdName(uint64_t session);
+std::string statusHoldFdName(uint64_t session);
 std::string terminalFdName(uint64_t session);
-/// The session a stored fd belongs to, if its name is one of the above.
-bool parseExecFdName(const std::string& name, uint64_t& session, bool& terminal);
+/// Whether a stored fd's name is one of the above, and whose.
+bool parseExecFdName(const std::string& name, uint64_t& session);
 
 /// Where a session's descriptors wait for the next streamer: systemd's fd
 /// store in the daemon (systemdDescriptorStore), a fake in tests.

@@ -365,14 +365,17 @@ void ExecService::record(ExecSession& s) {
     // Before the caller hears of the session: a restart from then on must
     // find it. Without its record a session still works, only not across
     // a restart of the streamer.
-    SessionRecord r{s.id(), s.allocId(), s.task(), s.owner(), s.tty, s.child.pid, s.reports.leader};
+    SessionRecord r{s.id(),           s.allocId(),           s.task(), s.owner(), s.tty, s.child.pid,
+                    s.reports.leader, processStartTime(s.child.pid, options_.proc).value_or(0)};
     if (auto saved = records_.save(r); !saved) {
         spdlog::warn("Exec session {} will not survive a restart of the streamer: {}", s.id(), saved.error().message);
         return;
     }
     s.recorded = true;
-    if (auto stored = descriptors_.store(s.child.status.get(), statusFdName(s.id())); !stored)
-        spdlog::warn("Exec session {}: {}", s.id(), stored.error().message);
+    for (const auto& [fd, name] : {std::pair{s.child.status.get(), statusFdName(s.id())},
+                                   std::pair{s.child.statusHold.get(), statusHoldFdName(s.id())}})
+        if (auto stored = descriptors_.store(fd, name); !stored)
+            spdlog::warn("Exec session {}: {}", s.id(), stored.error().message);
     if (s.master)
         if (auto stored = descriptors_.store(s.master.get(), terminalFdName(s.id())); !stored)
             spdlog::warn("Exec session {}: {}", s.id(), stored.error().message);
@@ -381,6 +384,7 @@ void ExecService::record(ExecSession& s) {
 void ExecService::forgetRecord(ExecSession& s) {
     if (!std::exchange(s.recorded, false)) return;
     descriptors_.drop(statusFdName(s.id()));
+    descriptors_.drop(statusHoldFdName(s.id()));
     if (s.master) descriptors_.drop(terminalFdName(s.id()));
     records_.remove(s.id());
 }
@@ -398,29 +402,45 @@ std::vector<std::string> ExecService::restore(std::map<std::string, UniqueFd> st
         return fd;
     };
     bool adopted = false;
+    auto forget = [this](const SessionRecord& r) {
+        for (const auto& name : {statusFdName(r.session), statusHoldFdName(r.session), terminalFdName(r.session)})
+            descriptors_.drop(name);
+        records_.remove(r.session);
+    };
+    auto ended = [&](const SessionRecord& r, int status, const char* how) {
+        const auto result = resultFromStatus(status);
+        spdlog::info("Exec session {} in {}/{} {}: exit code {}", r.session, r.allocId, r.task, how, result.exitCode);
+        results_.add(r.session, result, ExecResults::Clock::now());
+        forget(r);
+        if (events_) events_->execExited(r.session, r.allocId, r.task, result);
+    };
     for (auto& r : records_.load()) {
         nextId_ = std::max(nextId_, r.session + 1);
         auto status = take(statusFdName(r.session));
+        auto hold = take(statusHoldFdName(r.session));  // the store keeps its own
         auto terminal = take(terminalFdName(r.session));
         if (!status) {
             // systemd keeps the store across a crash or restart, not a stop.
             spdlog::warn("Exec session {} in {}/{}: its exit status is lost (the streamer was stopped, not restarted)",
                          r.session, r.allocId, r.task);
-            if (terminal) descriptors_.drop(terminalFdName(r.session));
-            records_.remove(r.session);
+            forget(r);
             continue;
         }
         (void)::fcntl(status.get(), F_SETFL, O_NONBLOCK);
+        // The pidfd first, then the checks: if the keeper still runs as the
+        // process the record names, the pidfd is its for good.
+        auto pidfd = openPidfd(r.keeper);
         const auto word = readKeeperStatus(status.get());
         if (word.ended) {
-            const auto result = resultFromStatus(word.status);
-            spdlog::info("Exec session {} in {}/{} ended while the streamer was away: exit code {}", r.session,
-                         r.allocId, r.task, result.exitCode);
-            results_.add(r.session, result, ExecResults::Clock::now());
-            descriptors_.drop(statusFdName(r.session));
-            if (terminal) descriptors_.drop(terminalFdName(r.session));
-            records_.remove(r.session);
-            if (events_) events_->execExited(r.session, r.allocId, r.task, result);
+            ended(r, word.status, "ended while the streamer was away");
+            continue;
+        }
+        const bool keeperLives =
+            pidfd && r.keeperStart != 0 && processStartTime(r.keeper, options_.proc) == r.keeperStart;
+        if (!keeperLives) {
+            // Gone without writing: killed (the task's scope was stopped).
+            const auto late = readKeeperStatus(status.get());
+            ended(r, late.ended ? late.status : SIGKILL, "ended while the streamer was away");
             continue;
         }
         auto s = std::make_unique<ExecSession>(loop_, r.session, r.allocId, r.task, r.owner, false);
@@ -430,14 +450,14 @@ std::vector<std::string> ExecService::restore(std::map<std::string, UniqueFd> st
         s->program = "(taken over)";
         s->tty = r.tty;
         s->child.pid = r.keeper;
-        // Opened while its status pipe is still open: the pid is the keeper's.
-        if (auto pidfd = openPidfd(r.keeper)) s->child.pidfd = std::move(*pidfd);
+        s->child.pidfd = std::move(*pidfd);
         s->child.status = std::move(status);
+        s->child.statusHold = std::move(hold);
         s->reports.leader = r.leader;
         s->reports.eof = true;
         s->master = std::move(terminal);
         const uint64_t id = r.session;
-        s->watchFd(s->statusWatch, s->child.status.get(), [this, id](short) { onKeeperStatus(id); });
+        s->watchFd(s->childWatch, s->child.pidfd.get(), [this, id](short) { onKeeperExit(id); });
         spdlog::info("Exec session {} in {}/{} for {} taken over{}", id, r.allocId, r.task, r.owner,
                      r.tty ? (s->master ? " with its terminal" : ", its terminal lost") : "");
         if (std::find(owners.begin(), owners.end(), r.owner) == owners.end()) owners.push_back(r.owner);
@@ -453,14 +473,14 @@ std::vector<std::string> ExecService::restore(std::map<std::string, UniqueFd> st
     return owners;
 }
 
-void ExecService::onKeeperStatus(uint64_t id) {
+void ExecService::onKeeperExit(uint64_t id) {
     auto* s = find(id);
     if (!s) return;
+    // The keeper writes the status before it exits: none now means it was killed.
     const auto word = readKeeperStatus(s->child.status.get());
-    if (!word.ended) return;
-    s->unwatch(s->statusWatch);
+    s->unwatch(s->childWatch);
     s->reaped = true;  // nothing to reap: its parent was the streamer before us
-    finish(id, word.status);
+    finish(id, word.ended ? word.status : SIGKILL);
 }
 
 std::vector<SessionInfo> ExecService::runningSessions() const {

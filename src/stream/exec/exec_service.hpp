@@ -153,7 +153,7 @@ private:
     void onAttached(uint64_t id, common::Result<void> result);
     void onReports(uint64_t id);
     void onChildExit(uint64_t id);
-    void onKeeperStatus(uint64_t id);
+    void onKeeperExit(uint64_t id);
     void record(ExecSession& s);
     void forgetRecord(ExecSession& s);
     void onOutput(uint64_t id);

@@ -48,7 +48,7 @@ ExecSession::ExecSession(common::EventLoop& loop, uint64_t id, std::string alloc
       once_(once) {}
 
 ExecSession::~ExecSession() {
-    for (auto* slot : {&childWatch, &reportWatch, &outputWatch, &statusWatch}) unwatch(*slot);
+    for (auto* slot : {&childWatch, &reportWatch, &outputWatch}) unwatch(*slot);
     for (auto* slot : {&deadlineTimer, &killTimer}) cancelTimer(*slot);
 }
 
@@ -72,10 +72,10 @@ void ExecSession::cancelTimer(uint64_t& slot) {
 
 namespace {
 
-// The keeper has written the status or died: nothing of the session is
-// known to run, and its pids may already name other processes.
-bool keeperDone(int statusFd) {
-    pollfd p{statusFd, POLLIN, 0};
+// The keeper has ended (its pidfd is readable): its pids, and the
+// command's, may already name other processes.
+bool keeperDone(int pidfd) {
+    pollfd p{pidfd, POLLIN, 0};
     return ::poll(&p, 1, 0) != 0;
 }
 
@@ -90,7 +90,7 @@ void killKeeper(const HeldChild& child) {
 void ExecSession::signal(int sig) {
     if (child.pid <= 0 || reaped) return;
     // Not our child: its pids stay its own only while the keeper lives.
-    if (adopted && (!child.status || keeperDone(child.status.get()))) return;
+    if (adopted && (!child.pidfd || keeperDone(child.pidfd.get()))) return;
     if (phase == ExecPhase::Attaching) {
         // Held outside the task: nothing of the command has run.
         ::kill(child.pid, SIGKILL);

@@ -81,8 +81,8 @@ public:
     std::string program;  ///< the command's argv[0], for messages
     bool tty = false;
     HeldChild child;
-    /// Taken over from a streamer that restarted: not our child; its end
-    /// comes through child.status alone (statusWatch).
+    /// Taken over from a streamer that restarted: not our child; its end is
+    /// seen on its pidfd (childWatch), its status read from child.status.
     bool adopted = false;
     /// Its record and descriptors are kept for a streamer that restarts.
     bool recorded = false;
@@ -109,7 +109,6 @@ public:
     void cancelTimer(uint64_t& slot);
 
     uint64_t childWatch = 0;
-    uint64_t statusWatch = 0;
     uint64_t reportWatch = 0;
     uint64_t outputWatch = 0;
     uint64_t deadlineTimer = 0;

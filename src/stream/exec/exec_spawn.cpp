@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 extern "C" {
@@ -351,7 +352,6 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
 
     releaseRead.reset();
     reportWrite.reset();
-    statusWrite.reset();
     auto pidfd = openPidfd(pid);
     if (!pidfd) {
         // Held, it has run nothing: take it back.
@@ -368,6 +368,7 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
     child.release = std::move(releaseWrite);
     child.reports = std::move(reportRead);
     child.status = std::move(statusRead);
+    child.statusHold = std::move(statusWrite);
     return child;
 }
 
@@ -388,8 +389,27 @@ KeeperStatus readKeeperStatus(int fd) {
     while (n < 0 && errno == EINTR);
     if (n == static_cast<ssize_t>(sizeof status)) return {true, status};
     if (n < 0 && errno == EAGAIN) return {};
-    // End of file, or a torn word (cannot happen: the write is atomic).
+    // End of file (no write end is held any more), or a torn word (cannot
+    // happen: the write is atomic): nothing will come.
     return {true, SIGKILL};
+}
+
+std::optional<uint64_t> processStartTime(pid_t pid, const std::string& proc) {
+    std::ifstream in(proc + "/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    // The command name may hold anything, spaces and ')' included: count
+    // from its last ')'. Field 3 (state) follows it; start time is field 22.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string field;
+    for (int k = 3; k <= 22; ++k)
+        if (!(rest >> field)) return std::nullopt;
+    try {
+        return std::stoull(field);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
 }
 
 void SpawnReports::read(int fd) {

@@ -80,6 +80,10 @@ struct HeldChild {
     common::UniqueFd release;  ///< a byte lets it go; closing it makes the child exit unreleased
     common::UniqueFd reports;  ///< non-blocking read end; see SpawnReports
     common::UniqueFd status;   ///< non-blocking read end of the keeper's status pipe; see readKeeperStatus
+    /// A write end of the same pipe, never written: kept beside the read
+    /// end in systemd's fd store, which drops a stored fd at its first
+    /// hang-up (the keeper's exit would otherwise take its status along).
+    common::UniqueFd statusHold;
 };
 
 /// Forks the held child. The caller closes its copies of spec.stdio after.
@@ -103,14 +107,17 @@ struct SpawnReports {
 };
 
 /// What a keeper's status pipe says: the command's wait status once it
-/// ended; nothing yet while it runs (the pipe is open and empty); or that
-/// the keeper died without a word (end of file: it was killed), which is
-/// reported as a SIGKILL, the only signal that ends a keeper.
+/// ended, or nothing yet. A keeper that is gone without a word was killed,
+/// which callers report as SIGKILL, the only signal that ends a keeper.
 struct KeeperStatus {
     bool ended = false;
     int status = 0;  ///< wait(2) status, when ended
 };
 KeeperStatus readKeeperStatus(int fd);
+
+/// The start time of a process (field 22 of <proc>/<pid>/stat, in clock
+/// ticks since boot): with its pid, it names one process for good.
+std::optional<uint64_t> processStartTime(pid_t pid, const std::string& proc = "/proc");
 
 /// pidfd_open(2).
 common::Result<common::UniqueFd> openPidfd(pid_t pid);

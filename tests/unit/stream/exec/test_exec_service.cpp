@@ -532,7 +532,7 @@ BOOST_FIXTURE_TEST_CASE(sessions_survive_a_restart_of_the_service, Fixture) {
     auto hungUp = start(request({"sleep", "30"}));
     BOOST_REQUIRE(hungUp.ok());
     BOOST_TEST(recordFiles(options.recordDir) == 4u);
-    BOOST_TEST(store.fds.size() == 5u);  // four status pipes, one terminal
+    BOOST_TEST(store.fds.size() == 9u);  // four status pipes with their holds, one terminal
 
     service.reset();  // the streamer dies; the commands run on
     // One ends while no streamer runs.
@@ -604,13 +604,12 @@ BOOST_FIXTURE_TEST_CASE(a_record_without_its_descriptors_is_dropped, Fixture) {
 
 BOOST_AUTO_TEST_CASE(exec_fd_names_round_trip) {
     uint64_t id = 0;
-    bool terminal = true;
-    BOOST_TEST(parseExecFdName(statusFdName(42), id, terminal));
+    BOOST_TEST(parseExecFdName(statusFdName(42), id));
     BOOST_TEST(id == 42u);
-    BOOST_TEST(!terminal);
-    BOOST_TEST(parseExecFdName(terminalFdName(7), id, terminal));
+    BOOST_TEST(parseExecFdName(statusHoldFdName(43), id));
+    BOOST_TEST(id == 43u);
+    BOOST_TEST(parseExecFdName(terminalFdName(7), id));
     BOOST_TEST(id == 7u);
-    BOOST_TEST(terminal);
     for (const char* other : {"a1-web.scope.stdout", "exec.x.status", "exec..pty", "exec.0.pty", "exec.5.tty"})
-        BOOST_TEST(!parseExecFdName(other, id, terminal), other);
+        BOOST_TEST(!parseExecFdName(other, id), other);
 }

@@ -33,7 +33,15 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
 #define ISO_MOUNT_ATTR_RDONLY 0x00000001ULL
+#define ISO_OPEN_TREE_CLONE 1
+#define ISO_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 
 struct iso_mount_attr {
     uint64_t attr_set;
@@ -130,8 +138,16 @@ static int bind(const char *src, const char *dst, int read_only)
 
 /* ---- the steps ---- */
 
-/* Slave rather than private: nothing made in the task's namespace reaches
- * the host, and host-to-task volumes still receive the host's mounts. */
+/* Propagation. A bidirectional volume must be a peer of its host mount
+ * while nothing else mounted here reaches the host. Both cannot come from
+ * one tree: a recursive rslave of "/" (what this step did first) turns the
+ * copy of the volume's source into a slave, which never sends, and leaving
+ * the tree shared would send the root bind and all below it to the host.
+ * So the volumes are taken out first, as detached copies of their sources
+ * (open_tree, step_volume_trees): a copy of a shared mount is its peer and
+ * stays one whatever happens to the tree afterwards. Then the tree goes
+ * rslave as before: host mounts made later still reach the task's binds,
+ * and nothing made here reaches the host. */
 static int step_propagation(const struct iso_opts *o)
 {
     (void)o;
@@ -348,6 +364,45 @@ static int step_proc_readonly(const struct iso_opts *o)
     return 0;
 }
 
+/* Detached copies of the volumes' sources (with what is mounted below
+ * them), taken while our copy of the host's tree is still its peer: each
+ * is then a peer of its host mount when that is shared (the manager made
+ * sure of it for bidirectional ones). Kernels before 5.2 lack open_tree:
+ * step_volumes binds from the (by then slave) tree instead, which serves
+ * every propagation but bidirectional. The fds are CLOEXEC and closed
+ * before the task's exec. */
+static int volume_fd[ISO_MAX_VOLUMES];
+
+static int step_volume_trees(const struct iso_opts *o)
+{
+    for (int i = 0; i < o->nvolumes; i++) {
+        volume_fd[i] = (int)syscall(SYS_open_tree, AT_FDCWD, o->volumes[i].src,
+                                    ISO_OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+        if (volume_fd[i] < 0) {
+            if (errno != ENOSYS)
+                return errno;
+            volume_fd[i] = -1;
+        }
+    }
+    return 0;
+}
+
+static int attach_volume(int i, const struct iso_volume *v, const char *dst)
+{
+    if (volume_fd[i] < 0)
+        return bind(v->src, dst, v->read_only);
+    int r = (int)syscall(SYS_move_mount, volume_fd[i], "", AT_FDCWD, dst, ISO_MOVE_MOUNT_F_EMPTY_PATH);
+    int e = r < 0 ? errno : 0;
+    close(volume_fd[i]);
+    volume_fd[i] = -1;
+    if (e)
+        return e;
+    return v->read_only ? make_readonly(dst) : 0;
+}
+
+/* Each volume's propagation is set last: bidirectional keeps the copy a
+ * peer of the host mount, host-to-task makes it a slave, private cuts it
+ * off. Its parent, the root, is a slave, so attaching it sends nothing. */
 static int step_volumes(const struct iso_opts *o)
 {
     static const unsigned long prop[] = {
@@ -363,7 +418,7 @@ static int step_volumes(const struct iso_opts *o)
         const char *dst = rel(v->dst);
         int e = make_mountpoint(dst, S_ISDIR(st.st_mode));
         if (!e)
-            e = bind(v->src, dst, v->read_only);
+            e = attach_volume(i, v, dst);
         if (e)
             return e;
         if (mount(NULL, dst, NULL, MS_REC | prop[v->prop], NULL) < 0)
@@ -373,14 +428,24 @@ static int step_volumes(const struct iso_opts *o)
 }
 
 /* pivot_root(".", ".") stacks the old root on the new one; detaching it
- * leaves the task nothing of the host but what was bound in. */
+ * leaves the task nothing of the host but what was bound in. The old root
+ * still holds copies of the host's mounts: made slaves once more (runc
+ * does the same) their detach cannot send an unmount to the host. Which
+ * of the two roots "." is after the pivot is the kernel's business, so
+ * the old one is reached through an fd opened before it. */
 static int step_pivot_root(const struct iso_opts *o)
 {
     (void)o;
-    if (syscall(SYS_pivot_root, ".", ".") < 0)
+    int old = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (old < 0)
         return errno;
-    if (umount2(".", MNT_DETACH) < 0)
-        return errno;
+    int e = 0;
+    if (syscall(SYS_pivot_root, ".", ".") < 0 || fchdir(old) < 0 ||
+        mount(NULL, ".", NULL, MS_REC | MS_SLAVE, NULL) < 0 || umount2(".", MNT_DETACH) < 0)
+        e = errno;
+    close(old);
+    if (e)
+        return e;
     return chdir("/") < 0 ? errno : 0;
 }
 
@@ -388,6 +453,7 @@ static const struct {
     const char *name;
     int (*run)(const struct iso_opts *);
 } steps[] = {
+    {"volume-trees", step_volume_trees},
     {"propagation", step_propagation},
     {"root-bind", step_root_bind},
     {"chroot-env", step_chroot_env},

@@ -9,20 +9,33 @@
 # non-root one has the set as ambient; bad specs get named errors;
 # nothing of the tasks' mounts shows on the host; ForgetTask removes the
 # task dirs; a start with a huge chroot_env path costs what a small one does.
+# Volume propagation: a host-to-task volume shows a mount the host makes
+# after the start, a bidirectional one shows the host a mount made in the
+# task (also from a source on a mount made private), a private one neither;
+# the host's mount table is as before once the tasks are gone, also after
+# kill -9 of the manager in the middle of isolated starts.
 source "$(dirname "$0")/lib.sh"
 
 W=/run/isotest
 ROOTS=/var/lib/taskscope/tasks-root
 SUB=/usr/share/isotest-sub
 DEFAULT_CAPS=00000000a80405fb
-ALLOCS=(iso1 iso2 isobad isofast)
+ALLOCS=(iso1 iso2 isobad isofast isoprop isokill)
+V=$W/vol
+
+# The guest's own mount table, to compare with once the tasks are gone.
+host_mounts() { findmnt -rn -o TARGET | sort -u; }
+not_running() { [[ "$(task_field "$1" "$2" state 2>/dev/null || true)" != running ]]; }
 
 cleanup() {
     for a in "${ALLOCS[@]}"; do
-        for t in probe hostpid small huge; do
+        for t in probe hostpid small huge prop k1 k2 k3; do
             mgr StopTask sssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
             mgr ForgetTask ss $a $t >/dev/null 2>&1 || true
         done
+    done
+    for m in $V/h2t/hostmnt $V/priv/hostmnt $V/bi/inside $W/privmnt/inside $W/privmnt $W/privmnt; do
+        umount -l $m 2>/dev/null || true
     done
     umount $SUB 2>/dev/null || true
     rmdir $SUB 2>/dev/null || true
@@ -115,6 +128,64 @@ grep -q "^CapEff:$DEFAULT_CAPS" <<<"$out" || fail "exec (root) has other effecti
 grep -q "^pid1=/bin/sh /probe/probe.sh" <<<"$out" || grep -q "^pid1=sleep 600" <<<"$out" || fail "exec is not in the task's pid namespace: $out"
 ok "exec into the isolated task: same root, pid namespace and capability set"
 
+# --- volume propagation ---
+mkdir -p $V/bi/inside $V/h2t/inside $V/h2t/hostmnt $V/priv/inside $V/priv/hostmnt $W/privmnt
+# A source on a mount made private: the manager gives it a shared bind onto itself.
+mount -t tmpfs -o size=1m tmpfs $W/privmnt && mount --make-private $W/privmnt && mkdir $W/privmnt/inside
+mounts_before=$(host_mounts)
+spec=$(jq -cn --arg v $V --arg p $W/privmnt '{command:"/bin/sleep", args:["600"], logs:false,
+    isolation:{volumes:[{source:($v+"/bi"),target:"/bi",propagation:"bidirectional"},
+                        {source:($v+"/h2t"),target:"/h2t",propagation:"host-to-task"},
+                        {source:($v+"/priv"),target:"/priv",propagation:"private"},
+                        {source:$p,target:"/pbi",propagation:"bidirectional"}]}}')
+out=$(mgr StartTask sss isoprop prop "$spec") || fail "StartTask with volumes of each propagation: $out"
+pid=$(task_field isoprop prop pid)
+mount -t tmpfs -o size=1m tmpfs $V/h2t/hostmnt
+mount -t tmpfs -o size=1m tmpfs $V/priv/hostmnt
+# The task's mount table, its paths as the task sees them.
+in_task() { awk -v p="$1" '$5 == p {f = 1} END {exit !f}' /proc/$pid/mountinfo; }
+in_task /h2t/hostmnt || fail "host-to-task volume: the task does not see a mount the host made after the start"
+in_task /priv/hostmnt && fail "private volume: the task sees a mount the host made"
+ok "the task sees the host's later mount in the host-to-task volume, not in the private one"
+for d in bi h2t priv pbi; do
+    nsenter -t $pid -m -r /bin/mount -t tmpfs -o size=1m tmpfs /$d/inside || fail "mount in the task's /$d"
+done
+findmnt $V/bi/inside >/dev/null || fail "bidirectional volume: the host does not see the task's mount"
+findmnt $W/privmnt/inside >/dev/null || fail "bidirectional volume on a private host mount: the host does not see the task's mount"
+findmnt $V/h2t/inside >/dev/null && fail "host-to-task volume: the host sees the task's mount"
+findmnt $V/priv/inside >/dev/null && fail "private volume: the host sees the task's mount"
+ok "the host sees the task's mounts in the bidirectional volumes only"
+mgr StopTask sssx isoprop prop SIGKILL 0 >/dev/null
+wait_until "isoprop/prop to end" 300 not_running isoprop prop
+mgr ForgetTask ss isoprop prop >/dev/null
+# What the test mounted itself, and what the task sent out on purpose.
+umount $V/h2t/hostmnt $V/priv/hostmnt $V/bi/inside $W/privmnt/inside
+assert_eq "$(host_mounts)" "$mounts_before" "the host's mount table once the task is gone"
+
+# --- kill -9 of the manager in the middle of isolated starts ---
+spec=$(jq -cn --arg v $V '{command:"/bin/sleep", args:["600"], logs:false,
+    isolation:{volumes:[{source:($v+"/bi"),target:"/bi",propagation:"bidirectional"},
+                        {source:($v+"/priv"),target:"/priv"}]}}')
+n=0
+for delay in 0.05 0.2 0.5; do
+    n=$((n + 1))
+    systemctl reset-failed taskscope-manager 2>/dev/null || true
+    mgr StartTask sss isokill k$n "$spec" >/dev/null 2>&1 &
+    sleep $delay
+    kill -9 "$(systemctl show -p MainPID --value taskscope-manager)"
+    wait $! || true
+    systemctl reset-failed taskscope-manager 2>/dev/null || true
+    systemctl start taskscope-manager
+    echo "killed the manager ${delay}s into a start: isokill/k$n is $(task_field isokill k$n state 2>/dev/null || echo unknown)"
+done
+for t in k1 k2 k3; do
+    mgr StopTask sssx isokill $t SIGKILL 0 >/dev/null 2>&1 || true
+    wait_until "isokill/$t to end" 300 not_running isokill $t
+    mgr ForgetTask ss isokill $t >/dev/null 2>&1 || true
+done
+assert_eq "$(grep -c "$ROOTS" /proc/self/mountinfo || true)" 0 "host mounts under $ROOTS after the killed starts"
+assert_eq "$(host_mounts)" "$mounts_before" "the host's mount table after the killed starts"
+
 # --- pid_mode host, as nobody: the host's pid 1, the set as ambient ---
 spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh","/out/result"], user:"nobody",
     isolation:{pid_mode:"host", volumes:[{source:($w+"/probe"),target:"/probe",read_only:true},
@@ -189,5 +260,5 @@ cleanup
 trap - EXIT
 leaked=$(grep -c "$ROOTS" /proc/self/mountinfo || true)
 assert_eq "$leaked" 0 "host mounts under $ROOTS after the tasks"
-[[ ! -e $ROOTS/iso2 && ! -e $ROOTS/isofast ]] || fail "task dirs left: $(ls $ROOTS)"
+[[ ! -e $ROOTS/iso2 && ! -e $ROOTS/isofast && ! -e $ROOTS/isoprop && ! -e $ROOTS/isokill ]] || fail "task dirs left: $(ls $ROOTS)"
 ok "isolation"

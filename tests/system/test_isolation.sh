@@ -13,7 +13,8 @@
 # after the start, a bidirectional one shows the host a mount made in the
 # task (also from a source on a mount made private), a private one neither;
 # the host's mount table is as before once the tasks are gone, also after
-# kill -9 of the manager in the middle of isolated starts.
+# kill -9 of the manager in the middle of isolated starts; a volume target
+# through a symlink to /etc in the task dir does not reach the host's /etc.
 source "$(dirname "$0")/lib.sh"
 
 W=/run/isotest
@@ -222,6 +223,15 @@ bad "volume target with .." '{"command":"/bin/true","isolation":{"volumes":[{"so
 bad "relative task_dir" '{"command":"/bin/true","isolation":{"task_dir":"x"}}' "must be an absolute path"
 bad "missing volume source" \
     '{"command":"/bin/true","isolation":{"volumes":[{"source":"/nonexistent-isotest","target":"/x"}]}}' "(volumes)" ExecFailed
+# A symlink in a handed-in task dir leads nowhere out of the root: the
+# volume target /evil/x resolves to the root's own (read-only) /etc.
+mkdir -p $W/evil-root $W/evilsrc && ln -sfn /etc $W/evil-root/evil
+bad "volume target through a symlink to /etc" \
+    "$(jq -cn --arg w $W '{command:"/bin/true",isolation:{task_dir:($w+"/evil-root"),volumes:[{source:($w+"/evilsrc"),target:"/evil/x"}]}}')" \
+    "(volumes)" ExecFailed
+[[ ! -e /etc/x ]] || fail "a volume target through a symlink made the host's /etc/x"
+findmnt /etc/x >/dev/null && fail "a volume target through a symlink mounted onto the host's /etc/x"
+ok "the symlinked volume target stayed in the root"
 [[ ! -e $ROOTS/isobad ]] || fail "a refused start left $(find $ROOTS/isobad | head -3)"
 ok "refused starts left no task dir"
 

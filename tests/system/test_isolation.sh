@@ -14,14 +14,16 @@
 # task (also from a source on a mount made private), a private one neither;
 # the host's mount table is as before once the tasks are gone, also after
 # kill -9 of the manager in the middle of isolated starts; a volume target
-# through a symlink to /etc in the task dir does not reach the host's /etc.
+# through a symlink to /etc in the task dir does not reach the host's /etc;
+# a task's user is looked up in its root's /etc; a root exec into a task
+# with cap_drop and no_new_privs gets the task's CapEff and NoNewPrivs.
 source "$(dirname "$0")/lib.sh"
 
 W=/run/isotest
 ROOTS=/var/lib/taskscope/tasks-root
 SUB=/usr/share/isotest-sub
 DEFAULT_CAPS=00000000a80405fb
-ALLOCS=(iso1 iso2 isobad isofast isoprop isokill)
+ALLOCS=(iso1 iso2 isobad isofast isoprop isokill isouser isocap)
 V=$W/vol
 
 # The guest's own mount table, to compare with once the tasks are gone.
@@ -30,7 +32,7 @@ not_running() { [[ "$(task_field "$1" "$2" state 2>/dev/null || true)" != runnin
 
 cleanup() {
     for a in "${ALLOCS[@]}"; do
-        for t in probe hostpid small huge prop k1 k2 k3; do
+        for t in probe hostpid small huge prop k1 k2 k3 u c; do
             mgr StopTask sssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
             mgr ForgetTask ss $a $t >/dev/null 2>&1 || true
         done
@@ -129,6 +131,18 @@ grep -q "^CapEff:$DEFAULT_CAPS" <<<"$out" || fail "exec (root) has other effecti
 grep -q "^pid1=/bin/sh /probe/probe.sh" <<<"$out" || grep -q "^pid1=sleep 600" <<<"$out" || fail "exec is not in the task's pid namespace: $out"
 ok "exec into the isolated task: same root, pid namespace and capability set"
 
+# --- exec takes the task's own capability set and no_new_privs ---
+spec='{"command":"/bin/sleep","args":["600"],"logs":false,"isolation":{"cap_drop":["NET_BIND_SERVICE","KILL"],"no_new_privs":true}}'
+out=$(mgr StartTask sss isocap c "$spec") || fail "StartTask with cap_drop: $out"
+cpid=$(task_field isocap c pid)
+task_eff=$(sed -n 's/^CapEff:\t//p' /proc/$cpid/status)
+[[ $task_eff != "$DEFAULT_CAPS" ]] || fail "cap_drop left the task the default set"
+out=$($CTL exec isocap c -- sh -c 'grep -E "^(CapEff|NoNewPrivs):" /proc/self/status | tr -d "\t"' | tr -d '\r') ||
+    fail "exec into the cap_drop task: $out"
+echo "$out"
+assert_eq "$(sed -n 's/^CapEff://p' <<<"$out")" "$task_eff" "CapEff of a root exec into a task with cap_drop (the task's)"
+assert_eq "$(sed -n 's/^NoNewPrivs://p' <<<"$out")" 1 "NoNewPrivs of an exec into a no_new_privs task"
+
 # --- volume propagation ---
 mkdir -p $V/bi/inside $V/h2t/inside $V/h2t/hostmnt $V/priv/inside $V/priv/hostmnt $W/privmnt
 # A source on a mount made private: the manager gives it a shared bind onto itself.
@@ -201,6 +215,22 @@ assert_eq "$(r2 pid1)" "$host_pid1" "pid 1 as a pid_mode=host task sees it (the 
 ok "pid_mode=host: pid $(r2 pid), the host's pid 1 is $(r2 pid1)"
 assert_eq "$(r2 CapAmb)" $DEFAULT_CAPS "CapAmb of a non-root isolated task"
 assert_eq "$(r2 secrets)" "700 nobody tmpfs" "secrets/ of a nobody task"
+
+# --- the user is looked up in the task's root, not on the host ---
+# A handed-in task dir with its own /etc (chroot_env without /etc) names a
+# user the host does not have.
+U=$W/userroot
+mkdir -p $U/etc $W/out3 && chmod 777 $W/out3
+echo 'rootonly:x:4242:4300::/:/bin/sh' >$U/etc/passwd
+printf 'rootgrp:x:4300:\nrootextra:x:4301:rootonly\n' >$U/etc/group
+getent passwd rootonly >/dev/null && fail "the host has a user rootonly"
+spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["-c","echo $(id -u) $(id -G) >/out/ids"], user:"rootonly",
+    logs:false, isolation:{task_dir:($w+"/userroot"), chroot_env:["/bin","/lib","/lib64","/sbin","/usr"],
+                           volumes:[{source:($w+"/out3"),target:"/out"}]}}')
+out=$(mgr StartTask sss isouser u "$spec") || fail "StartTask as a user of the root only: $out"
+wait_until "the ids from the root's user" 300 test -s $W/out3/ids
+assert_eq "$(cat $W/out3/ids)" "4242 4300 4301" "uid, gid and groups of rootonly from the root's /etc"
+mgr ForgetTask ss isouser u >/dev/null 2>&1 || { wait_until "isouser/u to end" 300 not_running isouser u; mgr ForgetTask ss isouser u >/dev/null; }
 
 # --- bad specs: named errors, nothing made ---
 # dbus-send prints the error's name (busctl only its message).

@@ -63,7 +63,12 @@ echo "StartTask median over $N rounds: not isolated ${plain} us (again in the sa
 
 # The anchor: Nomad's chroot, built per task by copying the chroot_env.
 envsize=$(du -scx "${ENV_DIRS[@]}" 2>/dev/null | tail -1 | cut -f1)
+free_kib=$(df -k --output=avail /var/lib | tail -1)
 for mode in al a; do
+    if [[ $mode == a ]] && ((free_kib < envsize * 12 / 10)); then
+        echo "cp -a skipped: ${envsize} KiB to copy, ${free_kib} KiB free"
+        continue
+    fi
     total=0
     for ((c = 0; c < COPIES; c++)); do
         rm -rf "$ANCHOR"; mkdir -p "$ANCHOR"

@@ -47,7 +47,7 @@ forget_all() { # ALLOC COUNT PREFIX
 systemctl restart taskscope-manager
 busctl call $I $M $I ListTasks >/dev/null
 # Warm-up: the first isolated start pages in the shim's paths.
-start_us bench-warm p >/dev/null; start_us bench-warm i "$ISO" >/dev/null
+start_us bench-warm p "$PLAIN" >/dev/null; start_us bench-warm i "$ISO" >/dev/null
 mgr ForgetTask ss bench-warm p >/dev/null 2>&1 || true; mgr ForgetTask ss bench-warm i >/dev/null 2>&1 || true
 
 # --- 1. start latency ---

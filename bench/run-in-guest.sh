@@ -11,6 +11,7 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --share "$root" -- b
   systemctl start taskscope-manager
   '$build/bench/taskscope-bench-start' \${BENCH_N:-50}
   bash '$root/bench/network_create.sh' \${BENCH_NET_N:-10}
+  bash '$root/bench/isolation_start.sh' \${BENCH_ISO_N:-20} \${BENCH_ISO_TASKS:-100}
   '$build/bench/taskscope-bench-concurrency' \${BENCH_CONC_N:-1000} \${BENCH_CONC_LEVELS:-8,32,128}
   systemctl start taskscope-streamer
   '$build/bench/taskscope-bench-exec' \${BENCH_N:-50}

@@ -3,6 +3,10 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include <cstdio>
+#include <memory>
+#include <optional>
+
 namespace taskscope::common {
 
 Result<Identity> resolveIdentity(const std::string& user, const std::string& group) {
@@ -27,6 +31,48 @@ Result<Identity> resolveIdentity(const std::string& user, const std::string& gro
     else
         id.groups = {id.gid};
     return id;
+}
+
+namespace {
+
+struct FileCloser {
+    void operator()(FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<FILE, FileCloser>;
+
+}  // namespace
+
+Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string& user, const std::string& group) {
+    // fgetpwent/fgetgrent read the root's own files: NSS modules of the
+    // host (sssd, systemd's dynamic users) have no say over another root.
+    const auto passwdFile = etcDir + "/passwd", groupFile = etcDir + "/group";
+    File pf(std::fopen(passwdFile.c_str(), "re"));
+    if (!pf) return makeError("UnknownUser", "cannot read " + passwdFile + " of the task's root");
+    std::optional<Identity> id;
+    while (const passwd* pw = ::fgetpwent(pf.get()))
+        if (user == pw->pw_name) {
+            id = Identity{pw->pw_uid, pw->pw_gid, {}};
+            break;
+        }
+    if (!id) return makeError("UnknownUser", "user '" + user + "' does not exist in " + passwdFile);
+    File gf(std::fopen(groupFile.c_str(), "re"));
+    if (!gf) return makeError("UnknownUser", "cannot read " + groupFile + " of the task's root");
+    bool groupFound = group.empty();
+    std::vector<gid_t> member;
+    while (const struct group* gr = ::fgetgrent(gf.get())) {
+        if (!group.empty() && group == gr->gr_name) {
+            id->gid = gr->gr_gid;
+            groupFound = true;
+        }
+        for (char** m = gr->gr_mem; m && *m; ++m)
+            if (user == *m) member.push_back(gr->gr_gid);
+    }
+    // As getgrouplist(3): the task's group first, then the user's others.
+    id->groups = {id->gid};
+    for (gid_t g : member)
+        if (g != id->gid) id->groups.push_back(g);
+    if (!groupFound) return makeError("UnknownUser", "group '" + group + "' does not exist in " + groupFile);
+    return *id;
 }
 
 }  // namespace taskscope::common

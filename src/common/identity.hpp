@@ -22,4 +22,9 @@ struct Identity {
 /// is empty) and the user's groups; UnknownUser when either does not exist.
 Result<Identity> resolveIdentity(const std::string& user, const std::string& group);
 
+/// The same, read from the passwd and group files of another root (an
+/// isolated task's, whose /etc may not be the host's): `etcDir` holds them.
+/// UnknownUser also when the files cannot be read (named in the message).
+Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string& user, const std::string& group);
+
 }  // namespace taskscope::common

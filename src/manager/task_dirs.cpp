@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "common/files.hpp"
+#include "manager/shared_source.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
@@ -41,6 +42,9 @@ common::Result<void> prepareTaskDirs(Isolation& iso, const IsolationConfig& node
     if (!iso.allocDir.empty() && !isDir(iso.allocDir))
         return common::makeError("InvalidSpec", "isolation.alloc_dir " + iso.allocDir + " is not a directory");
     if (auto r = resolveIsolation(iso, node, taskRootDir(stateDir, allocId, task)); !r) return r;
+    for (const auto& v : iso.volumes)
+        if (v.propagation == Propagation::Bidirectional)
+            if (auto r = ensureSharedSource(v.source); !r) return r;
     if (iso.allocDir.empty()) {
         // Shared by the allocation's tasks, whatever users they run as.
         iso.allocDir = allocRootDir(stateDir, allocId) + "/alloc";

@@ -406,6 +406,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         if (auto r = startHook_(allocId, task, *spec); !r) return fail(r.error());
     if (auto r = prepareTaskDirs(spec->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
         return fail(r.error());
+    if (auto r = resolveRootIdentity(*spec); !r) return fail(r.error());
     auto cpus = assignCpus(*unit, spec->resources);
     if (!cpus) return fail(cpus.error());
     spec->resources.allowedCpus = *cpus;

@@ -1,5 +1,7 @@
 #include "manager/task_spec.hpp"
 
+#include <algorithm>
+
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -210,11 +212,15 @@ Result<TaskSpec> parseTaskSpec(const std::string& text) {
 }
 
 Result<void> resolveTaskSpec(TaskSpec& spec) {
-    auto id = common::resolveIdentity(spec.user, spec.group);
-    if (!id) return id.error();
-    spec.uid = id->uid;
-    spec.gid = id->gid;
-    spec.groups = std::move(id->groups);
+    // An isolated task's user is looked up in its root once that is known
+    // (resolveRootIdentity), not in the host's databases.
+    if (!spec.isolation.filesystem) {
+        auto id = common::resolveIdentity(spec.user, spec.group);
+        if (!id) return id.error();
+        spec.uid = id->uid;
+        spec.gid = id->gid;
+        spec.groups = std::move(id->groups);
+    }
 
     if (!spec.env.count("PATH")) spec.env["PATH"] = kDefaultPath;
     auto path = findExecutable(spec.command, spec.env["PATH"]);
@@ -227,6 +233,29 @@ Result<void> resolveTaskSpec(TaskSpec& spec) {
     struct stat st {};
     if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         return invalid("cwd " + spec.cwd + " is not a directory");
+    return {};
+}
+
+Result<void> resolveRootIdentity(TaskSpec& spec) {
+    if (!spec.isolation.filesystem) return {};
+    // The root's /etc is the host's when chroot_env binds it there, else
+    // the task dir's own etc/ (a per-task chroot_env without /etc).
+    const auto& env = spec.isolation.chrootEnv.value_or(std::vector<std::string>{});
+    const bool hostEtc = std::find(env.begin(), env.end(), "/etc") != env.end();
+    const auto etc = hostEtc ? std::string("/etc") : spec.isolation.taskDir + "/etc";
+    struct stat st {};
+    if (spec.user == "root" && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
+        // A root without a user database still has root.
+        spec.uid = 0;
+        spec.gid = 0;
+        spec.groups = {0};
+        return {};
+    }
+    auto id = common::resolveIdentityIn(etc, spec.user, spec.group);
+    if (!id) return id.error();
+    spec.uid = id->uid;
+    spec.gid = id->gid;
+    spec.groups = std::move(id->groups);
     return {};
 }
 

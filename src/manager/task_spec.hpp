@@ -61,4 +61,9 @@ common::Result<scope::Resources> parseResources(const std::string& json);
 /// Adds a default PATH to the environment when the spec has none.
 common::Result<void> resolveTaskSpec(TaskSpec& spec);
 
+/// For an isolated task whose isolation is resolved (prepareTaskDirs): its
+/// user and group looked up in its root's /etc (issue 14), which is the
+/// host's only when chroot_env binds /etc. UnknownUser names the file.
+common::Result<void> resolveRootIdentity(TaskSpec& spec);
+
 }  // namespace taskscope::manager

@@ -33,7 +33,22 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
 #define ISO_MOUNT_ATTR_RDONLY 0x00000001ULL
+#define ISO_OPEN_TREE_CLONE 1
+#define ISO_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define ISO_MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
 
 struct iso_mount_attr {
     uint64_t attr_set;
@@ -65,11 +80,74 @@ static void cat_u64(char *d, size_t cap, size_t *len, unsigned long long v)
     cat_str(d, cap, len, s);
 }
 
+/* Paths in the root are resolved inside it (issue 14): the task dir may
+ * hold symlinks, from the scheduler or from the task's last run (an
+ * "evil -> /etc" in its root), and a mkdir, chown or mount through one
+ * would reach the host's /etc. openat2 with RESOLVE_IN_ROOT resolves a
+ * path as if the root were "/", so an absolute or ".." link stays inside;
+ * the result is used as an fd (the *at calls) or, for mount(2), through
+ * its /proc/self/fd magic link, as runc does. Needs Linux 5.6. */
+struct iso_open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+#define ISO_RESOLVE_NO_MAGICLINKS 0x02
+#define ISO_RESOLVE_IN_ROOT 0x10
+
+static int root_fd = -1; /* the task dir after its bind onto itself */
+
+/* An O_PATH fd of a path in the root, or -errno. */
+static int resolve(const char *p, int flags)
+{
+    struct iso_open_how how = {(uint64_t)(O_PATH | O_CLOEXEC | flags), 0,
+                               ISO_RESOLVE_IN_ROOT | ISO_RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, root_fd, p, &how, sizeof how);
+    return fd < 0 ? -errno : fd;
+}
+
+/* "/proc/self/fd/N" of an fd, for the calls that take only a path. The
+ * host's /proc is still there: this runs before pivot_root. */
+static const char *fd_path(char b[32], int fd)
+{
+    size_t n = 0;
+    b[0] = '\0';
+    cat_str(b, 32, &n, "/proc/self/fd/");
+    cat_u64(b, 32, &n, (unsigned long long)fd);
+    return b;
+}
+
+/* The directory holding the last component of p (resolved in the root),
+ * and that component's name; -errno when p is empty or ends in "/". */
+static int parent_of(const char *p, const char **name)
+{
+    const char *slash = strrchr(p, '/');
+    *name = slash ? slash + 1 : p;
+    if (!**name)
+        return -EINVAL;
+    if (!slash)
+        return resolve(".", O_DIRECTORY);
+    char b[PATH_MAX];
+    size_t n = (size_t)(slash - p);
+    if (n >= sizeof b)
+        return -ENAMETOOLONG;
+    memcpy(b, p, n);
+    b[n] = '\0';
+    return resolve(n ? b : ".", O_DIRECTORY);
+}
+
+/* mkdir of the last component of p, its parent resolved in the root;
+ * an existing entry of that name (a dir, or a link that resolves inside
+ * the root later) is fine. */
 static int mkdir_one(const char *p, mode_t mode)
 {
-    if (mkdir(p, mode) == 0 || errno == EEXIST)
-        return 0;
-    return errno;
+    const char *name;
+    int dir = parent_of(p, &name);
+    if (dir < 0)
+        return -dir;
+    int e = mkdirat(dir, name, mode) == 0 || errno == EEXIST ? 0 : errno;
+    close(dir);
+    return e;
 }
 
 /* mkdir -p of a path relative to the root; the last component too when
@@ -99,11 +177,29 @@ static int make_mountpoint(const char *p, int dir)
     int e = mkdir_parents(p, dir, 0755);
     if (e || dir)
         return e;
-    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const char *name;
+    int pd = parent_of(p, &name);
+    if (pd < 0)
+        return -pd;
+    int fd = openat(pd, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    e = fd < 0 && errno != EEXIST && errno != ELOOP ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    close(pd);
+    return e;
+}
+
+/* mount(2) onto a path of the root, resolved in it. */
+static int mount_in_root(const char *src, const char *dst, const char *type, unsigned long flags,
+                         const void *data)
+{
+    int fd = resolve(dst, 0);
     if (fd < 0)
-        return errno == EEXIST ? 0 : errno;
+        return -fd;
+    char b[32];
+    int e = mount(src, fd_path(b, fd), type, flags, data) < 0 ? errno : 0;
     close(fd);
-    return 0;
+    return e;
 }
 
 /* Read-only for the whole subtree: a tmpfs mounted below /usr is read-only
@@ -112,26 +208,36 @@ static int make_mountpoint(const char *p, int dir)
 static int make_readonly(const char *p)
 {
     struct iso_mount_attr a = {ISO_MOUNT_ATTR_RDONLY, 0, 0, 0};
-    if (syscall(SYS_mount_setattr, AT_FDCWD, p, AT_RECURSIVE, &a, sizeof a) == 0)
-        return 0;
-    if (errno != ENOSYS)
-        return errno;
-    if (mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
-        return errno;
-    return 0;
+    int fd = resolve(p, 0);
+    if (fd < 0)
+        return -fd;
+    int e = syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) == 0 ? 0 : errno;
+    close(fd);
+    if (e != ENOSYS)
+        return e;
+    return mount_in_root(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
 }
 
 static int bind(const char *src, const char *dst, int read_only)
 {
-    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-        return errno;
+    int e = mount_in_root(src, dst, NULL, MS_BIND | MS_REC, NULL);
+    if (e)
+        return e;
     return read_only ? make_readonly(dst) : 0;
 }
 
 /* ---- the steps ---- */
 
-/* Slave rather than private: nothing made in the task's namespace reaches
- * the host, and host-to-task volumes still receive the host's mounts. */
+/* Propagation. A bidirectional volume must be a peer of its host mount
+ * while nothing else mounted here reaches the host. Both cannot come from
+ * one tree: a recursive rslave of "/" (what this step did first) turns the
+ * copy of the volume's source into a slave, which never sends, and leaving
+ * the tree shared would send the root bind and all below it to the host.
+ * So the volumes are taken out first, as detached copies of their sources
+ * (open_tree, step_volume_trees): a copy of a shared mount is its peer and
+ * stays one whatever happens to the tree afterwards. Then the tree goes
+ * rslave as before: host mounts made later still reach the task's binds,
+ * and nothing made here reaches the host. */
 static int step_propagation(const struct iso_opts *o)
 {
     (void)o;
@@ -143,7 +249,10 @@ static int step_root_bind(const struct iso_opts *o)
 {
     if (mount(o->root, o->root, NULL, MS_BIND, NULL) < 0)
         return errno;
-    return chdir(o->root) < 0 ? errno : 0;
+    if (chdir(o->root) < 0)
+        return errno;
+    root_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return root_fd < 0 ? errno : 0;
 }
 
 /* A symlink on the host (merged /usr: /bin -> usr/bin) is the same
@@ -168,8 +277,14 @@ static int step_chroot_env(const struct iso_opts *o)
             int e = mkdir_parents(dst, 0, 0755);
             if (e)
                 return e;
-            if (symlink(t, dst) < 0 && errno != EEXIST)
-                return errno;
+            const char *name;
+            int pd = parent_of(dst, &name);
+            if (pd < 0)
+                return -pd;
+            e = symlinkat(t, pd, name) < 0 && errno != EEXIST ? errno : 0;
+            close(pd);
+            if (e)
+                return e;
             continue;
         }
         int e = make_mountpoint(dst, S_ISDIR(st.st_mode));
@@ -188,11 +303,18 @@ static int step_task_dirs(const struct iso_opts *o)
     if ((e = mkdir_one("local", 0755)) || (e = mkdir_one("tmp", 01777)) ||
         (e = mkdir_one("alloc", 0755)))
         return e;
-    if (chown("local", o->uid, o->gid) < 0 || chmod("tmp", 01777) < 0)
-        return errno;
-    if (o->alloc_dir && mount(o->alloc_dir, "alloc", NULL, MS_BIND | MS_REC, NULL) < 0)
-        return errno;
-    return 0;
+    int local = resolve("local", O_DIRECTORY), tmp = resolve("tmp", O_DIRECTORY);
+    char b[32];
+    e = local < 0 ? -local : tmp < 0 ? -tmp : 0;
+    if (!e && (fchownat(local, "", o->uid, o->gid, AT_EMPTY_PATH) < 0 || chmod(fd_path(b, tmp), 01777) < 0))
+        e = errno;
+    if (local >= 0)
+        close(local);
+    if (tmp >= 0)
+        close(tmp);
+    if (e)
+        return e;
+    return o->alloc_dir ? mount_in_root(o->alloc_dir, "alloc", NULL, MS_BIND | MS_REC, NULL) : 0;
 }
 
 /* Secrets never touch the disk and are the task user's alone. A scheduler
@@ -219,9 +341,7 @@ static int step_secrets(const struct iso_opts *o)
     cat_u64(opt, sizeof opt, &n, o->uid);
     cat_str(opt, sizeof opt, &n, ",gid=");
     cat_u64(opt, sizeof opt, &n, o->gid);
-    if (mount("tmpfs", "secrets", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opt) < 0)
-        return errno;
-    return 0;
+    return mount_in_root("tmpfs", "secrets", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opt);
 }
 
 /* Mounted by the child itself, which is pid 1 of its new pid namespace:
@@ -232,9 +352,7 @@ static int step_proc(const struct iso_opts *o)
     int e = mkdir_one("proc", 0555);
     if (e)
         return e;
-    if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        return errno;
-    return 0;
+    return mount_in_root("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -252,8 +370,8 @@ static int step_dev(const struct iso_opts *o)
     int e = mkdir_one("dev", 0755);
     if (e)
         return e;
-    if (mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k") < 0)
-        return errno;
+    if ((e = mount_in_root("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k")))
+        return e;
     for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++) {
         char src[32] = "/dev/", dst[32] = "dev/";
         strcat(src, dev_nodes[i]);
@@ -264,10 +382,14 @@ static int step_dev(const struct iso_opts *o)
         if ((e = make_mountpoint(dst, 0)) || (e = bind(src, dst, 0)))
             return e;
     }
-    for (size_t i = 0; i < sizeof dev_links / sizeof dev_links[0]; i++)
-        if (symlink(dev_links[i][0], dev_links[i][1]) < 0 && errno != EEXIST)
-            return errno;
-    return 0;
+    int dev = resolve("dev", O_DIRECTORY);
+    if (dev < 0)
+        return -dev;
+    for (size_t i = 0; i < sizeof dev_links / sizeof dev_links[0] && !e; i++)
+        if (symlinkat(dev_links[i][0], dev, dev_links[i][1] + 4) < 0 && errno != EEXIST)
+            e = errno;
+    close(dev);
+    return e;
 }
 
 static int step_dev_pts(const struct iso_opts *o)
@@ -276,10 +398,8 @@ static int step_dev_pts(const struct iso_opts *o)
     int e = mkdir_one("dev/pts", 0755);
     if (e)
         return e;
-    if (mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-              "newinstance,ptmxmode=0666,mode=0620,gid=5") < 0)
-        return errno;
-    return 0;
+    return mount_in_root("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+                         "newinstance,ptmxmode=0666,mode=0620,gid=5");
 }
 
 static int step_dev_shm(const struct iso_opts *o)
@@ -288,10 +408,7 @@ static int step_dev_shm(const struct iso_opts *o)
     int e = mkdir_one("dev/shm", 01777);
     if (e)
         return e;
-    if (mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              "mode=1777,size=65536k") < 0)
-        return errno;
-    return 0;
+    return mount_in_root("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k");
 }
 
 static int step_dev_mqueue(const struct iso_opts *o)
@@ -300,9 +417,7 @@ static int step_dev_mqueue(const struct iso_opts *o)
     int e = mkdir_one("dev/mqueue", 0755);
     if (e)
         return e;
-    if (mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        return errno;
-    return 0;
+    return mount_in_root("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 /* A bind of the host's /sys shows the network devices of the namespace
@@ -338,17 +453,19 @@ static int step_masks(const struct iso_opts *o)
     (void)o;
     for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++) {
         struct stat st;
-        if (lstat(masked[i], &st) < 0) {
-            if (errno == ENOENT)
-                continue;
-            return errno;
-        }
-        int r = S_ISDIR(st.st_mode)
-                    ? mount("tmpfs", masked[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                            "mode=555,size=4k")
-                    : mount("dev/null", masked[i], NULL, MS_BIND, NULL);
-        if (r < 0)
-            return errno;
+        int fd = resolve(masked[i], O_NOFOLLOW);
+        if (fd == -ENOENT)
+            continue;
+        if (fd < 0)
+            return -fd;
+        int e = fstat(fd, &st) < 0 ? errno : 0;
+        close(fd);
+        if (!e)
+            e = S_ISDIR(st.st_mode) ? mount_in_root("tmpfs", masked[i], "tmpfs",
+                                                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=555,size=4k")
+                                    : mount_in_root("/dev/null", masked[i], NULL, MS_BIND, NULL);
+        if (e)
+            return e;
     }
     return 0;
 }
@@ -359,19 +476,66 @@ static int step_proc_readonly(const struct iso_opts *o)
 {
     (void)o;
     for (size_t i = 0; i < sizeof proc_readonly / sizeof proc_readonly[0]; i++) {
-        struct stat st;
-        if (lstat(proc_readonly[i], &st) < 0) {
-            if (errno == ENOENT)
-                continue;
-            return errno;
-        }
-        int e = bind(proc_readonly[i], proc_readonly[i], 1);
+        int fd = resolve(proc_readonly[i], O_NOFOLLOW);
+        if (fd == -ENOENT)
+            continue;
+        if (fd < 0)
+            return -fd;
+        char b[32];
+        int e = mount(fd_path(b, fd), fd_path(b, fd), NULL, MS_BIND | MS_REC, NULL) < 0 ? errno : 0;
+        close(fd);
+        if (!e)
+            e = make_readonly(proc_readonly[i]);
         if (e)
             return e;
     }
     return 0;
 }
 
+/* Detached copies of the volumes' sources (with what is mounted below
+ * them), taken while our copy of the host's tree is still its peer: each
+ * is then a peer of its host mount when that is shared (the manager made
+ * sure of it for bidirectional ones). Kernels before 5.2 lack open_tree:
+ * step_volumes binds from the (by then slave) tree instead, which serves
+ * every propagation but bidirectional. The fds are CLOEXEC and closed
+ * before the task's exec. */
+static int volume_fd[ISO_MAX_VOLUMES];
+
+static int step_volume_trees(const struct iso_opts *o)
+{
+    for (int i = 0; i < o->nvolumes; i++) {
+        volume_fd[i] = (int)syscall(SYS_open_tree, AT_FDCWD, o->volumes[i].src,
+                                    ISO_OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+        if (volume_fd[i] < 0) {
+            if (errno != ENOSYS)
+                return errno;
+            volume_fd[i] = -1;
+        }
+    }
+    return 0;
+}
+
+static int attach_volume(int i, const struct iso_volume *v, const char *dst)
+{
+    if (volume_fd[i] < 0)
+        return bind(v->src, dst, v->read_only);
+    int to = resolve(dst, 0);
+    if (to < 0)
+        return -to;
+    int r = (int)syscall(SYS_move_mount, volume_fd[i], "", to, "",
+                         ISO_MOVE_MOUNT_F_EMPTY_PATH | ISO_MOVE_MOUNT_T_EMPTY_PATH);
+    int e = r < 0 ? errno : 0;
+    close(to);
+    close(volume_fd[i]);
+    volume_fd[i] = -1;
+    if (e)
+        return e;
+    return v->read_only ? make_readonly(dst) : 0;
+}
+
+/* Each volume's propagation is set last: bidirectional keeps the copy a
+ * peer of the host mount, host-to-task makes it a slave, private cuts it
+ * off. Its parent, the root, is a slave, so attaching it sends nothing. */
 static int step_volumes(const struct iso_opts *o)
 {
     static const unsigned long prop[] = {
@@ -387,24 +551,34 @@ static int step_volumes(const struct iso_opts *o)
         const char *dst = rel(v->dst);
         int e = make_mountpoint(dst, S_ISDIR(st.st_mode));
         if (!e)
-            e = bind(v->src, dst, v->read_only);
+            e = attach_volume(i, v, dst);
         if (e)
             return e;
-        if (mount(NULL, dst, NULL, MS_REC | prop[v->prop], NULL) < 0)
-            return errno;
+        if ((e = mount_in_root(NULL, dst, NULL, MS_REC | prop[v->prop], NULL)))
+            return e;
     }
     return 0;
 }
 
 /* pivot_root(".", ".") stacks the old root on the new one; detaching it
- * leaves the task nothing of the host but what was bound in. */
+ * leaves the task nothing of the host but what was bound in. The old root
+ * still holds copies of the host's mounts: made slaves once more (runc
+ * does the same) their detach cannot send an unmount to the host. Which
+ * of the two roots "." is after the pivot is the kernel's business, so
+ * the old one is reached through an fd opened before it. */
 static int step_pivot_root(const struct iso_opts *o)
 {
     (void)o;
-    if (syscall(SYS_pivot_root, ".", ".") < 0)
+    int old = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (old < 0)
         return errno;
-    if (umount2(".", MNT_DETACH) < 0)
-        return errno;
+    int e = 0;
+    if (syscall(SYS_pivot_root, ".", ".") < 0 || fchdir(old) < 0 ||
+        mount(NULL, ".", NULL, MS_REC | MS_SLAVE, NULL) < 0 || umount2(".", MNT_DETACH) < 0)
+        e = errno;
+    close(old);
+    if (e)
+        return e;
     return chdir("/") < 0 ? errno : 0;
 }
 
@@ -412,6 +586,7 @@ static const struct {
     const char *name;
     int (*run)(const struct iso_opts *);
 } steps[] = {
+    {"volume-trees", step_volume_trees},
     {"propagation", step_propagation},
     {"root-bind", step_root_bind},
     {"chroot-env", step_chroot_env},

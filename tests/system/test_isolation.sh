@@ -9,20 +9,42 @@
 # non-root one has the set as ambient; bad specs get named errors;
 # nothing of the tasks' mounts shows on the host; ForgetTask removes the
 # task dirs; a start with a huge chroot_env path costs what a small one does.
+# Volume propagation: a host-to-task volume shows a mount the host makes
+# after the start, a bidirectional one shows the host a mount made in the
+# task (also from a source on a mount made private), a private one neither;
+# the host's mount table is as before once the tasks are gone, also after
+# kill -9 of the manager in the middle of isolated starts; a volume target
+# through a symlink to /etc in the task dir does not reach the host's /etc;
+# a task's user is looked up in its root's /etc; a root exec into a task
+# with cap_drop and no_new_privs gets the task's CapEff and NoNewPrivs.
 source "$(dirname "$0")/lib.sh"
 
 W=/run/isotest
 ROOTS=/var/lib/taskscope/tasks-root
 SUB=/usr/share/isotest-sub
 DEFAULT_CAPS=00000000a80405fb
-ALLOCS=(iso1 iso2 isobad isofast)
+ALLOCS=(iso1 iso2 isobad isofast isoprop isokill isouser isocap)
+V=$W/vol
+
+# The guest's own mount table, to compare with once the tasks are gone.
+host_mounts() { findmnt -rn -o TARGET | sort -u; }
+same_mounts() {
+    local now
+    now=$(host_mounts)
+    [[ $now == "$mounts_before" ]] || fail "$1: the host's mount table changed: $(diff <(echo "$mounts_before") <(echo "$now") | tr '\n' ' ')"
+    ok "$1: the host's mount table is as before ($(wc -l <<<"$now") mount points)"
+}
+not_running() { [[ "$(task_field "$1" "$2" state 2>/dev/null || true)" != running ]]; }
 
 cleanup() {
     for a in "${ALLOCS[@]}"; do
-        for t in probe hostpid small huge; do
+        for t in probe hostpid small huge prop k0 k1 k2 k3 u c; do
             mgr StopTask sssx $a $t SIGKILL 0 >/dev/null 2>&1 || true
             mgr ForgetTask ss $a $t >/dev/null 2>&1 || true
         done
+    done
+    for m in $V/h2t/hostmnt $V/priv/hostmnt $V/bi/inside $W/privmnt/inside $W/privmnt $W/privmnt; do
+        umount -l $m 2>/dev/null || true
     done
     umount $SUB 2>/dev/null || true
     rmdir $SUB 2>/dev/null || true
@@ -115,6 +137,85 @@ grep -q "^CapEff:$DEFAULT_CAPS" <<<"$out" || fail "exec (root) has other effecti
 grep -q "^pid1=/bin/sh /probe/probe.sh" <<<"$out" || grep -q "^pid1=sleep 600" <<<"$out" || fail "exec is not in the task's pid namespace: $out"
 ok "exec into the isolated task: same root, pid namespace and capability set"
 
+# --- exec takes the task's own capability set and no_new_privs ---
+spec='{"command":"/bin/sleep","args":["600"],"logs":false,"isolation":{"cap_drop":["NET_BIND_SERVICE","KILL"],"no_new_privs":true}}'
+out=$(mgr StartTask sss isocap c "$spec") || fail "StartTask with cap_drop: $out"
+cpid=$(task_field isocap c pid)
+task_eff=$(sed -n 's/^CapEff:\t//p' /proc/$cpid/status)
+[[ $task_eff != "$DEFAULT_CAPS" ]] || fail "cap_drop left the task the default set"
+out=$($CTL exec isocap c -- sh -c 'grep -E "^(CapEff|NoNewPrivs):" /proc/self/status | tr -d "\t"' | tr -d '\r') ||
+    fail "exec into the cap_drop task: $out"
+echo "$out"
+assert_eq "$(sed -n 's/^CapEff://p' <<<"$out")" "$task_eff" "CapEff of a root exec into a task with cap_drop (the task's)"
+assert_eq "$(sed -n 's/^NoNewPrivs://p' <<<"$out")" 1 "NoNewPrivs of an exec into a no_new_privs task"
+
+# --- volume propagation ---
+mkdir -p $V/bi/inside $V/h2t/inside $V/h2t/hostmnt $V/priv/inside $V/priv/hostmnt $W/privmnt
+# A source on a mount made private: the manager gives it a shared bind onto itself.
+mount -t tmpfs -o size=1m tmpfs $W/privmnt && mount --make-private $W/privmnt && mkdir $W/privmnt/inside
+mounts_before=$(host_mounts)
+spec=$(jq -cn --arg v $V --arg p $W/privmnt '{command:"/bin/sleep", args:["600"], logs:false,
+    isolation:{volumes:[{source:($v+"/bi"),target:"/bi",propagation:"bidirectional"},
+                        {source:($v+"/h2t"),target:"/h2t",propagation:"host-to-task"},
+                        {source:($v+"/priv"),target:"/priv",propagation:"private"},
+                        {source:$p,target:"/pbi",propagation:"bidirectional"}]}}')
+out=$(mgr StartTask sss isoprop prop "$spec") || fail "StartTask with volumes of each propagation: $out"
+pid=$(task_field isoprop prop pid)
+mount -t tmpfs -o size=1m tmpfs $V/h2t/hostmnt
+mount -t tmpfs -o size=1m tmpfs $V/priv/hostmnt
+# The task's mount table, its paths as the task sees them.
+in_task() { awk -v p="$1" '$5 == p {f = 1} END {exit !f}' /proc/$pid/mountinfo; }
+in_task /h2t/hostmnt || fail "host-to-task volume: the task does not see a mount the host made after the start"
+in_task /priv/hostmnt && fail "private volume: the task sees a mount the host made"
+ok "the task sees the host's later mount in the host-to-task volume, not in the private one"
+for d in bi h2t priv pbi; do
+    nsenter -t $pid -m -r /bin/mount -t tmpfs -o size=1m tmpfs /$d/inside || fail "mount in the task's /$d"
+done
+findmnt $V/bi/inside >/dev/null || fail "bidirectional volume: the host does not see the task's mount"
+findmnt $W/privmnt/inside >/dev/null || fail "bidirectional volume on a private host mount: the host does not see the task's mount"
+findmnt $V/h2t/inside >/dev/null && fail "host-to-task volume: the host sees the task's mount"
+findmnt $V/priv/inside >/dev/null && fail "private volume: the host sees the task's mount"
+ok "the host sees the task's mounts in the bidirectional volumes only"
+mgr StopTask sssx isoprop prop SIGKILL 0 >/dev/null
+wait_until "isoprop/prop to end" 300 not_running isoprop prop
+mgr ForgetTask ss isoprop prop >/dev/null
+# What the test mounted itself, and what the task sent out on purpose.
+umount $V/h2t/hostmnt $V/priv/hostmnt $V/bi/inside $W/privmnt/inside
+same_mounts "once the task is gone"
+
+# --- kill -9 of the manager in the middle of isolated starts ---
+spec=$(jq -cn --arg v $V '{command:"/bin/sleep", args:["600"], logs:false,
+    isolation:{volumes:[{source:($v+"/bi"),target:"/bi",propagation:"bidirectional"},
+                        {source:($v+"/priv"),target:"/priv"}]}}')
+# The kills fall at a quarter, half and three quarters of a start's time.
+t0=$(date +%s%N)
+mgr StartTask sss isokill k0 "$spec" >/dev/null || fail "start isokill/k0"
+full_ms=$((($(date +%s%N) - t0) / 1000000))
+mgr StopTask sssx isokill k0 SIGKILL 0 >/dev/null
+wait_until "isokill/k0 to end" 300 not_running isokill k0
+mgr ForgetTask ss isokill k0 >/dev/null
+echo "an isolated start takes ${full_ms} ms"
+n=0
+for q in 1 2 3; do
+    n=$((n + 1))
+    delay=$(awk -v t=$full_ms -v q=$q 'BEGIN {printf "%.3f", t * q / 4000}')
+    systemctl reset-failed taskscope-manager 2>/dev/null || true
+    mgr StartTask sss isokill k$n "$spec" >/dev/null 2>&1 &
+    sleep $delay
+    kill -9 "$(systemctl show -p MainPID --value taskscope-manager)"
+    wait $! || true
+    systemctl reset-failed taskscope-manager 2>/dev/null || true
+    systemctl start taskscope-manager
+    echo "killed the manager ${delay}s into a start: isokill/k$n is $(task_field isokill k$n state 2>/dev/null || echo unknown)"
+done
+for t in k1 k2 k3; do
+    mgr StopTask sssx isokill $t SIGKILL 0 >/dev/null 2>&1 || true
+    wait_until "isokill/$t to end" 300 not_running isokill $t
+    mgr ForgetTask ss isokill $t >/dev/null 2>&1 || true
+done
+assert_eq "$(grep -c "$ROOTS" /proc/self/mountinfo || true)" 0 "host mounts under $ROOTS after the killed starts"
+same_mounts "after the killed starts"
+
 # --- pid_mode host, as nobody: the host's pid 1, the set as ambient ---
 spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh","/out/result"], user:"nobody",
     isolation:{pid_mode:"host", volumes:[{source:($w+"/probe"),target:"/probe",read_only:true},
@@ -129,6 +230,22 @@ assert_eq "$(r2 pid1)" "$host_pid1" "pid 1 as a pid_mode=host task sees it (the 
 ok "pid_mode=host: pid $(r2 pid), the host's pid 1 is $(r2 pid1)"
 assert_eq "$(r2 CapAmb)" $DEFAULT_CAPS "CapAmb of a non-root isolated task"
 assert_eq "$(r2 secrets)" "700 nobody tmpfs" "secrets/ of a nobody task"
+
+# --- the user is looked up in the task's root, not on the host ---
+# A handed-in task dir with its own /etc (chroot_env without /etc) names a
+# user the host does not have.
+U=$W/userroot
+mkdir -p $U/etc $W/out3 && chmod 777 $W/out3
+echo 'rootonly:x:4242:4300::/:/bin/sh' >$U/etc/passwd
+printf 'rootgrp:x:4300:\nrootextra:x:4301:rootonly\n' >$U/etc/group
+getent passwd rootonly >/dev/null && fail "the host has a user rootonly"
+spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["-c","echo $(id -u) $(id -G) >/out/ids"], user:"rootonly",
+    logs:false, isolation:{task_dir:($w+"/userroot"), chroot_env:["/bin","/lib","/lib64","/sbin","/usr"],
+                           volumes:[{source:($w+"/out3"),target:"/out"}]}}')
+out=$(mgr StartTask sss isouser u "$spec") || fail "StartTask as a user of the root only: $out"
+wait_until "the ids from the root's user" 300 test -s $W/out3/ids
+assert_eq "$(cat $W/out3/ids)" "4242 4300 4301" "uid, gid and groups of rootonly from the root's /etc"
+mgr ForgetTask ss isouser u >/dev/null 2>&1 || { wait_until "isouser/u to end" 300 not_running isouser u; mgr ForgetTask ss isouser u >/dev/null; }
 
 # --- bad specs: named errors, nothing made ---
 # dbus-send prints the error's name (busctl only its message).
@@ -150,7 +267,16 @@ bad "volume target with .." '{"command":"/bin/true","isolation":{"volumes":[{"so
     "without '..'"
 bad "relative task_dir" '{"command":"/bin/true","isolation":{"task_dir":"x"}}' "must be an absolute path"
 bad "missing volume source" \
-    '{"command":"/bin/true","isolation":{"volumes":[{"source":"/nonexistent-isotest","target":"/x"}]}}' "(volumes)" ExecFailed
+    '{"command":"/bin/true","isolation":{"volumes":[{"source":"/nonexistent-isotest","target":"/x"}]}}' "(volume-trees)" ExecFailed
+# A symlink in a handed-in task dir leads nowhere out of the root: the
+# volume target /evil/x resolves to the root's own (read-only) /etc.
+mkdir -p $W/evil-root $W/evilsrc && ln -sfn /etc $W/evil-root/evil
+bad "volume target through a symlink to /etc" \
+    "$(jq -cn --arg w $W '{command:"/bin/true",isolation:{task_dir:($w+"/evil-root"),volumes:[{source:($w+"/evilsrc"),target:"/evil/x"}]}}')" \
+    "(volumes)" ExecFailed
+[[ ! -e /etc/x ]] || fail "a volume target through a symlink made the host's /etc/x"
+findmnt /etc/x >/dev/null && fail "a volume target through a symlink mounted onto the host's /etc/x"
+ok "the symlinked volume target stayed in the root"
 [[ ! -e $ROOTS/isobad ]] || fail "a refused start left $(find $ROOTS/isobad | head -3)"
 ok "refused starts left no task dir"
 
@@ -189,5 +315,5 @@ cleanup
 trap - EXIT
 leaked=$(grep -c "$ROOTS" /proc/self/mountinfo || true)
 assert_eq "$leaked" 0 "host mounts under $ROOTS after the tasks"
-[[ ! -e $ROOTS/iso2 && ! -e $ROOTS/isofast ]] || fail "task dirs left: $(ls $ROOTS)"
+[[ ! -e $ROOTS/iso2 && ! -e $ROOTS/isofast && ! -e $ROOTS/isoprop && ! -e $ROOTS/isokill ]] || fail "task dirs left: $(ls $ROOTS)"
 ok "isolation"

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <fstream>
+#include <iomanip>
 #include <iterator>
 #include <sstream>
 
@@ -251,18 +252,22 @@ void closeFrom(unsigned first, bool onExec) {
 
 // --- back in the streamer ---
 
-// "CapBnd:\t00000000a80405fb" of /proc/<pid>/status.
-std::optional<uint64_t> boundingSet(const std::string& statusFile) {
+// A field of /proc/<pid>/status, as a number in `base`: "CapBnd:\t00000000a80405fb"
+// (16), "NoNewPrivs:\t1" (10).
+std::optional<uint64_t> statusField(const std::string& statusFile, const std::string& field, int base) {
     std::ifstream in(statusFile);
     std::string line;
+    const auto key = field + ":";
     while (std::getline(in, line))
-        if (line.rfind("CapBnd:", 0) == 0) {
-            std::istringstream v(line.substr(7));
-            uint64_t caps = 0;
-            if (v >> std::hex >> caps) return caps;
+        if (line.rfind(key, 0) == 0) {
+            std::istringstream v(line.substr(key.size()));
+            uint64_t n = 0;
+            if (v >> std::setbase(base) >> n) return n;
         }
     return std::nullopt;
 }
+
+std::optional<uint64_t> boundingSet(const std::string& statusFile) { return statusField(statusFile, "CapBnd", 16); }
 
 bool sameFile(const struct stat& a, const struct stat& b) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
@@ -305,6 +310,7 @@ Result<TaskNamespaces> openTaskNamespaces(pid_t pid, const std::string& proc) {
     if (mntDiffers || !sameFile(mine, theirs)) ns.root = std::move(root);
     const auto theirCaps = boundingSet(base + "/status"), myCaps = boundingSet(proc + "/self/status");
     if (theirCaps && myCaps && (*theirCaps & ~*myCaps) == 0 && *theirCaps != *myCaps) ns.caps = *theirCaps;
+    ns.noNewPrivs = statusField(base + "/status", "NoNewPrivs", 10).value_or(0) == 1;
     return ns;
 }
 
@@ -339,6 +345,7 @@ Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns) {
         p.caps.have_caps = 1;
         p.caps.caps = *ns.caps;
     }
+    p.caps.no_new_privs = ns.noNewPrivs ? 1 : 0;
     p.releaseRead = releaseRead.get();
     p.releaseWrite = releaseWrite.get();
     p.reportRead = reportRead.get();

@@ -52,6 +52,8 @@ struct TaskNamespaces {
     /// isolated task): the command gets that set, through the shim's own
     /// code (src/shim/caps.c), not the streamer's full one.
     std::optional<uint64_t> caps;
+    /// The task runs with no_new_privs: so does every command exec'd into it.
+    bool noNewPrivs = false;
 };
 
 /// Opens <proc>/<pid>/ns/<kind> for each kind whose inode differs from

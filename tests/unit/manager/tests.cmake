@@ -13,3 +13,4 @@ set_tests_properties(unit.manager_test_task_manager PROPERTIES TIMEOUT 120
 taskscope_unit_test(manager/test_fd_budget.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_launcher.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_shim_home.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_shared_source.cpp taskscope_manager_lib)

@@ -1,0 +1,61 @@
+#define BOOST_TEST_MODULE identity
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/identity.hpp"
+
+using namespace taskscope::common;
+namespace fs = std::filesystem;
+
+namespace {
+// An isolated task's root with users the host does not have.
+struct Root {
+    fs::path etc;
+    Root() {
+        char tmpl[] = "/tmp/identity-test.XXXXXX";
+        etc = fs::path(::mkdtemp(tmpl)) / "etc";
+        fs::create_directories(etc);
+        std::ofstream(etc / "passwd") << "root:x:0:0:root:/root:/bin/sh\n"
+                                         "app:x:4242:4300:app:/home/app:/bin/sh\n";
+        std::ofstream(etc / "group") << "root:x:0:\n"
+                                        "apps:x:4300:\n"
+                                        "web:x:4301:app,other\n"
+                                        "db:x:4302:other\n";
+    }
+    ~Root() { fs::remove_all(etc.parent_path()); }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(user_of_the_root_not_the_host) {
+    Root r;
+    auto id = resolveIdentityIn(r.etc, "app", "");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->uid == 4242u);
+    BOOST_TEST(id->gid == 4300u);
+    BOOST_TEST((id->groups == std::vector<gid_t>{4300, 4301}));
+}
+
+BOOST_AUTO_TEST_CASE(group_named_in_the_spec) {
+    Root r;
+    auto id = resolveIdentityIn(r.etc, "app", "db");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->gid == 4302u);
+    BOOST_TEST((id->groups == std::vector<gid_t>{4302, 4301}));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_in_the_root) {
+    Root r;
+    auto id = resolveIdentityIn(r.etc, "nobody-here", "");
+    BOOST_REQUIRE(!id.ok());
+    BOOST_TEST(id.error().name == "UnknownUser");
+    id = resolveIdentityIn(r.etc, "app", "nogroup-here");
+    BOOST_REQUIRE(!id.ok());
+    BOOST_TEST(id.error().name == "UnknownUser");
+    id = resolveIdentityIn(r.etc.string() + "/missing", "app", "");
+    BOOST_REQUIRE(!id.ok());
+    BOOST_TEST(id.error().name == "UnknownUser");
+}

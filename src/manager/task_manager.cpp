@@ -148,9 +148,12 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
 }
 
 TaskManager::~TaskManager() {
+    // Every timer an entry holds: the loop outlives us (a restart in the
+    // unit tier), and a timer left behind would call into freed memory.
     for (auto& [key, e] : tasks_) {
         if (e->killTimer) loop_.cancelTimer(e->killTimer);
         if (e->exitRetryTimer) loop_.cancelTimer(e->exitRetryTimer);
+        if (e->orphanTimer) loop_.cancelTimer(e->orphanTimer);
     }
     if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
     if (signalWatch_) loop_.removeFd(signalWatch_);

@@ -541,22 +541,26 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
         // The shim records the failed exec; wait for it so that nothing of
         // this start remains, as the caller is told it failed.
         ::waitpid(st.launch.shimPid, nullptr, 0);
-        unpersist(rec);
         spool_.remove(unit);
         if (st.reserved) cpus_.release(unit);
         removeDirsOf(rec);
-        auto queued = std::make_shared<Queue>(erase(rec));
-        // The scope is empty now and systemd collects it by itself; a
-        // failed stop is the caller's to know, not only the journal's.
         auto error = released.error().context("start task " + label);
         auto done = std::move(st.done);
-        systemd_.stopUnitAsync(unit, [this, error, done, queued](Result<void> stopped) mutable {
-            if (!stopped)
-                error.message +=
-                    "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
-            done(std::move(error));
-            runOrphans(std::move(*queued));
+        auto queued = std::make_shared<Queue>();
+        // The caller hears of the failure once its record is off the disk
+        // too: nothing of the start is left when it is told.
+        unpersist(rec, [this, unit, error, done, queued]() mutable {
+            // The scope is empty now and systemd collects it by itself; a
+            // failed stop is the caller's to know, not only the journal's.
+            systemd_.stopUnitAsync(unit, [this, error, done, queued](Result<void> stopped) mutable {
+                if (!stopped)
+                    error.message +=
+                        "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
+                done(std::move(error));
+                runOrphans(std::move(*queued));
+            });
         });
+        *queued = erase(rec);
         return;
     }
 

@@ -86,14 +86,7 @@ for mode in al a; do
 done
 
 # --- 2. disk and 3. memory, with TASKS running tasks of each kind ---
-pss_sum() {
-    local total=0 p v
-    for p in $(pgrep -x taskscope-manag) $(pgrep -x taskscope-shim); do
-        v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
-        total=$((total + v))
-    done
-    echo "$total"
-}
+source "$(dirname "$0")/pss.sh"
 avail() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 run_many() { # ALLOC SPEC -> "pss_kib_per_task avail_kib_per_task"
     local p0 a0 p1 a1 i

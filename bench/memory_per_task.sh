@@ -8,14 +8,7 @@ N=${1:-1000}
 I=org.taskscope.Manager1
 M=/org/taskscope/Manager1
 
-pss_sum() {
-    local total=0 p v
-    for p in $(pgrep -x taskscope-manag) $(pgrep -x taskscope-shim); do
-        v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
-        total=$((total + v))
-    done
-    echo "$total"
-}
+source "$(dirname "$0")/pss.sh"
 
 systemctl restart taskscope-manager
 busctl call $I $M $I ListTasks >/dev/null

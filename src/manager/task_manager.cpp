@@ -553,7 +553,8 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
             // The scope is empty now and systemd collects it by itself; a
             // failed stop is the caller's to know, not only the journal's.
             systemd_.stopUnitAsync(unit, [this, error, done, queued](Result<void> stopped) mutable {
-                if (!stopped)
+                // NoSuchUnit: systemd has already collected the empty scope.
+                if (!stopped && stopped.error().name != "NoSuchUnit")
                     error.message +=
                         "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
                 done(std::move(error));

@@ -64,7 +64,9 @@ Result<std::string> readFileAt(int dirFd, const std::string& name) {
     return readAll(fd.get(), name);
 }
 
-Result<void> writeFileAtomic(const std::string& path, const std::string& content, unsigned mode) {
+Result<void> writeFileAtomic(const std::string& path, const std::string& content, unsigned mode,
+                             Durability durability) {
+    const bool sync = durability == Durability::PowerLoss;
     const std::string tmp = path + ".tmp";
     {
         // A tmp file left by a crash keeps its old mode through O_TRUNC.
@@ -73,9 +75,10 @@ Result<void> writeFileAtomic(const std::string& path, const std::string& content
         if (!fd) return errnoError("create " + tmp, errno);
         // The umask may have taken bits away, never added any.
         if (auto r = writeAll(fd.get(), content, tmp); !r) return r;
-        if (::fsync(fd.get()) < 0) return errnoError("fsync " + tmp, errno);
+        if (sync && ::fsync(fd.get()) < 0) return errnoError("fsync " + tmp, errno);
     }
     if (::rename(tmp.c_str(), path.c_str()) < 0) return errnoError("rename " + tmp, errno);
+    if (!sync) return {};
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
     UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

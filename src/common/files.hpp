@@ -29,10 +29,15 @@ inline constexpr unsigned kPrivateFileMode = 0600;
 Result<void> writeAll(int fd, const std::string& data, const std::string& what);
 inline constexpr unsigned kPrivateDirMode = 0700;
 
-/// Replaces path with content atomically and durably; the new file has
-/// `mode` (private by default: every caller writes daemon state).
+/// How long a written file must last: through a power loss (fsync'd), or
+/// only through a crash of the process that wrote it (the page cache is
+/// enough, and the writer's loop does not wait for the disk).
+enum class Durability { PowerLoss, ProcessCrash };
+
+/// Replaces path with content atomically (and durably, by default); the
+/// new file has `mode` (private by default: every caller writes daemon state).
 Result<void> writeFileAtomic(const std::string& path, const std::string& content,
-                             unsigned mode = kPrivateFileMode);
+                             unsigned mode = kPrivateFileMode, Durability durability = Durability::PowerLoss);
 
 /// mkdir -p with the given mode for created directories.
 Result<void> makeDirs(const std::string& path, unsigned mode = 0755);

@@ -66,7 +66,9 @@ common::Result<void> SessionRecords::save(const SessionRecord& r) {
     const nlohmann::json j = {{"session", r.session}, {"alloc_id", r.allocId}, {"task", r.task},
                               {"owner", r.owner},     {"tty", r.tty},          {"keeper", r.keeper},
                               {"leader", r.leader},   {"keeper_start", r.keeperStart}};
-    return common::writeFileAtomic(path(r.session), j.dump() + "\n");
+    // A session dies with the machine: its record must outlive only the streamer.
+    return common::writeFileAtomic(path(r.session), j.dump() + "\n", common::kPrivateFileMode,
+                                   common::Durability::ProcessCrash);
 }
 
 void SessionRecords::remove(uint64_t session) {
@@ -118,7 +120,8 @@ uint64_t SessionRecords::firstUnused() const {
 
 common::Result<void> SessionRecords::reserveBelow(uint64_t upTo) {
     if (dir_.empty()) return {};
-    return common::writeFileAtomic(dir_ + "/" + kNextFile, std::to_string(upTo) + "\n");
+    return common::writeFileAtomic(dir_ + "/" + kNextFile, std::to_string(upTo) + "\n", common::kPrivateFileMode,
+                                   common::Durability::ProcessCrash);
 }
 
 }  // namespace taskscope::stream::exec

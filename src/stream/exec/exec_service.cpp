@@ -382,11 +382,14 @@ void ExecService::record(ExecSession& s) {
 }
 
 void ExecService::forgetRecord(ExecSession& s) {
-    if (!std::exchange(s.recorded, false)) return;
-    descriptors_.drop(statusFdName(s.id()));
-    descriptors_.drop(statusHoldFdName(s.id()));
-    if (s.master) descriptors_.drop(terminalFdName(s.id()));
-    records_.remove(s.id());
+    if (std::exchange(s.recorded, false)) dropRecord(s.id(), static_cast<bool>(s.master));
+}
+
+void ExecService::dropRecord(uint64_t id, bool terminal) {
+    descriptors_.drop(statusFdName(id));
+    descriptors_.drop(statusHoldFdName(id));
+    if (terminal) descriptors_.drop(terminalFdName(id));
+    records_.remove(id);
 }
 
 std::vector<std::string> ExecService::restore(std::map<std::string, UniqueFd> stored) {
@@ -402,11 +405,7 @@ std::vector<std::string> ExecService::restore(std::map<std::string, UniqueFd> st
         return fd;
     };
     bool adopted = false;
-    auto forget = [this](const SessionRecord& r) {
-        for (const auto& name : {statusFdName(r.session), statusHoldFdName(r.session), terminalFdName(r.session)})
-            descriptors_.drop(name);
-        records_.remove(r.session);
-    };
+    auto forget = [this](const SessionRecord& r) { dropRecord(r.session, true); };
     auto ended = [&](const SessionRecord& r, int status, const char* how) {
         const auto result = resultFromStatus(status);
         spdlog::info("Exec session {} in {}/{} {}: exit code {}", r.session, r.allocId, r.task, how, result.exitCode);

@@ -156,6 +156,8 @@ private:
     void onKeeperExit(uint64_t id);
     void record(ExecSession& s);
     void forgetRecord(ExecSession& s);
+    /// Its record and stored descriptors go (the terminal's too, if it had one).
+    void dropRecord(uint64_t id, bool terminal);
     void onOutput(uint64_t id);
     void onDeadline(uint64_t id);
     void drainOutput(ExecSession& s);

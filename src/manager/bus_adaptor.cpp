@@ -61,7 +61,13 @@ TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
 
 TaskObject::~TaskObject() { unregisterAdaptor(); }
 
-std::string TaskObject::Spec() { return redactSpecJson(record_.specJson); }
+std::string TaskObject::Spec() {
+    if (redacted_.empty() || redactedFrom_ != record_.specJson) {
+        redacted_ = redactSpecJson(record_.specJson);
+        redactedFrom_ = record_.specJson;
+    }
+    return redacted_;
+}
 
 std::string TaskObject::AllowedCPUs() { return common::formatCpuList(record_.cpus); }
 

@@ -55,6 +55,10 @@ private:
     std::string Spec() override;
 
     const TaskRecord& record_;
+    // Redacting parses and prints the spec; GetManagedObjects and every
+    // PropertiesChanged read it, so it is done once per spec (UpdateTask
+    // changes the record's spec, hence the source kept beside it).
+    std::string redactedFrom_, redacted_;
 };
 
 class ManagerObject final

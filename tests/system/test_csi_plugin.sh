@@ -25,8 +25,18 @@ cleanup() {
     for t in plugin silent; do
         mgr StopTask sssx $A $t "" 0 >/dev/null 2>&1
     done
-    sleep 0.5
-    for t in plugin silent; do mgr ForgetTask ss $A $t >/dev/null 2>&1; done
+    # A forget is refused while its task still stops: ask again, bounded,
+    # so the task dirs go with the tasks.
+    local i t left
+    for ((i = 0; i < 300; i++)); do
+        left=0
+        for t in plugin silent; do
+            mgr ForgetTask ss $A $t >/dev/null 2>&1 && continue
+            mgr GetTask ss $A $t >/dev/null 2>&1 && left=1
+        done
+        ((left)) || break
+        sleep 0.1
+    done
     rm -f "$MON"
 }
 trap cleanup EXIT
@@ -137,4 +147,9 @@ grep -q "did not appear within 1000 ms" <<<"$msg" || fail "silent plugin's messa
 ok "a plugin whose socket never appears: unhealthy, '$msg'"
 mgr StopTask sssx $A silent "" 0 >/dev/null
 wait_until "PluginDeregistered of the silent plugin" 300 has_signal PluginDeregistered 2
+cleanup
+trap - EXIT
+dir_gone() { [[ ! -e /var/lib/taskscope/tasks-root/$A ]]; }
+wait_until "the task dir of $A to go" 100 dir_gone
+ok "no task dir of this test left"
 echo "csi plugin: all checks passed"

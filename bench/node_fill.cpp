@@ -1,0 +1,211 @@
+// The calls of bench/node_fill.sh that must not be timed through busctl: a
+// busctl process per call costs more than the call itself in the guest, so
+// a node filled through it measures busctl. One process, one connection,
+// P calls in flight.
+//
+//   taskscope-bench-fill start N P        start fill<i/100>/t<i%100>, i < N
+//   taskscope-bench-fill stop N P         stop and forget them
+//   taskscope-bench-fill reads            ListTasks and GetManagedObjects:
+//                                         median of 5 and reply size
+//   taskscope-bench-fill wait-running N S until ListTasks counts N running
+//                                         (a manager that restarts may not
+//                                         answer for a while), S seconds max
+// Each prints one line; the exit status is 0 unless a call was refused.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "scope_floor.hpp"
+
+namespace {
+
+using bench::Clock;
+using bench::InFlight;
+using bench::msSince;
+constexpr const char* kManager = "org.taskscope.Manager1";
+constexpr const char* kManagerPath = "/org/taskscope/Manager1";
+
+std::string allocOf(int i) { return "fill" + std::to_string(i / 100); }
+std::string taskOf(int i) { return "t" + std::to_string(i % 100); }
+
+// Runs `call(i, done)` for i in [0, n) with `level` in flight; returns ms.
+template <class Call>
+double fanOut(int n, int level, Call call) {
+    InFlight inflight(level);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+        inflight.acquire();
+        call(i, [&inflight] { inflight.release(); });
+    }
+    inflight.drain();
+    return msSince(t0);
+}
+
+// Counts errors by name, keeping one message of each.
+struct Errors {
+    std::mutex m;
+    std::map<std::string, std::pair<int, std::string>> byName;
+    int total = 0;
+    void add(const sdbus::Error& e) {
+        std::lock_guard lock(m);
+        auto& [count, text] = byName[e.getName()];
+        if (count++ == 0) text = e.getMessage();
+        ++total;
+    }
+    void print() {
+        for (const auto& [name, v] : byName) std::printf("  %d x %s: %s\n", v.first, name.c_str(), v.second.c_str());
+    }
+};
+
+int start(sdbus::IProxy& m, int n, int level) {
+    Errors errors;
+    const double ms = fanOut(n, level, [&](int i, auto done) {
+        // The task writes one line, then sleeps: its log proves the spool.
+        const std::string spec =
+            nlohmann::json{{"command", "/bin/sh"},
+                           {"args", {"-c", "echo up $0; exec sleep infinity", taskOf(i)}},
+                           {"kill_timeout_ms", 0}}
+                .dump();
+        m.callMethodAsync("StartTask")
+            .onInterface(kManager)
+            .withArguments(allocOf(i), taskOf(i), spec)
+            .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
+                if (err) errors.add(*err);
+                done();
+            });
+    });
+    std::printf("started: %d of %d in %.0f ms (%.1f tasks/s, %d in flight); refused: %d\n", n - errors.total, n, ms,
+                (n - errors.total) * 1000.0 / ms, level, errors.total);
+    errors.print();
+    return errors.total ? 1 : 0;
+}
+
+int stop(sdbus::IProxy& m, int n, int level) {
+    Errors errors;
+    const double stopMs = fanOut(n, level, [&](int i, auto done) {
+        m.callMethodAsync("StopTask")
+            .onInterface(kManager)
+            .withArguments(allocOf(i), taskOf(i), std::string("SIGKILL"), int64_t{0})
+            .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                if (err) errors.add(*err);
+                done();
+            });
+    });
+    // A forget is refused until the exit has been collected: ask again.
+    const auto t0 = Clock::now();
+    std::vector<int> left(n);
+    for (int i = 0; i < n; ++i) left[i] = i;
+    for (int round = 0; !left.empty() && round < 600; ++round) {
+        std::mutex lm;
+        std::vector<int> again;
+        fanOut(static_cast<int>(left.size()), level, [&](int k, auto done) {
+            const int i = left[k];
+            m.callMethodAsync("ForgetTask")
+                .onInterface(kManager)
+                .withArguments(allocOf(i), taskOf(i))
+                .uponReplyInvoke([&, i, done](const sdbus::Error* err) {
+                    if (err && err->getName() == "org.taskscope.Error.StillRunning") {
+                        std::lock_guard lock(lm);
+                        again.push_back(i);
+                    } else if (err) {
+                        errors.add(*err);
+                    }
+                    done();
+                });
+        });
+        left.swap(again);
+        if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::printf("stop-all: %.0f ms, then forget-all: %.0f ms (%zu not forgotten); refused: %d\n", stopMs,
+                msSince(t0), left.size(), errors.total);
+    errors.print();
+    return errors.total || !left.empty() ? 1 : 0;
+}
+
+double median5(const std::function<void()>& f) {
+    std::vector<double> t;
+    for (int k = 0; k < 5; ++k) {
+        const auto t0 = Clock::now();
+        f();
+        t.push_back(msSince(t0));
+    }
+    std::sort(t.begin(), t.end());
+    return t[2];
+}
+
+// The manager's side of a read (and the bus's): the reply is not decoded.
+// Decoding 10,000 objects into variants is the caller's cost, timed apart.
+int reads(sdbus::IProxy& m) {
+    auto call = [&](const char* iface, const char* method) {
+        return median5([&] { m.callMethod(method).onInterface(iface); });
+    };
+    const double list = call(kManager, "ListTasks");
+    const double managed = call("org.freedesktop.DBus.ObjectManager", "GetManagedObjects");
+    std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> tasks;
+    m.callMethod("ListTasks").onInterface(kManager).storeResultsTo(tasks);
+    std::map<sdbus::ObjectPath, std::map<std::string, std::map<std::string, sdbus::Variant>>> objects;
+    const auto t0 = Clock::now();
+    m.callMethod("GetManagedObjects").onInterface("org.freedesktop.DBus.ObjectManager").storeResultsTo(objects);
+    const double decoded = msSince(t0);
+    std::printf("ListTasks: %.1f ms median of 5 (%zu tasks); GetManagedObjects: %.1f ms (%zu objects; %.1f ms with "
+                "the reply decoded into variants)\n",
+                list, tasks.size(), managed, objects.size(), decoded);
+    return 0;
+}
+
+int waitRunning(sdbus::IProxy& m, int n, int seconds) {
+    const auto t0 = Clock::now();
+    size_t running = 0;
+    while (msSince(t0) < seconds * 1000.0) {
+        try {
+            std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> tasks;
+            m.callMethod("ListTasks").onInterface(kManager).storeResultsTo(tasks);
+            running = std::count_if(tasks.begin(), tasks.end(), [](const auto& t) { return t.template get<2>() == "running"; });
+            if (running >= static_cast<size_t>(n)) {
+                std::printf("all %d running after %.0f ms\n", n, msSince(t0));
+                return 0;
+            }
+        } catch (const sdbus::Error&) {
+            // not back on the bus yet
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::printf("only %zu of %d running after %d s\n", running, n, seconds);
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string what = argc > 1 ? argv[1] : "";
+    const int a = argc > 2 ? std::atoi(argv[2]) : 0, b = argc > 3 ? std::atoi(argv[3]) : 32;
+    if ((what != "reads" && a <= 0) || b <= 0) {
+        std::fprintf(stderr, "usage: %s start N P | stop N P | reads | wait-running N SECONDS\n", argv[0]);
+        return 2;
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+    auto bus = sdbus::createSystemBusConnection();
+    auto m = sdbus::createProxy(*bus, kManager, kManagerPath);
+    bus->enterEventLoopAsync();
+    int rc = 2;
+    if (what == "start") rc = start(*m, a, b);
+    if (what == "stop") rc = stop(*m, a, b);
+    if (what == "reads") rc = reads(*m);
+    if (what == "wait-running") rc = waitRunning(*m, a, b);
+    std::fflush(stdout);
+    bus->leaveEventLoop();
+    return rc;
+}

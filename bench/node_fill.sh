@@ -67,6 +67,7 @@ busctl call $I $M $I ListTasks >/dev/null
 sleep 2
 mf0=$(fds taskscope-manager) sf0=$(fds taskscope-streamer)
 pss0=$(all_pss) mm0=$(cg_mem taskscope-manager.service) sm0=$(cg_mem taskscope-streamer.service)
+hm0=$(cg_mem taskscope-shims.scope)
 rss0=$(pid1_rss)
 
 "$FILL" start "$N" "$P" || true
@@ -84,8 +85,9 @@ mf1=$(fds taskscope-manager) sf1=$(fds taskscope-streamer)
 store=$(systemctl show -p NFileDescriptorStore --value taskscope-streamer 2>/dev/null || echo "?")
 echo "descriptors: manager $mf0 -> $mf1 ($(( (mf1 - mf0) * 100 / N ))/100 per task), streamer $sf0 -> $sf1 ($(( (sf1 - sf0) * 100 / N ))/100 per task); streamer fd store: $store"
 pss1=$(all_pss) mm1=$(cg_mem taskscope-manager.service) sm1=$(cg_mem taskscope-streamer.service)
+hm1=$(cg_mem taskscope-shims.scope)
 rss1=$(pid1_rss)
-echo "memory per task: PSS of all taskscope processes (manager, streamer, shims) $(( (pss1 - pss0) / N )) KiB ($pss0 -> $pss1 KiB; target <= 64); memory.current manager $mm0 -> $mm1 KiB, streamer $sm0 -> $sm1 KiB ($(( (mm1 - mm0 + sm1 - sm0) / N )) KiB per task); PID 1 RSS $rss0 -> $rss1 KiB ($(( (rss1 - rss0) / N )) KiB per task)"
+echo "memory per task: PSS of all taskscope processes (manager, streamer, shims) $(( (pss1 - pss0) / N )) KiB ($pss0 -> $pss1 KiB; target <= 64); memory.current manager $mm0 -> $mm1 KiB, streamer $sm0 -> $sm1 KiB, shims' scope $hm0 -> $hm1 KiB ($(( (mm1 - mm0 + sm1 - sm0 + hm1 - hm0) / N )) KiB per task); PID 1 RSS $rss0 -> $rss1 KiB ($(( (rss1 - rss0) / N )) KiB per task)"
 
 "$FILL" reads
 ltn=$(timed5 setpriv --reuid=nobody --regid=nogroup --clear-groups busctl call $I $M $I ListTasks)

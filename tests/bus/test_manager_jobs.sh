@@ -81,6 +81,30 @@ wait $one $two || { echo "FAIL: held starts: $(cat "$BUS_TMP"/start.*.out)"; exi
 echo "ok: both started when their jobs ended"
 kill -KILL "$(field a2 one pid)" "$(field a2 two pid)"
 
+# Many calls at once, as a scheduler retrying sends them: ten starts of one
+# task while systemd holds its job. One wins and waits for the job; the
+# other nine are refused at once with TaskExists and change nothing.
+for ((k = 0; k < 10; k++)); do
+    dbus-send --bus="$BUS_ADDRESS" --print-reply --reply-timeout=20000 --dest=$I $M $I.StartTask \
+        string:a3 string:same "$spec" >"$BUS_TMP/same.$k.out" 2>&1 &
+    same[k]=$!
+done
+refused=0
+for ((i = 0; i < 100; i++)); do
+    refused=$(grep -l "org.taskscope.Error.TaskExists" "$BUS_TMP"/same.*.out 2>/dev/null | wc -l)
+    ((refused == 9)) && break
+    sleep 0.05
+done
+((refused == 9)) || { echo "FAIL: $refused of 9 extra starts refused: $(cat "$BUS_TMP"/same.*.out)"; exit 1; }
+[[ "$(field a3 same state)" == starting ]] || { echo "FAIL: a3/same is $(field a3 same state)"; exit 1; }
+busctl --address="$BUS_ADDRESS" call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.taskscope.Test1 FinishJobs >/dev/null
+for k in "${same[@]}"; do wait "$k" || true; done
+won=$(grep -l "object path" "$BUS_TMP"/same.*.out | wc -l)
+((won == 1)) || { echo "FAIL: $won starts of a3/same answered with a task"; exit 1; }
+[[ "$(field a3 same state)" == running ]] || { echo "FAIL: a3/same did not run"; exit 1; }
+echo "ok: ten starts of one task at once: one task, nine TaskExists while its job was held"
+kill -KILL "$(field a3 same pid)"
+
 fake failed
 expect_error org.taskscope.Error.SystemdFailed $M $I.StartTask string:a1 string:broken "$spec"
 expect_error org.taskscope.Error.NoSuchTask $M $I.GetTask string:a1 string:broken

@@ -189,6 +189,7 @@ Result<ClientLease> Client::acquire() {
     }
     if (c) {
         c->drain();
+        c->fresh_ = false;
         if (!c->broken_) return ClientLease(c.release());
     }
     auto fresh = connect();

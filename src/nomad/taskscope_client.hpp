@@ -126,6 +126,9 @@ public:
     void pump(int ms);
     /// The connection failed; the client is of no further use.
     bool broken() const { return broken_; }
+    /// Made for this lease (connection, Hello and matches paid now), not
+    /// taken from the pool.
+    bool fresh() const { return fresh_; }
 
 private:
     friend struct ClientRelease;
@@ -140,6 +143,7 @@ private:
     std::unique_ptr<StatsProxy> stats_;
     std::unique_ptr<ExecProxy> exec_;
     bool broken_ = false;  ///< the connection failed: not given back to the pool
+    bool fresh_ = true;
 };
 
 /// For exit codes: a task's exit as GetTask's JSON states it, or nullopt

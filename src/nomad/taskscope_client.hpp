@@ -137,6 +137,11 @@ private:
     StatsProxy& stats();
     ExecProxy& exec();
     common::Error fail(const sdbus::Error& e, const std::string& what);
+    /// Runs one call of the bus API: its sdbus::Error becomes an Error
+    /// (fail) instead of an exception, the connection marked broken when
+    /// it was the connection that failed.
+    template <typename T, typename F>
+    common::Result<T> guard(const char* what, F&& call);
 
     std::unique_ptr<sdbus::IConnection> conn_;
     std::unique_ptr<ManagerProxy> manager_;

@@ -308,17 +308,26 @@ int busRound(const std::string& pluginPath, const std::string& work) {
         pb::DestroyTaskResponse dres;
         check(d->DestroyTask(ctx().get(), dreq, &dres).error_code() == grpc::StatusCode::FAILED_PRECONDITION,
               "stop_task", "a running task was destroyed without force");
+        // The stand-in systemd keeps no cgroups, so the manager finds no
+        // process in the task's scope to send SIGTERM to, and the kill
+        // after the grace (KillUnit, which the stand-in delivers) ends it:
+        // StopTask returns once the task has exited, either way.
         pb::StopTaskRequest req;
         req.set_task_id(longTask.id());
         req.set_signal("SIGTERM");
-        req.mutable_timeout()->set_seconds(5);
+        req.mutable_timeout()->set_nanos(500 * 1000 * 1000);
         pb::StopTaskResponse res;
         checkStatus(d->StopTask(ctx().get(), req, &res), "stop_task");
+        pb::InspectTaskRequest sreq;
+        sreq.set_task_id(longTask.id());
+        pb::InspectTaskResponse sres;
+        checkStatus(d->InspectTask(ctx().get(), sreq, &sres), "stop_task");
+        check(sres.task().state() == pb::EXITED, "stop_task", "StopTask returned before the exit");
         pb::WaitTaskRequest wreq;
         wreq.set_task_id(longTask.id());
         pb::WaitTaskResponse wres;
         checkStatus(d->WaitTask(ctx().get(), wreq, &wres), "stop_task");
-        check(wres.result().signal() == SIGTERM || wres.result().exit_code() == 128 + SIGTERM, "stop_task",
+        check(wres.result().signal() == SIGTERM || wres.result().signal() == SIGKILL, "stop_task",
               wres.ShortDebugString());
         checkStatus(d->DestroyTask(ctx().get(), dreq, &dres), "stop_task");
         pb::InspectTaskRequest ireq;

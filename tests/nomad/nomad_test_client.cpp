@@ -232,6 +232,35 @@ pb::StartTaskResponse start(pb::Driver::Stub& d, const pb::TaskConfig& t, const 
     return res;
 }
 
+pb::WaitTaskResponse waitTask(pb::Driver::Stub& d, const std::string& id, const std::string& step) {
+    pb::WaitTaskRequest req;
+    req.set_task_id(id);
+    pb::WaitTaskResponse res;
+    checkStatus(d.WaitTask(ctx().get(), req, &res), step);
+    return res;
+}
+
+grpc::Status inspect(pb::Driver::Stub& d, const std::string& id, pb::InspectTaskResponse& res) {
+    pb::InspectTaskRequest req;
+    req.set_task_id(id);
+    return d.InspectTask(ctx().get(), req, &res);
+}
+
+grpc::Status destroy(pb::Driver::Stub& d, const std::string& id, bool force) {
+    pb::DestroyTaskRequest req;
+    req.set_task_id(id);
+    req.set_force(force);
+    pb::DestroyTaskResponse res;
+    return d.DestroyTask(ctx().get(), req, &res);
+}
+
+// Destroyed, and unknown to the driver from then on.
+void destroyed(pb::Driver::Stub& d, const std::string& id, bool force, const std::string& step) {
+    checkStatus(destroy(d, id, force), step);
+    pb::InspectTaskResponse res;
+    check(inspect(d, id, res).error_code() == grpc::StatusCode::NOT_FOUND, step, "still known after destroy");
+}
+
 void waitExitOf(Plugin& p) {
     int status = 0;
     for (int i = 0; i < 100; ++i) {
@@ -281,21 +310,13 @@ int busRound(const std::string& pluginPath, const std::string& work) {
     start(*d, quick, "start_task");
     ok("start_task");
     {
-        pb::WaitTaskRequest req;
-        req.set_task_id(quick.id());
-        pb::WaitTaskResponse res;
-        checkStatus(d->WaitTask(ctx().get(), req, &res), "wait_task");
+        const auto res = waitTask(*d, quick.id(), "wait_task");
         check(res.result().exit_code() == 7 && res.result().signal() == 0, "wait_task", res.ShortDebugString());
-        pb::InspectTaskRequest ireq;
-        ireq.set_task_id(quick.id());
         pb::InspectTaskResponse ires;
-        checkStatus(d->InspectTask(ctx().get(), ireq, &ires), "wait_task");
+        checkStatus(inspect(*d, quick.id(), ires), "wait_task");
         check(ires.task().state() == pb::EXITED && ires.task().result().exit_code() == 7, "wait_task",
               ires.ShortDebugString());
-        pb::DestroyTaskRequest dreq;
-        dreq.set_task_id(quick.id());
-        pb::DestroyTaskResponse dres;
-        checkStatus(d->DestroyTask(ctx().get(), dreq, &dres), "wait_task");
+        destroyed(*d, quick.id(), false, "wait_task");
     }
     ok("wait_task");
 
@@ -303,11 +324,8 @@ int busRound(const std::string& pluginPath, const std::string& work) {
     start(*d, longTask, "stop_task");
     {
         // Destroying a running task without force is refused; it still runs.
-        pb::DestroyTaskRequest dreq;
-        dreq.set_task_id(longTask.id());
-        pb::DestroyTaskResponse dres;
-        check(d->DestroyTask(ctx().get(), dreq, &dres).error_code() == grpc::StatusCode::FAILED_PRECONDITION,
-              "stop_task", "a running task was destroyed without force");
+        check(destroy(*d, longTask.id(), false).error_code() == grpc::StatusCode::FAILED_PRECONDITION, "stop_task",
+              "a running task was destroyed without force");
         // The stand-in systemd keeps no cgroups, so the manager finds no
         // process in the task's scope to send SIGTERM to, and the kill
         // after the grace (KillUnit, which the stand-in delivers) ends it:
@@ -318,23 +336,13 @@ int busRound(const std::string& pluginPath, const std::string& work) {
         req.mutable_timeout()->set_nanos(500 * 1000 * 1000);
         pb::StopTaskResponse res;
         checkStatus(d->StopTask(ctx().get(), req, &res), "stop_task");
-        pb::InspectTaskRequest sreq;
-        sreq.set_task_id(longTask.id());
         pb::InspectTaskResponse sres;
-        checkStatus(d->InspectTask(ctx().get(), sreq, &sres), "stop_task");
+        checkStatus(inspect(*d, longTask.id(), sres), "stop_task");
         check(sres.task().state() == pb::EXITED, "stop_task", "StopTask returned before the exit");
-        pb::WaitTaskRequest wreq;
-        wreq.set_task_id(longTask.id());
-        pb::WaitTaskResponse wres;
-        checkStatus(d->WaitTask(ctx().get(), wreq, &wres), "stop_task");
+        const auto wres = waitTask(*d, longTask.id(), "stop_task");
         check(wres.result().signal() == SIGTERM || wres.result().signal() == SIGKILL, "stop_task",
               wres.ShortDebugString());
-        checkStatus(d->DestroyTask(ctx().get(), dreq, &dres), "stop_task");
-        pb::InspectTaskRequest ireq;
-        ireq.set_task_id(longTask.id());
-        pb::InspectTaskResponse ires;
-        check(d->InspectTask(ctx().get(), ireq, &ires).error_code() == grpc::StatusCode::NOT_FOUND, "stop_task",
-              "still known after destroy");
+        destroyed(*d, longTask.id(), false, "stop_task");
     }
     ok("stop_destroy_task");
 
@@ -670,18 +678,7 @@ int main(int argc, char** argv) {
     }
     ok("stop_task");
 
-    {
-        pb::DestroyTaskRequest req;
-        req.set_task_id(web.id());
-        req.set_force(true);
-        pb::DestroyTaskResponse res;
-        checkStatus(d->DestroyTask(ctx().get(), req, &res), "destroy_task");
-        pb::InspectTaskRequest ireq;
-        ireq.set_task_id(web.id());
-        pb::InspectTaskResponse ires;
-        check(d->InspectTask(ctx().get(), ireq, &ires).error_code() == grpc::StatusCode::NOT_FOUND, "destroy_task",
-              "still known after destroy");
-    }
+    destroyed(*d, web.id(), true, "destroy_task");
     ok("destroy_task");
 
     // An allocation network, as Nomad asks a driver with

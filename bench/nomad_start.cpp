@@ -188,12 +188,21 @@ int main(int argc, char** argv) {
             parts["grpc_out"].push_back((it->second.second - in - total) / 1000.0);
             for (const char* k : {"spec_us", "acquire_us", "dbus_start_us", "reply_us"})
                 if (j.contains(k)) parts[k].push_back(j[k].get<int64_t>() / 1000.0);
+            // All but its own Manager1.StartTask, which is the floor's call.
+            if (j.contains("dbus_start_us"))
+                parts["own"].push_back((it->second.second - it->second.first - j["dbus_start_us"].get<int64_t>()) /
+                                       1000.0);
         }
     }
     std::printf("driver StartTask by step (medians, ms):");
     for (const char* k : {"grpc_in", "spec_us", "acquire_us", "dbus_start_us", "reply_us", "grpc_out"})
         std::printf(" %s %.2f", k, median(parts[k]));
     std::printf("\n");
+    // The floor's noise (the manager, systemd) does not enter this one.
+    const double own = median(parts["own"]);
+    std::printf("driver's own cost (its call minus its Manager1.StartTask): median %.2f ms; "
+                "on the floor's median: ratio %.3f\n",
+                own, (median(flr) + own) / median(flr));
     std::sort(flr.begin(), flr.end());
     if (!flr.empty())
         std::printf("floor spread (ms): min %.2f p25 %.2f median %.2f p75 %.2f max %.2f\n", flr.front(),

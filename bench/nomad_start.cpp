@@ -2,7 +2,10 @@
 // StartTask over D-Bus, interleaved one of each per round (same spec,
 // same guest): driver - gRPC StartTask to its reply (the task runs in its
 // scope then); floor - Manager1.StartTask to its reply. Prints medians and
-// the median of per-round ratios; then the plugin's RSS with N tasks.
+// the median of per-round ratios; then where the driver's time goes (the
+// plugin's debug step records, TASKSCOPE_NOMAD_LOG=debug, placed against
+// this process's clock: gRPC in, the plugin's steps, gRPC out); then the
+// plugin's RSS with N tasks.
 // Usage: taskscope-bench-nomad PLUGIN [ROUNDS] [TASKS]
 
 #define MSGPACK_NO_BOOST 1
@@ -11,11 +14,16 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -34,12 +42,22 @@ double median(std::vector<double> v) {
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
-std::pair<pid_t, std::string> launch(const char* path) {
+int64_t monoUs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+// The plugin's stderr (its debug records) goes to `logPath`.
+std::pair<pid_t, std::string> launch(const char* path, const std::string& logPath) {
     int out[2];
     if (::pipe(out) != 0) std::exit(1);
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::dup2(out[1], 1);
+        const int log = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (log >= 0) ::dup2(log, 2);
+        ::setenv("TASKSCOPE_NOMAD_LOG", "debug", 1);
         ::setenv("NOMAD_PLUGIN_MAGIC_COOKIE", "e4327c2e01eabfd75a8a67adb114fb34a757d57eee7728d857a8cec6e91a7255", 1);
         ::execl(path, path, static_cast<char*>(nullptr));
         _exit(127);
@@ -88,9 +106,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 30, tasks = argc > 3 ? std::atoi(argv[3]) : 100;
-    auto [pid, socket] = launch(argv[1]);
+    const std::string logPath = "/tmp/taskscope-bench-nomad." + std::to_string(::getpid()) + ".log";
+    auto [pid, socket] = launch(argv[1], logPath);
     auto d = pb::Driver::NewStub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
-    auto conn = sdbus::createSystemBusConnection();
+    // TASKSCOPE_BUS_ADDRESS (the bus tier's private bus, which the plugin
+    // follows too): the driver's own cost stands out against a floor
+    // without systemd's.
+    const char* busAddress = std::getenv("TASKSCOPE_BUS_ADDRESS");
+    auto conn = busAddress && *busAddress ? sdbus::createSessionBusConnectionWithAddress(busAddress)
+                                          : sdbus::createSystemBusConnection();
     auto mgr = sdbus::createProxy(*conn, "org.taskscope.Manager1", "/org/taskscope/Manager1");
     const std::string alloc = "nbench" + std::to_string(::getpid());
     // What the driver makes of ctyConfig() for a task without alloc_dir.
@@ -100,6 +124,7 @@ int main(int argc, char** argv) {
     };
     std::vector<double> drv, flr, ratio;
     std::vector<std::string> started;
+    std::map<std::string, std::pair<int64_t, int64_t>> sent;  // task id -> this side's send, reply (monotonic us)
     auto driverStart = [&](const std::string& name) {
         pb::StartTaskRequest req;
         auto* t = req.mutable_task();
@@ -109,9 +134,11 @@ int main(int argc, char** argv) {
         t->set_msgpack_driver_config(ctyConfig());
         pb::StartTaskResponse res;
         grpc::ClientContext ctx;
+        const int64_t m0 = monoUs();
         const auto t0 = Clock::now();
         auto st = d->StartTask(&ctx, req, &res);
         const double took = ms(Clock::now() - t0);
+        sent[t->id()] = {m0, monoUs()};
         if (!st.ok()) {
             std::fprintf(stderr, "driver StartTask: %s\n", st.error_message().c_str());
             std::exit(1);
@@ -147,6 +174,39 @@ int main(int argc, char** argv) {
     std::printf("StartTask, %d rounds: driver (gRPC) median %.2f ms, taskscope D-Bus (floor) median %.2f ms, "
                 "ratio of medians %.2f, median per-round ratio %.2f\n",
                 rounds, median(drv), median(flr), median(drv) / median(flr), median(ratio));
+    // Where the driver's time went, per round, from the plugin's records.
+    std::map<std::string, std::vector<double>> parts;
+    {
+        std::ifstream log(logPath);
+        for (std::string l; std::getline(log, l);) {
+            auto j = nlohmann::json::parse(l, nullptr, false);
+            if (j.is_discarded() || j.value("@message", "") != "StartTask steps") continue;
+            auto it = sent.find(j.value("task_id", ""));
+            if (it == sent.end()) continue;
+            const int64_t in = j["mono_start_us"].get<int64_t>(), total = j["total_us"].get<int64_t>();
+            parts["grpc_in"].push_back((in - it->second.first) / 1000.0);
+            parts["grpc_out"].push_back((it->second.second - in - total) / 1000.0);
+            for (const char* k : {"spec_us", "acquire_us", "dbus_start_us", "reply_us"})
+                if (j.contains(k)) parts[k].push_back(j[k].get<int64_t>() / 1000.0);
+            // All but its own Manager1.StartTask, which is the floor's call.
+            if (j.contains("dbus_start_us"))
+                parts["own"].push_back((it->second.second - it->second.first - j["dbus_start_us"].get<int64_t>()) /
+                                       1000.0);
+        }
+    }
+    std::printf("driver StartTask by step (medians, ms):");
+    for (const char* k : {"grpc_in", "spec_us", "acquire_us", "dbus_start_us", "reply_us", "grpc_out"})
+        std::printf(" %s %.2f", k, median(parts[k]));
+    std::printf("\n");
+    // The floor's noise (the manager, systemd) does not enter this one.
+    const double own = median(parts["own"]);
+    std::printf("driver's own cost (its call minus its Manager1.StartTask): median %.2f ms; "
+                "on the floor's median: ratio %.3f\n",
+                own, (median(flr) + own) / median(flr));
+    std::sort(flr.begin(), flr.end());
+    if (!flr.empty())
+        std::printf("floor spread (ms): min %.2f p25 %.2f median %.2f p75 %.2f max %.2f\n", flr.front(),
+                    flr[flr.size() / 4], flr[flr.size() / 2], flr[flr.size() * 3 / 4], flr.back());
     const long before = rssKb(pid);
     for (int i = 0; i < tasks; ++i) {
         const std::string n = "r" + std::to_string(i);
@@ -164,5 +224,6 @@ int main(int argc, char** argv) {
     }
     ::kill(pid, SIGTERM);
     ::waitpid(pid, nullptr, 0);
+    ::unlink(logPath.c_str());
     return 0;
 }

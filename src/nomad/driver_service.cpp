@@ -10,6 +10,7 @@
 
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/plugin_facts.hpp"
+#include "nomad/step_log.hpp"
 #include "nomad/taskscope_client.hpp"
 #include <sdbus-c++/sdbus-c++.h>
 #include "recoverable_error.pb.h"
@@ -341,6 +342,7 @@ grpc::Status DriverService::RecoverTask(Ctx*, const pb::RecoverTaskRequest* in, 
 }
 
 grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::StartTaskResponse* out) {
+    StepLog log("StartTask");
     const auto& cfg = in->task();
     if (state_.find(cfg.id()))
         return startFailure(common::makeError("TaskExists", "task " + cfg.id() + " was already started"));
@@ -348,9 +350,17 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
     if (!key) return startFailure(key.error());
     auto spec = buildTaskSpec(cfg, state_.driverConfig());
     if (!spec) return startFailure(spec.error());
+    const std::string specJson = spec->dump();
+    log.step("spec");
     auto c = client();
     if (!c) return startFailure(c.error());
-    if (auto r = (*c)->startTask(key->allocId, key->task, spec->dump()); !r) return startFailure(r.error());
+    log.step("acquire");
+    log.note("connection", (*c)->fresh() ? "new" : "pooled");
+    // One bus call: the manager replies once the task runs in its scope
+    // (and its output goes to Nomad's fifos, which the manager opens), so
+    // nothing is left to poll or wait for here.
+    if (auto r = (*c)->startTask(key->allocId, key->task, specJson); !r) return startFailure(r.error());
+    log.step("dbus_start");
     state_.remember(cfg.id(), *key);
     out->set_result(pb::StartTaskResponse::SUCCESS);
     auto* h = out->mutable_handle();
@@ -358,6 +368,8 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
     *h->mutable_config() = cfg;
     h->set_state(pb::RUNNING);
     h->set_driver_state(encodeDriverState(*key));
+    log.step("reply");
+    log.done(cfg.id());
     return grpc::Status::OK;
 }
 

@@ -1,5 +1,7 @@
 #include "nomad/task_spec_builder.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -75,9 +77,14 @@ NomadDirs nomadDirs(const pb::TaskConfig& cfg) {
 }
 
 Result<void> addChroot(const pb::TaskConfig& cfg, json& spec) {
+    // taskscope's isolated task gets a private /dev of the standard nodes
+    // and DevicePolicy=closed; it has no way yet to bind another node in
+    // and allow it, so such a task is refused rather than started without
+    // the device Nomad promised it.
     if (cfg.devices_size() > 0)
-        return invalid("devices cannot be given to a task with isolation = \"chroot\" (taskscope's isolated "
-                       "tasks get the standard devices only)");
+        return invalid("device " + cfg.devices(0).host_path() +
+                       ": devices cannot be given to a task with isolation = \"chroot\" (taskscope's isolated "
+                       "tasks get the standard devices only); use isolation = \"none\"");
     json iso = {{"filesystem", true}};
     json volumes = json::array();
     if (!cfg.alloc_dir().empty()) {
@@ -103,14 +110,33 @@ Result<void> addChroot(const pb::TaskConfig& cfg, json& spec) {
     return {};
 }
 
+// A device for a task on the host's root: the task sees the host's /dev,
+// and its scope has no device policy (DevicePolicy=auto; a DeviceAllow=
+// would turn it into an allow-list and take the rest of /dev away), so
+// there is nothing to bind and nothing to allow: the device must be a
+// node at that very path, and the permissions Nomad asks are within what
+// the cgroup would give anyway.
+Result<void> checkHostDevice(const pb::Device& d) {
+    if (d.host_path().empty()) return invalid("a device needs host_path");
+    const std::string& at = d.task_path().empty() ? d.host_path() : d.task_path();
+    if (at != d.host_path())
+        return invalid("device " + d.host_path() + " at " + at +
+                       ": with isolation = \"none\" a task sees the host's /dev, so a device can only be at its "
+                       "host path");
+    struct stat st {};
+    if (::stat(d.host_path().c_str(), &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+        return invalid("device " + d.host_path() + " is not a device node on this host");
+    if (d.cgroup_permissions().find_first_not_of("rwm") != std::string::npos)
+        return invalid("device " + d.host_path() + ": permissions " + d.cgroup_permissions() +
+                       " are not a combination of r, w and m");
+    return {};
+}
+
 Result<void> addHostRoot(const pb::TaskConfig& cfg, json& spec) {
     if (cfg.mounts_size() > 0)
         return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
     for (const auto& d : cfg.devices())
-        if (d.task_path() != d.host_path())
-            return invalid("device " + d.host_path() + " at " + d.task_path() +
-                           " needs a root of the task's own; with isolation = \"none\" a device is seen at its "
-                           "host path");
+        if (auto r = checkHostDevice(d); !r) return r;
     if (cfg.alloc_dir().empty()) return {};
     const auto d = nomadDirs(cfg);
     spec["cwd"] = d.task;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
 #include "dbus/exec1_proxy.h"
@@ -189,6 +190,7 @@ Result<ClientLease> Client::acquire() {
     }
     if (c) {
         c->drain();
+        c->fresh_ = false;
         if (!c->broken_) return ClientLease(c.release());
     }
     auto fresh = connect();
@@ -233,54 +235,44 @@ common::Error Client::fail(const sdbus::Error& e, const std::string& what) {
     return fromBus(e, what);
 }
 
-Result<void> Client::startTask(const std::string& alloc, const std::string& task, const std::string& specJson) {
+template <typename T, typename F>
+Result<T> Client::guard(const char* what, F&& call) {
     try {
-        manager().StartTask(alloc, task, specJson);
-        return {};
+        if constexpr (std::is_void_v<T>) {
+            call();
+            return {};
+        } else {
+            return call();
+        }
     } catch (const sdbus::Error& e) {
-        return fail(e, "StartTask");
+        return fail(e, what);
     }
 }
 
+Result<void> Client::startTask(const std::string& alloc, const std::string& task, const std::string& specJson) {
+    return guard<void>("StartTask", [&] { manager().StartTask(alloc, task, specJson); });
+}
+
 Result<nlohmann::json> Client::getTask(const std::string& alloc, const std::string& task) {
-    try {
-        return getTaskWith(*conn_, manager(), alloc, task);
-    } catch (const sdbus::Error& e) {
-        return fail(e, "GetTask");
-    }
+    return guard<nlohmann::json>("GetTask", [&] { return getTaskWith(*conn_, manager(), alloc, task); });
 }
 
 Result<void> Client::stopTask(const std::string& alloc, const std::string& task, const std::string& signal,
                               int64_t graceMs) {
-    try {
-        manager().StopTask(alloc, task, signal, graceMs);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "StopTask");
-    }
+    return guard<void>("StopTask", [&] { manager().StopTask(alloc, task, signal, graceMs); });
 }
 
 Result<void> Client::signalTask(const std::string& alloc, const std::string& task, const std::string& signal) {
-    try {
-        manager().SignalTask(alloc, task, signal);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "SignalTask");
-    }
+    return guard<void>("SignalTask", [&] { manager().SignalTask(alloc, task, signal); });
 }
 
 Result<void> Client::forgetTask(const std::string& alloc, const std::string& task) {
-    try {
-        manager().ForgetTask(alloc, task);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "ForgetTask");
-    }
+    return guard<void>("ForgetTask", [&] { manager().ForgetTask(alloc, task); });
 }
 
 Result<ExitStatus> Client::waitExit(const std::string& alloc, const std::string& task,
                                     const std::function<bool()>& cancelled) {
-    try {
+    return guard<ExitStatus>("wait for the task", [&]() -> Result<ExitStatus> {
         // The proxy's match on TaskExited is in place before asking, so
         // the signal cannot slip by between the answer and the wait.
         auto& m = manager();
@@ -296,59 +288,39 @@ Result<ExitStatus> Client::waitExit(const std::string& alloc, const std::string&
         }
         m.watchAlloc.clear();
         return *m.exited;
-    } catch (const sdbus::Error& e) {
-        return fail(e, "wait for the task");
-    }
+    });
 }
 
 Result<std::pair<std::string, std::string>> Client::managerFacts() {
-    try {
+    using Facts = std::pair<std::string, std::string>;
+    return guard<Facts>("read the manager's properties", [&]() -> Result<Facts> {
         auto& m = manager();
         return std::make_pair(m.Version(), m.CgroupVersion());
-    } catch (const sdbus::Error& e) {
-        return fail(e, "read the manager's properties");
-    }
+    });
 }
 
 Result<void> Client::createNetwork(const std::string& alloc, const std::string& specJson) {
-    try {
-        manager().CreateNetwork(alloc, specJson);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "CreateNetwork");
-    }
+    return guard<void>("CreateNetwork", [&] { manager().CreateNetwork(alloc, specJson); });
 }
 
 Result<void> Client::destroyNetwork(const std::string& alloc) {
-    try {
-        manager().DestroyNetwork(alloc);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "DestroyNetwork");
-    }
+    return guard<void>("DestroyNetwork", [&] { manager().DestroyNetwork(alloc); });
 }
 
 Result<nlohmann::json> Client::getNetwork(const std::string& alloc) {
-    try {
+    return guard<nlohmann::json>("GetNetwork", [&]() -> Result<nlohmann::json> {
         auto j = nlohmann::json::parse(manager().GetNetwork(alloc), nullptr, false);
         if (j.is_discarded() || !j.is_object()) return makeError("Internal", "GetNetwork returned no JSON object");
         return j;
-    } catch (const sdbus::Error& e) {
-        return fail(e, "GetNetwork");
-    }
+    });
 }
 
 Result<void> Client::setStatsInterval(const std::string& alloc, const std::string& task, int64_t intervalMs) {
-    try {
-        stats().SetTaskInterval(alloc, task, intervalMs);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "SetTaskInterval");
-    }
+    return guard<void>("SetTaskInterval", [&] { stats().SetTaskInterval(alloc, task, intervalMs); });
 }
 
 Result<StatsSample> Client::taskStats(const std::string& alloc, const std::string& task) {
-    try {
+    return guard<StatsSample>("GetTaskStats", [&]() -> Result<StatsSample> {
         const auto v = stats().GetTaskStats(alloc, task);
         StatsSample out;
         out.timestampUs = v.get<2>();
@@ -368,33 +340,24 @@ Result<StatsSample> Client::taskStats(const std::string& alloc, const std::strin
         out.memoryPeak = v.get<17>();
         out.memoryKernel = v.get<18>();
         return out;
-    } catch (const sdbus::Error& e) {
-        return fail(e, "GetTaskStats");
-    }
+    });
 }
 
 Result<ExecSession> Client::startExec(const std::string& alloc, const std::string& task,
                                       const std::vector<std::string>& command,
                                       const std::map<std::string, std::string>& env, bool tty, uint16_t rows,
                                       uint16_t cols) {
-    try {
+    return guard<ExecSession>("StartExec", [&]() -> Result<ExecSession> {
         auto [session, fds] = exec().StartExec(alloc, task, command, env, tty, rows, cols);
         ExecSession out;
         out.id = session;
         for (auto& fd : fds) out.fds.emplace_back(fd.release());
         return out;
-    } catch (const sdbus::Error& e) {
-        return fail(e, "StartExec");
-    }
+    });
 }
 
 Result<void> Client::resizeExec(uint64_t session, uint16_t rows, uint16_t cols) {
-    try {
-        exec().ResizeExec(session, rows, cols);
-        return {};
-    } catch (const sdbus::Error& e) {
-        return fail(e, "ResizeExec");
-    }
+    return guard<void>("ResizeExec", [&] { exec().ResizeExec(session, rows, cols); });
 }
 
 Result<ExitStatus> Client::waitExec(uint64_t session) {

@@ -126,6 +126,9 @@ public:
     void pump(int ms);
     /// The connection failed; the client is of no further use.
     bool broken() const { return broken_; }
+    /// Made for this lease (connection, Hello and matches paid now), not
+    /// taken from the pool.
+    bool fresh() const { return fresh_; }
 
 private:
     friend struct ClientRelease;
@@ -134,12 +137,18 @@ private:
     StatsProxy& stats();
     ExecProxy& exec();
     common::Error fail(const sdbus::Error& e, const std::string& what);
+    /// Runs one call of the bus API: its sdbus::Error becomes an Error
+    /// (fail) instead of an exception, the connection marked broken when
+    /// it was the connection that failed.
+    template <typename T, typename F>
+    common::Result<T> guard(const char* what, F&& call);
 
     std::unique_ptr<sdbus::IConnection> conn_;
     std::unique_ptr<ManagerProxy> manager_;
     std::unique_ptr<StatsProxy> stats_;
     std::unique_ptr<ExecProxy> exec_;
     bool broken_ = false;  ///< the connection failed: not given back to the pool
+    bool fresh_ = true;
 };
 
 /// For exit codes: a task's exit as GetTask's JSON states it, or nullopt

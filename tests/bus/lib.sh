@@ -87,3 +87,16 @@ wait_for() {
     done
     fail "timed out waiting for $what"
 }
+
+# Starts the stand-in systemd (systemd_fake.cpp) in MODE and returns once
+# it serves; its pid in FAKE_PID. Start it before the manager's first
+# call: the manager asks systemd's version when it starts.
+systemd_fake_start() {
+    exec {fake_fd}< <("$TASKSCOPE_BUILD_DIR/tests/bus/taskscope-bus-systemd-fake" "$BUS_ADDRESS" "$1" \
+        2>>"$BUS_TMP/fake.log" & echo "pid $!")
+    local line
+    read -r line <&"$fake_fd"
+    FAKE_PID=${line#pid }
+    read -r line <&"$fake_fd"
+    [[ "$line" == ready ]] || { echo "FAIL: fake systemd said '$line': $(cat "$BUS_TMP/fake.log")"; exit 1; }
+}

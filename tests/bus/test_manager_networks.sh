@@ -41,12 +41,7 @@ jq --arg n $NETNS --arg i $IPAM --arg c $CNI --arg l $BUS_TMP/conflist.json \
     '. + {network_netns_dir:$n, network_ipam_dir:$i, network_cni_path:$c, network_conflist:$l}' \
     $BUS_TMP/manager.json >$BUS_TMP/manager.json.new && mv $BUS_TMP/manager.json.new $BUS_TMP/manager.json
 
-exec {fake_fd}< <("$TASKSCOPE_BUILD_DIR/tests/bus/taskscope-bus-systemd-fake" "$BUS_ADDRESS" removed-after-reply \
-    2>>"$BUS_TMP/fake.log" & echo "pid $!")
-read -r line <&"$fake_fd"
-FAKE_PID=${line#pid }
-read -r line <&"$fake_fd"
-[[ "$line" == ready ]] || fail "fake systemd said '$line': $(cat "$BUS_TMP/fake.log")"
+systemd_fake_start removed-after-reply
 # The namespace files are mounts (of this mount namespace): unmounted
 # before bus_cleanup removes the directory.
 end() {

@@ -5,6 +5,10 @@
 // at the first failure with "FAIL <step>: why" (exit 1).
 //
 // Usage: nomad-test-client PLUGIN CGROUP_VERSION WORKDIR
+//        nomad-test-client --bus PLUGIN WORKDIR
+// The second is the bus tier's round (tests/bus/test_nomad_driver.sh):
+// the manager on a private bus with a stand-in systemd and no streamer,
+// so what needs cgroups, the streamer or a real root is left to the first.
 
 #define MSGPACK_NO_BOOST 1
 #include <fcntl.h>
@@ -228,6 +232,35 @@ pb::StartTaskResponse start(pb::Driver::Stub& d, const pb::TaskConfig& t, const 
     return res;
 }
 
+pb::WaitTaskResponse waitTask(pb::Driver::Stub& d, const std::string& id, const std::string& step) {
+    pb::WaitTaskRequest req;
+    req.set_task_id(id);
+    pb::WaitTaskResponse res;
+    checkStatus(d.WaitTask(ctx().get(), req, &res), step);
+    return res;
+}
+
+grpc::Status inspect(pb::Driver::Stub& d, const std::string& id, pb::InspectTaskResponse& res) {
+    pb::InspectTaskRequest req;
+    req.set_task_id(id);
+    return d.InspectTask(ctx().get(), req, &res);
+}
+
+grpc::Status destroy(pb::Driver::Stub& d, const std::string& id, bool force) {
+    pb::DestroyTaskRequest req;
+    req.set_task_id(id);
+    req.set_force(force);
+    pb::DestroyTaskResponse res;
+    return d.DestroyTask(ctx().get(), req, &res);
+}
+
+// Destroyed, and unknown to the driver from then on.
+void destroyed(pb::Driver::Stub& d, const std::string& id, bool force, const std::string& step) {
+    checkStatus(destroy(d, id, force), step);
+    pb::InspectTaskResponse res;
+    check(inspect(d, id, res).error_code() == grpc::StatusCode::NOT_FOUND, step, "still known after destroy");
+}
+
 void waitExitOf(Plugin& p) {
     int status = 0;
     for (int i = 0; i < 100; ++i) {
@@ -240,11 +273,129 @@ void waitExitOf(Plugin& p) {
     fail("shutdown", "plugin still runs 10 s after Shutdown");
 }
 
+// The bus tier's round: handshake, config, fingerprint, a task that ends
+// by itself (WaitTask), one stopped (StopTask, WaitTask), both destroyed;
+// then Shutdown ends the open streams with the plugin-shutdown error
+// (gRPC Unavailable, which Nomad's client turns into ErrPluginShutdown)
+// and later calls get it too.
+int busRound(const std::string& pluginPath, const std::string& work) {
+    const std::string alloc = "nomadbus-" + std::to_string(::getpid());
+    const std::string allocDir = work + "/" + alloc;
+    ::mkdir(allocDir.c_str(), 0755);
+    ::mkdir((allocDir + "/alloc").c_str(), 0755);
+    makeTaskDir(allocDir, "quick");
+    makeTaskDir(allocDir, "long");
+
+    Plugin p = launch(pluginPath);
+    ok("handshake");
+    baseHandshake(p, "");
+    auto d = pb::Driver::NewStub(p.channel);
+    {
+        grpc::ClientContext fc;
+        auto stream = d->Fingerprint(&fc, {});
+        pb::FingerprintResponse f;
+        check(stream->Read(&f), "fingerprint", "no first fingerprint");
+        check(f.health() == pb::FingerprintResponse::HEALTHY && f.attributes().count("driver.taskscope.version") &&
+                  f.attributes().count("unique.cgroups.version"),
+              "fingerprint", f.ShortDebugString());
+        std::printf("  fingerprint: %s\n", f.ShortDebugString().c_str());
+        fc.TryCancel();
+    }
+    ok("fingerprint");
+
+    // On the host's root: the bus tier has no root of a task's own to give.
+    auto quick = taskConfig(alloc, "quick", allocDir, "/bin/sh",
+                            {"-c", "[ \"$PWD\" = \"" + allocDir + "/quick\" ] && [ \"$GREETING\" = hi ] && exit 7; exit 9"},
+                            "none");
+    start(*d, quick, "start_task");
+    ok("start_task");
+    {
+        const auto res = waitTask(*d, quick.id(), "wait_task");
+        check(res.result().exit_code() == 7 && res.result().signal() == 0, "wait_task", res.ShortDebugString());
+        pb::InspectTaskResponse ires;
+        checkStatus(inspect(*d, quick.id(), ires), "wait_task");
+        check(ires.task().state() == pb::EXITED && ires.task().result().exit_code() == 7, "wait_task",
+              ires.ShortDebugString());
+        destroyed(*d, quick.id(), false, "wait_task");
+    }
+    ok("wait_task");
+
+    auto longTask = taskConfig(alloc, "long", allocDir, "/bin/sleep", {"300"}, "none");
+    start(*d, longTask, "stop_task");
+    {
+        // Destroying a running task without force is refused; it still runs.
+        check(destroy(*d, longTask.id(), false).error_code() == grpc::StatusCode::FAILED_PRECONDITION, "stop_task",
+              "a running task was destroyed without force");
+        // The stand-in systemd keeps no cgroups, so the manager finds no
+        // process in the task's scope to send SIGTERM to, and the kill
+        // after the grace (KillUnit, which the stand-in delivers) ends it:
+        // StopTask returns once the task has exited, either way.
+        pb::StopTaskRequest req;
+        req.set_task_id(longTask.id());
+        req.set_signal("SIGTERM");
+        req.mutable_timeout()->set_nanos(500 * 1000 * 1000);
+        pb::StopTaskResponse res;
+        checkStatus(d->StopTask(ctx().get(), req, &res), "stop_task");
+        pb::InspectTaskResponse sres;
+        checkStatus(inspect(*d, longTask.id(), sres), "stop_task");
+        check(sres.task().state() == pb::EXITED, "stop_task", "StopTask returned before the exit");
+        const auto wres = waitTask(*d, longTask.id(), "stop_task");
+        check(wres.result().signal() == SIGTERM || wres.result().signal() == SIGKILL, "stop_task",
+              wres.ShortDebugString());
+        destroyed(*d, longTask.id(), false, "stop_task");
+    }
+    ok("stop_destroy_task");
+
+    // A third task, left running, whose stats stream is open at Shutdown.
+    auto last = taskConfig(alloc, "last", allocDir, "/bin/sleep", {"300"}, "none");
+    makeTaskDir(allocDir, "last");
+    start(*d, last, "shutdown");
+    {
+        grpc::ClientContext sc, fc;
+        pb::TaskStatsRequest sreq;
+        sreq.set_task_id(last.id());
+        sreq.mutable_collection_interval()->set_nanos(200 * 1000 * 1000);
+        auto stats = d->TaskStats(&sc, sreq);
+        auto finger = d->Fingerprint(&fc, {});
+        pb::FingerprintResponse f;
+        check(finger->Read(&f), "shutdown", "no fingerprint before shutdown");
+        auto ctl = plugin::GRPCController::NewStub(p.channel);
+        plugin::Empty e;
+        checkStatus(ctl->Shutdown(ctx().get(), e, &e), "shutdown");
+        pb::TaskStatsResponse sr;
+        while (stats->Read(&sr)) {
+        }
+        const auto ss = stats->Finish();
+        check(ss.error_code() == grpc::StatusCode::UNAVAILABLE, "shutdown",
+              "TaskStats ended with " + std::to_string(ss.error_code()) + ": " + ss.error_message());
+        while (finger->Read(&f)) {
+        }
+        const auto fs = finger->Finish();
+        check(fs.error_code() == grpc::StatusCode::UNAVAILABLE, "shutdown",
+              "Fingerprint ended with " + std::to_string(fs.error_code()) + ": " + fs.error_message());
+        std::printf("  open streams at shutdown: TaskStats '%s', Fingerprint '%s'\n", ss.error_message().c_str(),
+                    fs.error_message().c_str());
+        grpc::ClientContext lc;
+        lc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        auto late = d->TaskStats(&lc, sreq);
+        while (late->Read(&sr)) {
+        }
+        const auto ls = late->Finish();
+        check(ls.error_code() == grpc::StatusCode::UNAVAILABLE, "shutdown",
+              "TaskStats after shutdown: " + std::to_string(ls.error_code()) + ": " + ls.error_message());
+        waitExitOf(p);
+    }
+    ok("shutdown");
+    std::printf("all ok\n");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 4 && std::strcmp(argv[1], "--bus") == 0) return busRound(argv[2], argv[3]);
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s PLUGIN CGROUP_VERSION WORKDIR\n", argv[0]);
+        std::fprintf(stderr, "usage: %s PLUGIN CGROUP_VERSION WORKDIR | --bus PLUGIN WORKDIR\n", argv[0]);
         return 2;
     }
     const std::string pluginPath = argv[1], cgroupVersion = argv[2], work = argv[3];
@@ -527,18 +678,7 @@ int main(int argc, char** argv) {
     }
     ok("stop_task");
 
-    {
-        pb::DestroyTaskRequest req;
-        req.set_task_id(web.id());
-        req.set_force(true);
-        pb::DestroyTaskResponse res;
-        checkStatus(d->DestroyTask(ctx().get(), req, &res), "destroy_task");
-        pb::InspectTaskRequest ireq;
-        ireq.set_task_id(web.id());
-        pb::InspectTaskResponse ires;
-        check(d->InspectTask(ctx().get(), ireq, &ires).error_code() == grpc::StatusCode::NOT_FOUND, "destroy_task",
-              "still known after destroy");
-    }
+    destroyed(*d, web.id(), true, "destroy_task");
     ok("destroy_task");
 
     // An allocation network, as Nomad asks a driver with

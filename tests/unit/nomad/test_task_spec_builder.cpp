@@ -155,12 +155,25 @@ BOOST_AUTO_TEST_CASE(none_rewrites_nomad_dirs_and_refuses_mounts) {
 BOOST_AUTO_TEST_CASE(devices_and_bad_mounts) {
     auto t = task();
     auto* d = t.add_devices();
-    d->set_host_path("/dev/fuse");
-    d->set_task_path("/dev/fuse");
+    d->set_host_path("/dev/null");
+    d->set_task_path("/dev/null");
     d->set_cgroup_permissions("rw");
-    BOOST_TEST(!buildTaskSpec(t));          // not in a chroot
+    auto chroot = buildTaskSpec(t);  // isolated: no way to bind it in, refused
+    BOOST_REQUIRE(!chroot);
+    BOOST_TEST(chroot.error().message.find("/dev/null") != std::string::npos);
     BOOST_TEST(buildTaskSpec(t, kNone).ok());  // the host's /dev
+    d->set_task_path("");                      // Nomad's default: the host path
+    BOOST_TEST(buildTaskSpec(t, kNone).ok());
+    d->set_cgroup_permissions("rwx");
+    BOOST_TEST(!buildTaskSpec(t, kNone));
+    d->set_cgroup_permissions("r");
     d->set_task_path("/dev/other");
+    BOOST_TEST(!buildTaskSpec(t, kNone));
+    d->set_task_path("/etc/hostname");
+    d->set_host_path("/etc/hostname");  // not a device node
+    BOOST_TEST(!buildTaskSpec(t, kNone));
+    d->set_host_path("/dev/no-such-device");
+    d->set_task_path("/dev/no-such-device");
     BOOST_TEST(!buildTaskSpec(t, kNone));
     auto u = task();
     auto* m = u.add_mounts();

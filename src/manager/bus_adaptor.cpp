@@ -40,6 +40,7 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
         {"pid", r.pid},
         {"shim_pid", r.finished() ? 0 : r.shimPid},
         {"cgroup", r.cgroup},
+        {"process_spec", r.finished() ? std::string() : r.processSpec},
         {"cpus", common::formatCpuList(r.cpus)},
         {"reserved_cores", r.reservedCores},
         {"exit_code", r.finished() ? nlohmann::json(r.exit.exitCode) : nlohmann::json(nullptr)},

@@ -11,6 +11,11 @@
 #include <sstream>
 #include <vector>
 
+#include "common/files.hpp"
+extern "C" {
+#include "shim/shim_protocol.h"
+}
+
 namespace taskscope::manager {
 
 namespace {
@@ -96,14 +101,27 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& sp
     auto go = highPipe();
     if (!go) return go.error();
 
-    std::vector<std::string> argv = {shimPath,        "--exit-file", paths.exitFile, "--uid",
-                                     std::to_string(spec.uid), "--gid", std::to_string(spec.gid), "--cwd",
-                                     spec.cwd};
-    if (!spec.groups.empty()) argv.insert(argv.end(), {"--groups", joinGroups(spec.groups)});
+    // The task's process spec: what `taskscope-shim --exec` reads back, so
+    // the same words set up the task and every command exec'd into it.
+    std::vector<std::string> process = {SHIM_OPT_UID, std::to_string(spec.uid), SHIM_OPT_GID,
+                                        std::to_string(spec.gid), SHIM_OPT_CWD, spec.cwd};
+    if (!spec.groups.empty()) process.insert(process.end(), {SHIM_OPT_GROUPS, joinGroups(spec.groups)});
+    for (auto& a : shimIsolationArgs(spec.isolation)) process.push_back(std::move(a));
+    if (!paths.processSpec.empty()) {
+        std::string text;
+        for (const auto& w : process) text += w + '\0';
+        // Durable until the next boot is enough: the task does not outlive it.
+        if (auto r = common::writeFileAtomic(paths.processSpec, text, common::kPrivateFileMode,
+                                             common::Durability::ProcessCrash);
+            !r)
+            return r.error().context("save the task's process spec");
+    }
+
+    std::vector<std::string> argv = {shimPath, "--exit-file", paths.exitFile};
+    argv.insert(argv.end(), process.begin(), process.end());
     argv.insert(argv.end(), {"--stdout", paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
     argv.insert(argv.end(), {"--stderr", paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
     for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {"--join-cgroup", procs});
-    for (auto& a : shimIsolationArgs(spec.isolation)) argv.push_back(std::move(a));
     if (!paths.netns.empty()) argv.insert(argv.end(), {"--netns", paths.netns});
     argv.insert(argv.end(), {"--", spec.path, spec.command});
     argv.insert(argv.end(), spec.args.begin(), spec.args.end());

@@ -35,6 +35,11 @@ struct LaunchPaths {
     /// A network namespace file (/run/netns/<alloc>) the task joins
     /// before anything else; empty: the shim's own namespace.
     std::string netns;
+    /// Where the task's resolved process spec is saved (mode 0600): the
+    /// identity and isolation words of the shim's command line, NUL after
+    /// each, from which `taskscope-shim --exec` sets up every command
+    /// exec'd into the task with the task's own code. Empty: not saved.
+    std::string processSpec;
 };
 
 /// The next '\n'-terminated line from `fd`, read in blocks; bytes past

@@ -13,9 +13,9 @@ namespace taskscope::manager {
 common::Result<void> StateStore::prepare() const {
     // Task records hold specs with their secrets, and the logs what tasks
     // print: root's alone, also where an older version left them open.
-    for (const auto& d : {dir_ + "/tasks", exitsDir(), dir_ + "/logs"})
+    for (const auto& d : {dir_ + "/tasks", exitsDir(), dir_ + "/logs", processDir()})
         if (auto r = common::makePrivateDir(d); !r) return r;
-    for (const auto& d : {dir_ + "/tasks", exitsDir()})
+    for (const auto& d : {dir_ + "/tasks", exitsDir(), processDir()})
         if (auto r = common::restrictFiles(d); !r) return r;
     return {};
 }
@@ -52,6 +52,7 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
 void StateStore::remove(const TaskRecord& record) const {
     ::unlink(recordFile(record.unit).c_str());
     ::unlink(exitFile(record.unit).c_str());
+    ::unlink(processSpecFile(record.unit).c_str());
 }
 
 }  // namespace taskscope::manager

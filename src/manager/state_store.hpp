@@ -28,6 +28,9 @@ public:
 
     std::string exitsDir() const { return dir_ + "/exits"; }
     std::string exitFile(const std::string& unit) const { return exitsDir() + "/" + unit; }
+    std::string processDir() const { return dir_ + "/process"; }
+    /// The task's resolved process spec (launcher.hpp), for exec.
+    std::string processSpecFile(const std::string& unit) const { return processDir() + "/" + unit; }
     std::string logDir(const std::string& allocId) const;
 
 private:

@@ -177,6 +177,7 @@ void TaskManager::persist(const TaskRecord& record, std::function<void()> durabl
 
 void TaskManager::unpersist(const TaskRecord& record, std::function<void()> gone) {
     ::unlink(store_.exitFile(record.unit).c_str());
+    ::unlink(store_.processSpecFile(record.unit).c_str());
     // In order with the record's pending writes, which must not bring it back.
     writer_->remove(store_.recordFile(record.unit), [unit = record.unit, gone = std::move(gone)](Result<void> r) {
         if (!r) spdlog::error("Failed to remove the record of {}: {}", unit, r.error().message);
@@ -394,6 +395,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     // Whatever fails before systemd is asked leaves nothing behind.
     auto fail = [&](common::Error error) {
         if (state->reserved) cpus_.release(rec.unit);
+        ::unlink(store_.processSpecFile(rec.unit).c_str());
         removeDirsOf(rec);
         auto finished = std::move(state->done);
         auto queued = erase(rec);
@@ -427,7 +429,8 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
             return fail(r.error().context("create log directory"));
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
-    LaunchPaths paths{exitFile, "", "", {}, ""};
+    LaunchPaths paths{exitFile, "", "", {}, "", store_.processSpecFile(*unit)};
+    rec.processSpec = paths.processSpec;
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->joinAllocNetwork) {
         auto netns = netnsOf_ ? netnsOf_(allocId)

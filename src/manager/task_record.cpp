@@ -79,6 +79,7 @@ nlohmann::json toJson(const TaskRecord& r) {
         {"pid", r.pid},
         {"shim_pid", r.shimPid},
         {"cgroup", r.cgroup},
+        {"process_spec", r.processSpec},
         {"cpus", common::formatCpuList(r.cpus)},
         {"reserved_cores", r.reservedCores},
         {"started_at_us", r.startedAtUs},
@@ -112,6 +113,7 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.pid = j.at("pid").get<pid_t>();
         r.shimPid = j.at("shim_pid").get<pid_t>();
         r.cgroup = j.at("cgroup").get<std::string>();
+        r.processSpec = j.value("process_spec", std::string());
         r.startedAtUs = j.at("started_at_us").get<uint64_t>();
         auto cpus = common::parseCpuList(j.value("cpus", ""));
         if (!cpus) return cpus.error().context("task record cpus");

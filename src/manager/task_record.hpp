@@ -40,6 +40,9 @@ struct TaskRecord {
     pid_t pid = 0;      ///< the task's main process
     pid_t shimPid = 0;  ///< its parent, which records the exit
     std::string cgroup;
+    /// The task's saved process spec (LaunchPaths::processSpec), which exec
+    /// reads; empty for a task started before there was one.
+    std::string processSpec;
     std::set<unsigned> cpus;     ///< AllowedCPUs as applied; empty on cgroup v1
     bool reservedCores = false;  ///< cpus are this task's own, not the shared pool
     uint64_t startedAtUs = 0;

@@ -22,6 +22,17 @@
 #ifndef TASKSCOPE_SHIM_PROTOCOL_H
 #define TASKSCOPE_SHIM_PROTOCOL_H
 
+#include <stdint.h>
+
+/* The task's identity and working directory (a decimal uid and gid, a
+ * comma list of decimal gids, a path in the task's root). With cwd and the
+ * isolation options below they make the task's process spec, which the
+ * manager also saves (NUL-separated words, mode 0600) for exec. */
+#define SHIM_OPT_UID "--uid"
+#define SHIM_OPT_GID "--gid"
+#define SHIM_OPT_GROUPS "--groups"
+#define SHIM_OPT_CWD "--cwd"
+
 #define SHIM_OPT_ROOT "--root"
 #define SHIM_OPT_RO_BIND "--ro-bind"
 #define SHIM_OPT_ALLOC_DIR "--alloc-dir"
@@ -32,6 +43,35 @@
 #define SHIM_OPT_NO_NEW_PRIVS "--no-new-privs"
 #define SHIM_OPT_SECRETS_SIZE "--secrets-size"
 #define SHIM_OPT_SECRETS_DIR "--secrets-dir"
+
+/*
+ * Exec into a running task (the streamer's exec sessions):
+ *   taskscope-shim --exec TASK_PID [--tty] -- COMMAND [ARGS...]
+ * with the command's environment, fds 0-2 its stdio, and the fds below.
+ * The shim joins the namespaces of TASK_PID that differ from its own
+ * (/proc/TASK_PID/ns/KIND) and its root, forks the command (a new pid
+ * namespace applies to children only) and stays as its keeper: it writes
+ * the command's wait status (an int, one write) to SHIM_EXEC_STATUS_FD and
+ * ends the way the command did. The command becomes the task with the
+ * shim's own code (process.h) from the saved process spec, sets up its
+ * terminal with --tty, and is executed with PROGRAM searched in the PATH of
+ * its environment (COMMAND is also its argv[0]). Not found exits 127, any other setup failure 126.
+ */
+#define SHIM_OPT_EXEC "--exec"
+#define SHIM_OPT_TTY "--tty"
+#define SHIM_EXEC_REPORT_FD 3 /* we write struct shim_exec_report; EOF: executed */
+#define SHIM_EXEC_STATUS_FD 4 /* we write the command's wait status */
+#define SHIM_EXEC_SPEC_FD 5   /* the task's saved process spec, read */
+#define SHIM_EXEC_PIDFD 6     /* a pidfd of TASK_PID: its namespaces are its own */
+
+/* One report: a single write(2) below PIPE_BUF, so atomic. */
+struct shim_exec_report {
+    int32_t kind; /* SHIM_REPORT_* */
+    int32_t value; /* the command's pid (LEADER) or an errno (FAILED) */
+    char step[24]; /* FAILED: what failed, e.g. "setns mnt", "execve ls" */
+};
+#define SHIM_REPORT_LEADER 1
+#define SHIM_REPORT_FAILED 2
 
 #define SHIM_NS_PRIVATE "private"
 #define SHIM_NS_HOST "host"

@@ -44,39 +44,13 @@
 #include <sys/wait.h>
 
 #include "isolation.h"
+#include "process.h"
 #include "shim_protocol.h"
 #include "shim_netns.h"
 #include "shim_text.h"
 
 #define REPORT_FD 3
 #define GO_FD 4
-
-/* 256 supplementary groups cost 1 KiB of stack; more is not a sane task. */
-#define MAX_GROUPS 256
-
-/* One cgroup.procs file per hierarchy the shims' scope lives in: one on
- * cgroup v2, a dozen at most on v1/hybrid. */
-#define MAX_JOIN 16
-
-struct opts {
-    char *exit_file; /* writable: cut in place to open its directory */
-    const char *cwd;
-    const char *stdin_path;
-    const char *stdout_path;
-    const char *stderr_path;
-    const char *cgroup_root;
-    const char *netns; /* --netns: a network namespace file to join first */
-    const char *groups; /* raw comma-separated list, NULL = no groups */
-    const char *join[MAX_JOIN]; /* cgroup.procs files we move ourselves into */
-    int njoin;
-    uid_t uid;
-    gid_t gid;
-    int have_uid;
-    int have_gid;
-    const char *prog;
-    char **argv;
-    struct iso_opts iso; /* isolation (isolation.h); iso.root NULL: none */
-};
 
 /* ---- tiny formatting helpers (no stdio: its buffers cost memory) ---- */
 
@@ -116,7 +90,7 @@ static void b_i64(struct buf *b, long long v)
     }
 }
 
-static int write_all(int fd, const char *p, size_t n)
+int write_all(int fd, const char *p, size_t n)
 {
     while (n) {
         ssize_t w = write(fd, p, n);
@@ -158,7 +132,7 @@ static int parse_u32(const char *s, const char *end, unsigned *out)
     return 0;
 }
 
-static int parse_u32z(const char *s, unsigned *out)
+int parse_u32z(const char *s, unsigned *out)
 {
     return parse_u32(s, s + strlen(s), out);
 }
@@ -178,7 +152,7 @@ static void fatal(int err, const char *step)
     say(2, "taskscope-shim: ", m);
 }
 
-static int parse_groups(const char *list, gid_t *out, int *n)
+int parse_groups(const char *list, gid_t *out, int *n)
 {
     *n = 0;
     if (!list || !*list)
@@ -198,7 +172,7 @@ static int parse_groups(const char *list, gid_t *out, int *n)
     }
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+int shim_parse_opts(int argc, char **argv, struct opts *o, int *next)
 {
     memset(o, 0, sizeof *o);
     o->cgroup_root = "/sys/fs/cgroup";
@@ -219,22 +193,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
         char *v = argv[++i];
         unsigned n;
         if (strcmp(a, "--exit-file") == 0) o->exit_file = v;
-        else if (strcmp(a, "--cwd") == 0) o->cwd = v;
+        else if (strcmp(a, SHIM_OPT_CWD) == 0) o->cwd = v;
         else if (strcmp(a, "--stdin") == 0) o->stdin_path = v;
         else if (strcmp(a, "--stdout") == 0) o->stdout_path = v;
         else if (strcmp(a, "--stderr") == 0) o->stderr_path = v;
         else if (strcmp(a, "--cgroup-root") == 0) o->cgroup_root = v;
-        else if (strcmp(a, "--groups") == 0) o->groups = v;
+        else if (strcmp(a, SHIM_OPT_GROUPS) == 0) o->groups = v;
         else if (strcmp(a, "--netns") == 0) o->netns = v;
         else if (strcmp(a, "--join-cgroup") == 0) {
             if (o->njoin >= MAX_JOIN) return -1;
             o->join[o->njoin++] = v;
         }
-        else if (strcmp(a, "--uid") == 0) {
+        else if (strcmp(a, SHIM_OPT_UID) == 0) {
             if (parse_u32z(v, &n) < 0) return -1;
             o->uid = (uid_t)n;
             o->have_uid = 1;
-        } else if (strcmp(a, "--gid") == 0) {
+        } else if (strcmp(a, SHIM_OPT_GID) == 0) {
             if (parse_u32z(v, &n) < 0) return -1;
             o->gid = (gid_t)n;
             o->have_gid = 1;
@@ -242,15 +216,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return -1;
         }
     }
-    /* PROGRAM and ARGV0 are both required: argv[0] is the caller's choice. */
-    if (i + 1 >= argc || !o->exit_file || !*o->exit_file || !o->cwd ||
-        !o->have_uid || !o->have_gid)
-        return -1;
-    o->prog = argv[i];
-    o->argv = &argv[i + 1];
     o->iso.uid = o->uid;
     o->iso.gid = o->gid;
     o->iso.net_private = o->netns != NULL;
+    *next = i;
+    return !o->cwd || !o->have_uid || !o->have_gid ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    int i;
+    if (shim_parse_opts(argc, argv, o, &i) < 0)
+        return -1;
+/* PROGRAM and ARGV0 are both required: argv[0] is the caller's choice. */
+    if (i + 1 >= argc || !o->exit_file || !*o->exit_file)
+        return -1;
+    o->prog = argv[i];
+    o->argv = &argv[i + 1];
     return 0;
 }
 
@@ -310,7 +292,7 @@ static int close_fds_from_proc(int first, int keep)
 }
 
 /* Close every fd >= first except keep (-1: none). */
-static void close_from(int first, int keep)
+void close_from(int first, int keep)
 {
     if (keep < first) {
         if (syscall(SYS_close_range, (unsigned)first, ~0u, 0u) == 0)
@@ -330,6 +312,51 @@ static void close_from(int first, int keep)
     for (long fd = first; fd < max; fd++)
         if (fd != keep)
             close((int)fd);
+}
+
+/* ---- becoming the task: shared by the task child and exec (process.h) ---- */
+
+int become_task(const struct opts *o, const gid_t *groups, int ngroups, const char **step)
+{
+    int e;
+    if ((e = caps_before_ids(&o->iso, step)))
+        return e;
+    /* The output files and fifos belong to root: the caller opened them
+     * first; the working directory is entered after this, as the task's
+     * user (so a directory it may not enter is refused). */
+    *step = "setgroups";
+    if (geteuid() == 0 && setgroups((size_t)ngroups, groups) < 0)
+        return errno;
+    *step = "setgid";
+    if ((getgid() != o->gid || getegid() != o->gid) && setgid(o->gid) < 0)
+        return errno;
+    *step = "setuid";
+    if ((getuid() != o->uid || geteuid() != o->uid) && setuid(o->uid) < 0)
+        return errno;
+    return caps_after_ids(&o->iso, o->uid, step);
+}
+
+int reset_signals(const char **step)
+{
+    /* The shim ignores SIGTERM & co. and blocks SIGCHLD (the streamer
+     * blocks everything until exec); ignored dispositions and the mask
+     * survive execve, so undo them. Raw rt_sigaction: musl's sigaction
+     * refuses its reserved signals (32-34), which a parent may have left
+     * ignored (seen under dpkg-buildpackage). */
+    struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        unsigned long long mask;
+    } dfl = {SIG_DFL, 0, NULL, 0};
+    for (int s = 1; s <= 64; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
+    /* The raw call: libc wrappers may keep their own reserved signals
+     * (32, 33) blocked when the shim inherited them blocked. */
+    unsigned long long none = 0;
+    *step = "sigmask";
+    return syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none) < 0 ? errno : 0;
 }
 
 static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
@@ -379,19 +406,7 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
     if (o->iso.root && ((e = iso_unshare(&o->iso, &step)) ||
                         (e = iso_enter_root(&o->iso, &step))))
         child_fail(errfd, e, step);
-    if ((e = caps_before_ids(&o->iso, &step)))
-        child_fail(errfd, e, step);
-
-    /* The output files and fifos belong to root: open them first, then
-     * become the task's user, then enter its working directory as that
-     * user (so a directory it may not enter is refused). */
-    if (geteuid() == 0 && setgroups((size_t)ngroups, groups) < 0)
-        child_fail(errfd, errno, "setgroups");
-    if ((getgid() != o->gid || getegid() != o->gid) && setgid(o->gid) < 0)
-        child_fail(errfd, errno, "setgid");
-    if ((getuid() != o->uid || geteuid() != o->uid) && setuid(o->uid) < 0)
-        child_fail(errfd, errno, "setuid");
-    if ((e = caps_after_ids(&o->iso, o->uid, &step)))
+    if ((e = become_task(o, groups, ngroups, &step)))
         child_fail(errfd, e, step);
     if (chdir(o->cwd) < 0)
         child_fail(errfd, errno, "chdir");
@@ -399,25 +414,8 @@ static _Noreturn void run_child(const struct opts *o, const gid_t *groups,
     /* Keep the error pipe: it is CLOEXEC, so a successful execve closes it. */
     close_from(3, errfd);
 
-    /* The shim ignores SIGTERM & co. and blocks SIGCHLD; ignored
-     * dispositions and the mask survive execve, so undo them. */
-    /* Raw rt_sigaction: musl's sigaction refuses its reserved signals
-     * (32-34), which a parent may have left ignored (seen under
-     * dpkg-buildpackage), and an ignored disposition survives execve. */
-    struct {
-        void (*handler)(int);
-        unsigned long flags;
-        void (*restorer)(void);
-        unsigned long long mask;
-    } dfl = {SIG_DFL, 0, NULL, 0};
-    for (int s = 1; s <= 64; s++)
-        if (s != SIGKILL && s != SIGSTOP)
-            (void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
-    /* The raw call: libc wrappers may keep their own reserved signals
-     * (32, 33) blocked when the shim inherited them blocked. */
-    unsigned long long none = 0;
-    if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none) < 0)
-        child_fail(errfd, errno, "sigmask");
+    if ((e = reset_signals(&step)))
+        child_fail(errfd, e, step);
 
     execve(o->prog, o->argv, envp);
     child_fail(errfd, errno, "execve");
@@ -769,6 +767,8 @@ int main(int argc, char **argv, char **envp)
 {
     if (argc == 2 && strcmp(argv[1], "--hold") == 0)
         hold();
+    if (argc >= 2 && strcmp(argv[1], SHIM_OPT_EXEC) == 0)
+        return shim_exec_main(argc, argv, envp);
     ensure_std_fds();
     if (fcntl(REPORT_FD, F_GETFD) < 0 || fcntl(GO_FD, F_GETFD) < 0) {
         say(2, "taskscope-shim: ", "fds 3 (report) and 4 (go) must be open");

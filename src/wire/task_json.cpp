@@ -15,6 +15,7 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         t.pid = j.at("pid").get<int64_t>();
         t.unit = j.at("unit").get<std::string>();
         t.cgroup = j.at("cgroup").get<std::string>();
+        t.processSpec = j.value("process_spec", std::string());
         auto spec = j.at("spec");
         if (spec.is_string()) spec = nlohmann::json::parse(spec.get<std::string>(), nullptr, false);
         if (spec.is_object()) {

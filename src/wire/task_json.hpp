@@ -29,6 +29,9 @@ struct TaskInfo {
     std::string state;
     int64_t pid = 0;     ///< the task's main process
     std::string cgroup;  ///< the scope's cgroup path, e.g. /nomad.slice/a1-web.scope
+    /// The file holding the task's resolved process spec (root's alone),
+    /// which exec'd commands are set up from; empty when none was given.
+    std::string processSpec;
     /// Empty when the spec is not a JSON object (GetTask embeds it as an
     /// object, or as the stored string when that does not parse).
     std::optional<TaskSpecFields> spec;

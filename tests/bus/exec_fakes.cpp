@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 
 int main(int argc, char** argv) {
-    if (argc != 6) {
-        std::fprintf(stderr, "usage: %s BUS_ADDRESS ALLOC TASK PID ATTACH_LOG\n", argv[0]);
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: %s BUS_ADDRESS ALLOC TASK PID ATTACH_LOG PROCESS_SPEC\n", argv[0]);
         return 2;
     }
-    const std::string alloc = argv[2], task = argv[3], logPath = argv[5];
+    const std::string alloc = argv[2], task = argv[3], logPath = argv[5], processSpec = argv[6];
     const int pid = std::stoi(argv[4]);
     // The task's cgroup is the one the process is really in.
     std::ifstream cg("/proc/" + std::to_string(pid) + "/cgroup");
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
             const nlohmann::json spec = {{"command", "/bin/sleep"}, {"cwd", "/tmp"}, {"env", {{"FROM_TASK", "yes"}}}};
             return nlohmann::json{{"alloc_id", alloc},  {"task", task}, {"unit", alloc + "-" + task + ".scope"},
                                   {"state", "running"}, {"pid", pid},   {"cgroup", cgroup},
-                                  {"spec", spec}}
+                                  {"process_spec", processSpec}, {"spec", spec}}
                 .dump();
         });
     manager->finishRegistration();

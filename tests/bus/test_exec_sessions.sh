@@ -25,8 +25,10 @@ trap cleanup EXIT
 sleep 1000 &
 TASK_PID=$!
 pids+=($TASK_PID)
+# The task's process spec as the manager saves it: our identity, cwd /tmp.
+printf '%s\0' --uid "$(id -u)" --gid "$(id -g)" --cwd /tmp >"$BUS_TMP/process-spec"
 exec {fakes_fd}< <("$TASKSCOPE_BUILD_DIR/tests/bus/taskscope-bus-exec-fakes" "$BUS_ADDRESS" a1 web $TASK_PID \
-    "$BUS_TMP/attached" 2>"$BUS_TMP/fakes.log" & echo "pid $!")
+    "$BUS_TMP/attached" "$BUS_TMP/process-spec" 2>"$BUS_TMP/fakes.log" & echo "pid $!")
 read -r line <&"$fakes_fd"
 pids+=(${line#pid })
 read -r line <&"$fakes_fd"
@@ -34,6 +36,7 @@ read -r line <&"$fakes_fd"
 
 mkdir -p "$STATE_DIR/streamer" "$BUS_TMP/streamer-spool"
 "$TASKSCOPE_BUILD_DIR/src/stream/taskscope-streamer" --bus-address "$BUS_ADDRESS" --max-exec-sessions 4 \
+    --shim "$TASKSCOPE_BUILD_DIR/src/shim/bin/taskscope-shim" \
     --spool-dir "$BUS_TMP/streamer-spool" --state-dir "$STATE_DIR/streamer" -v 2>"$BUS_TMP/streamer.log" &
 STREAMER_PID=$!
 pids+=($STREAMER_PID)

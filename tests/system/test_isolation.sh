@@ -15,8 +15,10 @@
 # the host's mount table is as before once the tasks are gone, also after
 # kill -9 of the manager in the middle of isolated starts; a volume target
 # through a symlink to /etc in the task dir does not reach the host's /etc;
-# a task's user is looked up in its root's /etc; a root exec into a task
-# with cap_drop and no_new_privs gets the task's CapEff and NoNewPrivs.
+# a task's user is looked up in its root's /etc, and an exec into it runs
+# as that user; a root exec into a task with cap_drop and no_new_privs gets
+# the task's CapEff, CapBnd, NoNewPrivs and / (set up by the shim's code
+# from the task's saved process spec), not the streamer's.
 source "$(dirname "$0")/lib.sh"
 
 W=/run/isotest
@@ -143,11 +145,18 @@ out=$(mgr StartTask sss isocap c "$spec") || fail "StartTask with cap_drop: $out
 cpid=$(task_field isocap c pid)
 task_eff=$(sed -n 's/^CapEff:\t//p' /proc/$cpid/status)
 [[ $task_eff != "$DEFAULT_CAPS" ]] || fail "cap_drop left the task the default set"
-out=$($CTL exec isocap c -- sh -c 'grep -E "^(CapEff|NoNewPrivs):" /proc/self/status | tr -d "\t"' | tr -d '\r') ||
+task_bnd=$(sed -n 's/^CapBnd:\t//p' /proc/$cpid/status)
+task_ls=$(ls /proc/$cpid/root/ | tr '\n' ' ')
+streamer_bnd=$(sed -n 's/^CapBnd:\t//p' /proc/"$(systemctl show -p MainPID --value taskscope-streamer)"/status)
+[[ $streamer_bnd != "$task_bnd" ]] || fail "the streamer has the task's bounding set: the test would prove nothing"
+out=$($CTL exec isocap c -- sh -c 'grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status | tr -d "\t"; echo "ls=$(ls / | tr "\n" " ")"' | tr -d '\r') ||
     fail "exec into the cap_drop task: $out"
 echo "$out"
 assert_eq "$(sed -n 's/^CapEff://p' <<<"$out")" "$task_eff" "CapEff of a root exec into a task with cap_drop (the task's)"
+assert_eq "$(sed -n 's/^CapBnd://p' <<<"$out")" "$task_bnd" "CapBnd of a root exec into a task with cap_drop (the task's, not the streamer's $streamer_bnd)"
 assert_eq "$(sed -n 's/^NoNewPrivs://p' <<<"$out")" 1 "NoNewPrivs of an exec into a no_new_privs task"
+assert_eq "$(sed -n 's/^ls=//p' <<<"$out")" "$task_ls" "/ of an exec into the cap_drop task (the task's)"
+ok "exec set up by the shim from the task's process spec: the task's CapEff, CapBnd, NoNewPrivs and /"
 
 # --- volume propagation ---
 mkdir -p $V/bi/inside $V/h2t/inside $V/h2t/hostmnt $V/priv/inside $V/priv/hostmnt $W/privmnt
@@ -239,13 +248,20 @@ mkdir -p $U/etc $W/out3 && chmod 777 $W/out3
 echo 'rootonly:x:4242:4300::/:/bin/sh' >$U/etc/passwd
 printf 'rootgrp:x:4300:\nrootextra:x:4301:rootonly\n' >$U/etc/group
 getent passwd rootonly >/dev/null && fail "the host has a user rootonly"
-spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["-c","echo $(id -u) $(id -G) >/out/ids"], user:"rootonly",
+spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["-c","echo $(id -u) $(id -G) >/out/ids; exec sleep 600"], user:"rootonly",
     logs:false, isolation:{task_dir:($w+"/userroot"), chroot_env:["/bin","/lib","/lib64","/sbin","/usr"],
                            volumes:[{source:($w+"/out3"),target:"/out"}]}}')
 out=$(mgr StartTask sss isouser u "$spec") || fail "StartTask as a user of the root only: $out"
 wait_until "the ids from the root's user" 300 test -s $W/out3/ids
 assert_eq "$(cat $W/out3/ids)" "4242 4300 4301" "uid, gid and groups of rootonly from the root's /etc"
-mgr ForgetTask ss isouser u >/dev/null 2>&1 || { wait_until "isouser/u to end" 300 not_running isouser u; mgr ForgetTask ss isouser u >/dev/null; }
+# An exec runs as the task's user too, which the host does not know (the
+# streamer never looks it up: the shim takes the numbers from the spec).
+out=$($CTL exec isouser u -- sh -c 'echo "ids=$(id -u) $(id -G)"' | tr -d '\r') || fail "exec as a user of the root only: $out"
+assert_eq "$(sed -n 's/^ids=//p' <<<"$out")" "4242 4300 4301" "uid, gid and groups of an exec into the rootonly task"
+ok "exec as a user that exists only in the task's root"
+mgr StopTask sssx isouser u SIGKILL 0 >/dev/null
+wait_until "isouser/u to end" 300 not_running isouser u
+mgr ForgetTask ss isouser u >/dev/null
 
 # --- bad specs: named errors, nothing made ---
 # dbus-send prints the error's name (busctl only its message).

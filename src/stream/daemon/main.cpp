@@ -52,19 +52,21 @@ void usage(FILE* out) {
                  "      --state-dir DIR     records of completed logs (default /var/lib/taskscope-streamer)\n"
                  "      --stats-interval-ms MS  default stats interval (default 1000; 0: none)\n"
                  "      --max-exec-sessions N  exec sessions at once (default 64)\n"
+                 "      --shim PATH         taskscope-shim, which sets exec'd commands up (default %s)\n"
                  "  -v, --verbose           debug logging\n"
                  "  -h, --help              this help\n",
-                 kBusName);
+                 kBusName, TASKSCOPE_SHIM_DEFAULT);
 }
 
 bool parseOptions(int argc, char** argv, Options& o) {
-    enum { kBus = 256, kSpool, kState, kStatsInterval, kMaxExec };
+    enum { kBus = 256, kSpool, kState, kStatsInterval, kMaxExec, kShim };
     static const option longOpts[] = {
         {"bus-address", required_argument, nullptr, kBus},
         {"spool-dir", required_argument, nullptr, kSpool},
         {"state-dir", required_argument, nullptr, kState},
         {"stats-interval-ms", required_argument, nullptr, kStatsInterval},
         {"max-exec-sessions", required_argument, nullptr, kMaxExec},
+        {"shim", required_argument, nullptr, kShim},
         {"verbose", no_argument, nullptr, 'v'},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
@@ -100,6 +102,9 @@ bool parseOptions(int argc, char** argv, Options& o) {
                 }
                 break;
             }
+            case kShim:
+                o.exec.shimPath = optarg;
+                break;
             case 'v':
                 o.verbose = true;
                 break;

@@ -74,11 +74,10 @@ Result<ExecTarget> execTarget(const wire::TaskInfo& task) {
     t.pid = static_cast<pid_t>(task.pid);
     t.unit = task.unit;
     t.cgroup = task.cgroup;
-    t.user = task.spec->user;
-    t.group = task.spec->group;
-    t.cwd = task.spec->cwd;
+    t.processSpec = task.processSpec;
     t.env = task.spec->env;
     if (t.unit.empty() || t.cgroup.empty()) return makeError("Internal", "the manager names no scope for the task");
+    if (t.processSpec.empty()) return makeError("Internal", "the manager names no process spec for the task");
     return t;
 }
 

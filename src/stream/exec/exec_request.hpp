@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/identity.hpp"
 #include "common/result.hpp"
 #include "wire/task_json.hpp"
 
@@ -44,24 +43,19 @@ struct ExecTarget {
     pid_t pid = 0;       ///< the task's main process
     std::string unit;    ///< its scope
     std::string cgroup;  ///< the scope's cgroup path, e.g. /nomad.slice/a1-web.scope
-    std::string user = "root";
-    std::string group;  ///< empty: the user's primary group
-    std::string cwd = "/";
+    /// The task's saved process spec: identity, capabilities, namespaces,
+    /// root and cwd, resolved once by the manager (src/shim/process.h).
+    std::string processSpec;
     std::map<std::string, std::string> env;
 };
 
 /// NotRunning unless the task's state is "running" with a main process;
-/// Internal when its spec is unreadable or it names no scope.
+/// Internal when its spec is unreadable or it names no scope or process spec.
 common::Result<ExecTarget> execTarget(const wire::TaskInfo& task);
 
 /// Whether a /proc/<pid>/cgroup text puts the process in `cgroup` or below
 /// it, on any hierarchy (v2, or v1's name=systemd and controllers).
 bool inCgroup(std::string_view procCgroup, std::string_view cgroup);
-
-/// The credentials the command runs with, looked up the way the manager
-/// did for the task (common::resolveIdentity; UnknownUser when either is gone).
-using ExecIdentity = common::Identity;
-using common::resolveIdentity;
 
 /// The command's environment, "NAME=value" sorted by name: the task's
 /// env, PATH defaulted as the manager defaults it for the task, then the

@@ -168,8 +168,6 @@ Result<void> ExecService::spawn(ExecSession& s, const ExecRequest& request, cons
                                 std::string& unit) {
     auto target = execTarget(task);
     if (!target) return target.error();
-    auto identity = resolveIdentity(target->user, target->group);
-    if (!identity) return identity.error();
 
     // Held open, the pidfd keeps the pid from being reused: once the
     // process is seen in the task's scope, the namespaces opened through
@@ -179,19 +177,23 @@ Result<void> ExecService::spawn(ExecSession& s, const ExecRequest& request, cons
     if (!pidfd) return notRunning(pid, "has exited");
     auto cgroups = common::readFile(options_.proc + "/" + std::to_string(pid) + "/cgroup");
     if (!cgroups || !inCgroup(*cgroups, target->cgroup)) return notRunning(pid, "is not in " + target->cgroup);
-    auto ns = openTaskNamespaces(pid, options_.proc);
-    if (!ns || exited(pidfd->get())) {
+    // The task's process spec and the shim that applies it, opened here:
+    // the child only makes system calls.
+    UniqueFd processSpec(::open(target->processSpec.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!processSpec) {
         if (exited(pidfd->get())) return notRunning(pid, "has exited");
-        return ns.error().context("open the namespaces of the task's main process");
+        return common::errnoError("open the task's process spec " + target->processSpec, errno);
     }
+    UniqueFd shim(::open(options_.shimPath.c_str(), O_PATH | O_CLOEXEC));
+    if (!shim) return common::errnoError("open " + options_.shimPath, errno);
 
     SpawnSpec spec;
     spec.argv = request.command;
     spec.env = execEnvironment(target->env, request.env);
-    spec.cwd = target->cwd;
-    spec.uid = identity->uid;
-    spec.gid = identity->gid;
-    spec.groups = identity->groups;
+    spec.taskPid = pid;
+    spec.taskPidfd = pidfd->get();
+    spec.shim = shim.get();
+    spec.processSpec = processSpec.get();
     std::vector<UniqueFd> childSide;  // closed here once the child has its copies
     if (s.once()) {
         UniqueFd devNull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -228,7 +230,7 @@ Result<void> ExecService::spawn(ExecSession& s, const ExecRequest& request, cons
         childSide.push_back(std::move(pipes[1][1]));
         childSide.push_back(std::move(pipes[2][1]));
     }
-    auto child = spawnHeld(spec, *ns);
+    auto child = spawnHeld(spec);
     if (!child) return child.error().context("start the child");
     s.child = std::move(*child);
     unit = target->unit;

@@ -58,6 +58,8 @@ struct ExecServiceOptions {
     /// After SIGHUP to a session whose caller left the bus, SIGKILL this much later.
     std::chrono::milliseconds hangupGrace = std::chrono::seconds(5);
     std::string proc = "/proc";
+    /// taskscope-shim, whose --exec mode sets every command up (exec.c).
+    std::string shimPath = TASKSCOPE_SHIM_DEFAULT;
     /// Where running sessions are recorded for the next streamer to take
     /// over (exec_records.hpp); empty: not recorded.
     std::string recordDir;
@@ -109,7 +111,7 @@ public:
 
     /// Starts an interactive session; done is called once, when the
     /// command was executed or could not be. Errors: InvalidArgument,
-    /// Busy, NoSuchTask, NotRunning, UnknownUser, NoSuchBinary, ExecFailed,
+    /// Busy, NoSuchTask, NotRunning, NoSuchBinary, ExecFailed,
     /// SystemdFailed, Internal.
     void start(ExecRequest request, StartDone done);
 

@@ -1,12 +1,15 @@
 #pragma once
 // Starting a command inside a running task. The child is forked held on a
 // pipe: it runs none of the command until the caller has had systemd move
-// it into the task's scope and releases it. Released, it joins the task's
-// namespaces and root, starts a session, takes the task's identity and
-// working directory and executes the command. Everything it needs is
-// prepared before fork(); after it the child only makes system calls.
+// it into the task's scope and releases it. Released, it executes
+// `taskscope-shim --exec` (src/shim/exec.c), which joins the task's
+// namespaces and root and becomes the task with the shim's own code, from
+// the process spec the manager saved when it started the task: one way to
+// become the task, for the task and for every exec. Everything the child
+// needs is prepared before fork(); after it the child only makes system
+// calls.
 //
-// Inside, the child forks once more and stays as the command's *keeper*
+// Inside, the shim forks once more and stays as the command's *keeper*
 // (the command is its child, which a new pid namespace needs anyway: it
 // applies to children only). The keeper holds nothing of the session but
 // the write end of a status pipe: when the command ends it writes the
@@ -14,7 +17,6 @@
 // it; a streamer that restarted in between reads the status from the
 // pipe, whose read end waited in systemd's fd store.
 
-#include <sched.h>
 #include <sys/types.h>
 
 #include <array>
@@ -28,51 +30,21 @@
 
 namespace taskscope::stream::exec {
 
-/// The namespaces an exec joins, in the order it joins them (nsenter's).
-inline constexpr std::array<std::pair<const char*, int>, 6> kNamespaces = {{
-    {"cgroup", CLONE_NEWCGROUP},
-    {"ipc", CLONE_NEWIPC},
-    {"uts", CLONE_NEWUTS},
-    {"net", CLONE_NEWNET},
-    {"pid", CLONE_NEWPID},
-    {"mnt", CLONE_NEWNS},
-}};
-
-/// The namespaces of a task's process that differ from the caller's, open.
-struct TaskNamespaces {
-    struct Join {
-        const char* kind;
-        int nstype;
-        common::UniqueFd fd;
-    };
-    std::vector<Join> join;  ///< in kNamespaces order
-    bool newPid = false;     ///< a pid namespace is among them
-    common::UniqueFd root;   ///< the task's root, when the child must chroot to it
-    /// The task's capability bounding set when it is narrower than ours (an
-    /// isolated task): the command gets that set, through the shim's own
-    /// code (src/shim/caps.c), not the streamer's full one.
-    std::optional<uint64_t> caps;
-    /// The task runs with no_new_privs: so does every command exec'd into it.
-    bool noNewPrivs = false;
-};
-
-/// Opens <proc>/<pid>/ns/<kind> for each kind whose inode differs from
-/// <proc>/self/ns/<kind>, and <proc>/<pid>/root when the task's mount
-/// namespace or root differs from ours. A kind the kernel lacks is skipped.
-common::Result<TaskNamespaces> openTaskNamespaces(pid_t pid, const std::string& proc = "/proc");
-
-/// What the command runs as and with.
+/// What the command runs as and with. Its identity, capabilities,
+/// no_new_privs, namespaces, root and working directory are the task's:
+/// the shim takes them from the process spec the manager saved when the
+/// task started (src/shim/exec.c), with the task's own code.
 struct SpawnSpec {
     std::vector<std::string> argv;  ///< argv[0] is searched in the env's PATH unless it holds a '/'
     std::vector<std::string> env;   ///< "NAME=value"
-    std::string cwd = "/";
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::vector<gid_t> groups;
     /// The command's stdin, stdout and stderr. With tty they are the
     /// terminal's slave, which becomes the controlling terminal.
     std::array<int, 3> stdio = {-1, -1, -1};
     bool tty = false;
+    pid_t taskPid = 0;    ///< the task's main process, whose namespaces and root the command enters
+    int taskPidfd = -1;   ///< its pidfd: the namespaces are checked to be its own
+    int shim = -1;        ///< taskscope-shim, open: executed by the child (it need not be in the task's root)
+    int processSpec = -1; ///< the task's saved process spec, open for reading
 };
 
 /// A forked child waiting for release().
@@ -89,7 +61,7 @@ struct HeldChild {
 };
 
 /// Forks the held child. The caller closes its copies of spec.stdio after.
-common::Result<HeldChild> spawnHeld(const SpawnSpec& spec, const TaskNamespaces& ns);
+common::Result<HeldChild> spawnHeld(const SpawnSpec& spec);
 
 /// Lets a held child go on into the command.
 common::Result<void> releaseChild(HeldChild& child);

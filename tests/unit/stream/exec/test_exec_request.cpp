@@ -17,7 +17,9 @@ namespace {
 
 std::string taskJson(const std::string& state, const std::string& spec) {
     return R"({"alloc_id":"a1","task":"web","unit":"a1-web.scope","state":")" + state +
-           R"(","pid":4242,"cgroup":"/nomad.slice/a1-web.scope","spec":)" + spec + "}";
+           R"(","pid":4242,"cgroup":"/nomad.slice/a1-web.scope",)"
+           R"("process_spec":"/var/lib/taskscope/process/a1-web.scope","spec":)" +
+           spec + "}";
 }
 
 // GetTask's JSON as the manager client reads it, then as an exec sees it.
@@ -72,25 +74,21 @@ BOOST_AUTO_TEST_CASE(target_from_a_running_task_with_its_spec) {
     BOOST_TEST(t->pid == 4242);
     BOOST_TEST(t->unit == "a1-web.scope");
     BOOST_TEST(t->cgroup == "/nomad.slice/a1-web.scope");
-    BOOST_TEST(t->user == "nobody");
-    BOOST_TEST(t->group == "nogroup");
-    BOOST_TEST(t->cwd == "/srv");
+    // Identity and cwd are the process spec's, resolved by the manager.
+    BOOST_TEST(t->processSpec == "/var/lib/taskscope/process/a1-web.scope");
     BOOST_TEST(t->env.at("A") == "1");
 }
 
 BOOST_AUTO_TEST_CASE(target_defaults_as_the_manager_does) {
     auto t = targetOf(taskJson("running", R"({"command":"/bin/sleep"})"));
     BOOST_REQUIRE(t.ok());
-    BOOST_TEST(t->user == "root");
-    BOOST_TEST(t->group == "");
-    BOOST_TEST(t->cwd == "/");
     BOOST_TEST(t->env.empty());
 }
 
 BOOST_AUTO_TEST_CASE(target_spec_may_come_as_a_string) {
-    auto t = targetOf(taskJson("running", R"("{\"command\":\"/bin/sleep\",\"cwd\":\"/tmp\"}")"));
+    auto t = targetOf(taskJson("running", R"("{\"command\":\"/bin/sleep\",\"env\":{\"A\":\"2\"}}")"));
     BOOST_REQUIRE(t.ok());
-    BOOST_TEST(t->cwd == "/tmp");
+    BOOST_TEST(t->env.at("A") == "2");
 }
 
 BOOST_AUTO_TEST_CASE(target_not_running_is_named) {
@@ -131,14 +129,15 @@ BOOST_AUTO_TEST_CASE(environment_is_the_tasks_with_path_and_the_callers_on_top) 
     BOOST_TEST(pathOf(execEnvironment({}, {{"PATH", "/x"}})) == "/x");
 }
 
-BOOST_AUTO_TEST_CASE(identity_of_root_and_unknown_users) {
-    auto root = resolveIdentity("root", "");
-    BOOST_REQUIRE(root.ok());
-    BOOST_TEST(root->uid == 0u);
-    BOOST_TEST(root->gid == 0u);
-    BOOST_TEST(!root->groups.empty());
-    BOOST_TEST(resolveIdentity("no-such-user-here", "").error().name == "UnknownUser");
-    BOOST_TEST(resolveIdentity("root", "no-such-group-here").error().name == "UnknownUser");
+BOOST_AUTO_TEST_CASE(target_without_a_process_spec_is_internal) {
+    // A task whose manager saved no process spec cannot be entered the
+    // way it was started: refused, not guessed from the host's databases.
+    const std::string j = R"({"unit":"a1-web.scope","state":"running","pid":4242,)"
+                          R"("cgroup":"/nomad.slice/a1-web.scope","spec":{"command":"/bin/true"}})";
+    auto t = targetOf(j);
+    BOOST_REQUIRE(!t.ok());
+    BOOST_TEST(t.error().name == "Internal");
+    BOOST_TEST(t.error().message.find("process spec") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(output_capture_keeps_the_first_bytes) {

@@ -107,9 +107,21 @@ struct Fixture {
             {"pid", ::getpid()},
             {"unit", "a1-web.scope"},
             {"cgroup", ownCgroup()},
+            {"process_spec", tmp.path + "/process-spec"},
             {"spec", spec}}.dump();
+        writeProcessSpec(tmp.path);
         options.hangupGrace = 200ms;
+        options.shimPath = TASKSCOPE_TEST_SHIM;
         make();
+    }
+
+    // The task's process spec as the manager saves it: our own identity.
+    void writeProcessSpec(const std::string& cwd) {
+        std::string text;
+        for (const auto& w : {std::string("--uid"), std::to_string(::getuid()), std::string("--gid"),
+                              std::to_string(::getgid()), std::string("--cwd"), cwd})
+            text += w + '\0';
+        BOOST_REQUIRE(taskscope::common::writeFileAtomic(tmp.path + "/process-spec", text).ok());
     }
 
     void make() {
@@ -461,8 +473,8 @@ BOOST_FIXTURE_TEST_CASE(joins_the_namespaces_of_a_task_that_has_its_own, Fixture
     }
     auto j = nlohmann::json::parse(directory.json);
     j["pid"] = task;
-    j["spec"]["cwd"] = "/";
     directory.json = j.dump();
+    writeProcessSpec("/");
 
     auto r = once({"sh", "-c", "hostname; cat /proc/1/comm; echo $$"});
     BOOST_REQUIRE_MESSAGE(r.ok(), why(r));

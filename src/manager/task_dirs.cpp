@@ -65,13 +65,16 @@ common::Result<void> removeTree(const std::string& path) {
 
 common::Result<void> removeTaskDirs(const Isolation& iso, const std::string& stateDir, const std::string& allocId,
                                     const std::string& task, bool lastOfAlloc) {
-    if (!iso.filesystem) return {};
-    if (iso.taskDir.empty())
+    if (iso.filesystem && iso.taskDir.empty())
         if (auto r = removeTree(taskRootDir(stateDir, allocId, task)); !r) return r;
     if (!lastOfAlloc) return {};
+    // The allocation's dir goes with its last task, whatever that task's own
+    // isolation or alloc_dir: another task of the allocation may have made
+    // it (a plugin task beside plain ones). Under our state dir there is
+    // only what we made; an alloc_dir handed in lives elsewhere, left alone.
     const auto root = allocRootDir(stateDir, allocId);
-    if (iso.allocDir.empty())
-        if (auto r = removeTree(root + "/alloc"); !r) return r;
+    if (!isDir(root)) return {};
+    if (auto r = removeTree(root + "/alloc"); !r) return r;
     // What is left of the allocation's dir: tasks/ once empty, then itself
     // (another task's dir handed in elsewhere leaves nothing here).
     ::rmdir((root + "/tasks").c_str());

@@ -391,6 +391,8 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     const Key key{allocId, task};
     auto state = std::make_shared<StartState>();
     state->done = std::move(done);
+    auto& clock = state->clock;
+    clock.onLoop("admit");
     // Whatever fails before systemd is asked leaves nothing behind.
     auto fail = [&](common::Error error) {
         if (state->reserved) cpus_.release(rec.unit);
@@ -405,8 +407,10 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     if (!spec) return fail(spec.error());
     if (!spec->isolationGiven && config_.isolation.defaultIsolated) spec->isolation.filesystem = true;
     if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
+    clock.onLoop("spec");
     if (startHook_)
         if (auto r = startHook_(allocId, task, *spec); !r) return fail(r.error());
+    clock.onLoop("hook");
     if (auto r = prepareTaskDirs(spec->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
         return fail(r.error());
     if (auto r = resolveRootIdentity(*spec); !r) return fail(r.error());
@@ -417,6 +421,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     // Known from here on, so that other starts count this one right.
     rec.cpus = *cpus;
     rec.reservedCores = state->reserved;
+    clock.onLoop("dirs+cpus");
 
     const auto logDir = store_.logDir(allocId);
     // Only a task whose output is kept gets the directory: the streamer
@@ -427,6 +432,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
             return fail(r.error().context("create log directory"));
     const auto exitFile = store_.exitFile(*unit);
     ::unlink(exitFile.c_str());
+    clock.onLoop("log dir");
     LaunchPaths paths{exitFile, "", "", {}, ""};
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->joinAllocNetwork) {
@@ -442,25 +448,30 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     } else if (spec->logs) {
         LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
                          spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
+        clock.onLoop("netns");
         auto hold = spool_.add(*unit, allocId, task, logs);
         if (!hold) return fail(withFdNumbers(hold.error().context("prepare logs")));
         state->logHold = std::move(*hold);
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
+        clock.onLoop("spool");
     } else {
         paths.stdoutFile = spec->stdoutPath;
         paths.stderrFile = spec->stderrPath;
     }
 
+    clock.onLoop("paths");
     auto launch = spawnShim(config_.shimPath, *spec, paths);
     if (!launch) {
         spool_.remove(*unit);
         return fail(withFdNumbers(launch.error()));
     }
     state->launch = std::move(*launch);
+    clock.onLoop("spawn");
     state->properties = baseProperties(config_, allocId, task);
     for (auto& p : scope::resourceProperties(spec->resources)) state->properties.push_back(std::move(p));
     if (spec->isolation.filesystem) addDeviceProperties(state->properties);
+    clock.onLoop("properties");
     // The shim's "pid N" comes through the loop: no start ever makes the
     // manager wait for a process to be scheduled (reads meanwhile are
     // answered at once).
@@ -474,14 +485,17 @@ void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& s
         loop_.removeFd(state->watch);
         state->watch = 0;
         if (!state->released) {
+            state->clock.waited("shim pid");
             auto r = line ? acceptPid(state->launch, **line) : Result<void>(line.error().context("start task"));
             if (!r) return failStart(key, *state, withFdNumbers(r.error()));
             const auto pid = static_cast<uint32_t>(state->launch.taskPid);
             const auto unit = tasks_.at(key)->record.unit;
             systemd_.startScopeAsync(unit, {pid}, state->properties,
                                      [this, key, state](Result<void> r) { finishStart(key, state, std::move(r)); });
+            state->clock.onLoop("systemd call");
             return;
         }
+        state->clock.waited("exec report");
         auto r = line ? acceptRelease(**line) : Result<void>(line.error().context("release task"));
         state->launch.report.reset();
         completeStart(key, *state, std::move(r));
@@ -508,6 +522,7 @@ void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>&
     // Still there: a busy entry is erased only by its own operation.
     auto& entry = *tasks_.at(key);
     auto& rec = entry.record;
+    state->clock.waited("systemd job");
     if (!started) return failStart(key, *state, started.error().context("start task " + taskLabel(rec.allocId, rec.name)));
 
     rec.pid = state->launch.taskPid;
@@ -515,6 +530,7 @@ void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>&
     rec.startedAtUs = nowUs();
     // The kernel's word on where systemd put the task: no round trip.
     rec.cgroup = cgroupOf(rec.pid);
+    state->clock.onLoop("cgroup read");
     // On disk as running before the task runs its first instruction: from
     // here on a crash of the manager still finds it. In memory it stays
     // "starting" until the shim says the command runs.
@@ -523,13 +539,16 @@ void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>&
     auto onDisk = rec;
     onDisk.state = TaskState::Running;
     persist(onDisk, [this, key, state] {
+        state->clock.waited("record on disk");
         if (auto r = sendGo(state->launch); !r) {
             state->launch.report.reset();
             return completeStart(key, *state, std::move(r));
         }
         state->released = true;
         watchShim(key, state);
+        state->clock.onLoop("go");
     });
+    state->clock.onLoop("record asked");
 }
 
 void TaskManager::completeStart(const Key& key, StartState& st, Result<void> released) {
@@ -568,8 +587,11 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
     rec.state = TaskState::Running;
     entry.logHold = std::move(st.logHold);
     spdlog::info("Started task {} as pid {} in {}", label, rec.pid, unit);
+    st.clock.onLoop("log");
     if (events_) events_->taskAdded(rec);
+    st.clock.onLoop("publish");
     st.done(&rec);
+    st.clock.onLoop("reply");
     // A task that ran and ended before its start was complete: its exit
     // record's event was left for now.
     if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) collectExit(entry);
@@ -586,6 +608,8 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
             submit(key, [this, key] { applyPool(key); });
         }
     }
+    st.clock.onLoop("after");
+    spdlog::debug("Start of {} took {}", label, st.clock.summary());
 }
 
 Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {

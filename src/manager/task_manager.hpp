@@ -14,6 +14,7 @@
 #include "common/durable_writer.hpp"
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
+#include "common/step_clock.hpp"
 #include "manager/config.hpp"
 #include "manager/cpu_partitions.hpp"
 #include "manager/launcher.hpp"
@@ -141,6 +142,7 @@ private:
         uint64_t watch = 0;     ///< the loop's watch on the shim's report pipe
         bool released = false;  ///< told to exec; the next report is its outcome
         bool reserved = false;  ///< cores were reserved and go back on failure
+        common::StepClock clock;  ///< the start's profile, logged at debug level
     };
 
     common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;

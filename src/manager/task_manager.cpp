@@ -145,6 +145,7 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
     struct statfs fs {};
     unified_ = host.unified.value_or(::statfs(cgroupRoot_.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC);
     writer_ = std::make_unique<common::DurableWriter>(loop_);
+    spawner_ = std::make_unique<common::LoopWorker>(loop_);
 }
 
 TaskManager::~TaskManager() {
@@ -372,7 +373,9 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
                                                        taskLabel(other->record.allocId, other->record.name)));
     // Refused before anything exists, with the numbers, rather than
     // failing half-way with EMFILE.
-    if (auto budget = checkStartBudget(); !budget) return done(budget.error());
+    // Starts whose descriptors are not open yet (queued on the start
+    // worker) count as if they were.
+    if (auto budget = checkStartBudget(preparing_); !budget) return done(budget.error());
 
     // The entry exists from the request on (state "starting", busy with
     // this start): a second start of the task, or of one with the same
@@ -424,16 +427,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     clock.onLoop("dirs+cpus");
 
     const auto logDir = store_.logDir(allocId);
-    // Only a task whose output is kept gets the directory: the streamer
-    // removes it with the allocation's last task it knows, and never learns
-    // of a task with logs off.
-    if (spec->logs)
-        if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
-            return fail(r.error().context("create log directory"));
-    const auto exitFile = store_.exitFile(*unit);
-    ::unlink(exitFile.c_str());
-    clock.onLoop("log dir");
-    LaunchPaths paths{exitFile, "", "", {}, ""};
+    LaunchPaths paths{store_.exitFile(*unit), "", "", {}, ""};
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->joinAllocNetwork) {
         auto netns = netnsOf_ ? netnsOf_(allocId)
@@ -441,41 +435,78 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         if (!netns) return fail(netns.error().context("task " + taskLabel(allocId, task)));
         paths.netns = *netns;
     }
+    std::optional<LogSettings> spooled;
     if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
         paths.stderrFile = base + ".stderr.0";
     } else if (spec->logs) {
-        LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
-                         spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
-        clock.onLoop("netns");
-        auto hold = spool_.add(*unit, allocId, task, logs);
-        if (!hold) return fail(withFdNumbers(hold.error().context("prepare logs")));
-        state->logHold = std::move(*hold);
+        spooled = LogSettings{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
+                              spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
-        clock.onLoop("spool");
     } else {
         paths.stdoutFile = spec->stdoutPath;
         paths.stderrFile = spec->stderrPath;
     }
-
-    clock.onLoop("paths");
-    auto launch = spawnShim(config_.shimPath, *spec, paths);
-    if (!launch) {
-        spool_.remove(*unit);
-        return fail(withFdNumbers(launch.error()));
-    }
-    state->launch = std::move(*launch);
-    clock.onLoop("spawn");
     state->properties = baseProperties(config_, allocId, task);
     for (auto& p : scope::resourceProperties(spec->resources)) state->properties.push_back(std::move(p));
     if (spec->isolation.filesystem) addDeviceProperties(state->properties);
-    clock.onLoop("properties");
-    // The shim's "pid N" comes through the loop: no start ever makes the
-    // manager wait for a process to be scheduled (reads meanwhile are
-    // answered at once).
-    watchShim(key, state);
+    clock.onLoop("paths");
+
+    // The rest makes files and a process: mkdir, mkfifo, the spool
+    // description, posix_spawn (whose vfork holds the calling thread until
+    // the shim has exec'd: milliseconds under emulation). On the loop, every
+    // read queued behind a burst of starts waited for all of theirs, so it
+    // runs on the start worker, one start after another, and the start goes
+    // on from the loop once the shim exists. Counted in the descriptor
+    // budget meanwhile (preparing_).
+    ++preparing_;
+    spawner_->submit([this, key, state, spec = std::move(*spec), paths = std::move(paths), spooled, logDir,
+                      unit = *unit, allocId, task]() -> std::function<void()> {
+        auto prepared = prepareLaunch(spec, paths, spooled, logDir, unit, allocId, task);
+        return [this, key, state, prepared = std::make_shared<decltype(prepared)>(std::move(prepared))]() mutable {
+            --preparing_;
+            state->clock.waited("prepare");
+            // Erased meanwhile? Only its own operation erases a busy entry.
+            if (!*prepared) return failStart(key, *state, withFdNumbers(prepared->error()));
+            state->launch = std::move((*prepared)->first);
+            state->logHold = std::move((*prepared)->second);
+            // The shim's "pid N" comes through the loop: no start ever makes
+            // the manager wait for a process to be scheduled.
+            watchShim(key, state);
+            state->clock.onLoop("watch");
+        };
+    });
+    clock.onLoop("submit");
+}
+
+Result<std::pair<Launch, LogSpool::Hold>> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+                                                                     const std::optional<LogSettings>& spooled,
+                                                                     const std::string& logDir, const std::string& unit,
+                                                                     const std::string& allocId,
+                                                                     const std::string& task) const {
+    // Runs on the start worker: only const members (paths, the spool's
+    // directory, the shim's path) and the filesystem; nothing of the loop's.
+    // Only a task whose output is kept gets the directory: the streamer
+    // removes it with the allocation's last task it knows, and never learns
+    // of a task with logs off.
+    if (spec.logs)
+        if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
+            return r.error().context("create log directory");
+    ::unlink(paths.exitFile.c_str());
+    LogSpool::Hold hold;
+    if (spooled) {
+        auto added = spool_.add(unit, allocId, task, *spooled);
+        if (!added) return added.error().context("prepare logs");
+        hold = std::move(*added);
+    }
+    auto launch = spawnShim(config_.shimPath, spec, paths);
+    if (!launch) {
+        if (spooled) spool_.remove(unit);
+        return launch.error();
+    }
+    return std::make_pair(std::move(*launch), std::move(hold));
 }
 
 void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& state) {

@@ -13,6 +13,7 @@
 
 #include "common/durable_writer.hpp"
 #include "common/event_loop.hpp"
+#include "common/loop_worker.hpp"
 #include "common/result.hpp"
 #include "common/step_clock.hpp"
 #include "manager/config.hpp"
@@ -156,6 +157,15 @@ private:
     void watchShim(const Key& key, const std::shared_ptr<StartState>& state);
     void finishStart(const Key& key, const std::shared_ptr<StartState>& state, common::Result<void> started);
     void completeStart(const Key& key, StartState& state, common::Result<void> released);
+    /// A start's files and shim, made on the start worker (off the loop):
+    /// the log directory, the spool's fifos and description, the spawn.
+    /// Leaves nothing behind on error.
+    common::Result<std::pair<Launch, LogSpool::Hold>> prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+                                                                    const std::optional<LogSettings>& spooled,
+                                                                    const std::string& logDir,
+                                                                    const std::string& unit,
+                                                                    const std::string& allocId,
+                                                                    const std::string& task) const;
     /// Undoes a start that failed before its task was released.
     void failStart(const Key& key, StartState& state, common::Error error);
     /// Removes the isolated task's dirs that taskscope made (forget).
@@ -223,6 +233,11 @@ private:
     std::set<unsigned> appliedPool_;  ///< the shared pool the last pass gave out
     /// Last member: destroyed first, it finishes every write still asked.
     std::unique_ptr<common::DurableWriter> writer_;
+    /// The synchronous part of each start (prepareLaunch), one after
+    /// another off the loop. Declared after everything its work reads, so
+    /// it is destroyed (and its thread joined) before them.
+    std::unique_ptr<common::LoopWorker> spawner_;
+    size_t preparing_ = 0;  ///< starts submitted to spawner_, not back yet
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

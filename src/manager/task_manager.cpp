@@ -617,7 +617,11 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
 
     rec.state = TaskState::Running;
     entry.logHold = std::move(st.logHold);
-    spdlog::info("Started task {} as pid {} in {}", label, rec.pid, unit);
+    // Debug, not info: systemd already logs the scope's start with its
+    // description, which names the task ("Started taskscope task a/t"), and
+    // a line per start into a journald busy with a burst of starts held the
+    // loop for ms (bench/profile-start.sh: "log").
+    spdlog::debug("Started task {} as pid {} in {}", label, rec.pid, unit);
     st.clock.onLoop("log");
     if (events_) events_->taskAdded(rec);
     st.clock.onLoop("publish");

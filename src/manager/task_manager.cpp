@@ -91,6 +91,22 @@ std::string cgroupOf(pid_t pid) {
 
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
+// The cgroup systemd gives a unit in `slice`: each dash of the slice's
+// name is a level ("a-b.slice" is /a.slice/a-b.slice), "-.slice" the root.
+std::string scopeCgroup(const std::string& slice, const std::string& unit) {
+    std::string path;
+    constexpr std::string_view kSuffix = ".slice";
+    if (slice != "-.slice" && slice.size() > kSuffix.size()) {
+        const auto name = slice.substr(0, slice.size() - kSuffix.size());
+        for (size_t dash = 0;; ++dash) {
+            dash = name.find('-', dash);
+            path += "/" + name.substr(0, dash) + ".slice";
+            if (dash == std::string::npos) break;
+        }
+    }
+    return path + "/" + unit;
+}
+
 scope::UnitProperties baseProperties(const Config& config, const std::string& allocId, const std::string& task) {
     scope::UnitProperties p;
     p.emplace_back("Slice", sdbus::Variant(config.slice));
@@ -519,11 +535,23 @@ void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& s
             state->clock.waited("shim pid");
             auto r = line ? acceptPid(state->launch, **line) : Result<void>(line.error().context("start task"));
             if (!r) return failStart(key, *state, withFdNumbers(r.error()));
-            const auto pid = static_cast<uint32_t>(state->launch.taskPid);
-            const auto unit = tasks_.at(key)->record.unit;
-            systemd_.startScopeAsync(unit, {pid}, state->properties,
+            auto& rec = tasks_.at(key)->record;
+            rec.pid = state->launch.taskPid;
+            rec.shimPid = state->launch.shimPid;
+            rec.startedAtUs = nowUs();
+            // The record goes to disk while systemd makes the scope, not
+            // after: a start waited for the two after another (a journal
+            // commit under emulation is tens of ms). The cgroup is where
+            // systemd puts a scope of this slice; finishStart checks it
+            // against the kernel's word and writes again if they differ. On
+            // disk as running before the task runs its first instruction:
+            // a crash from here on finds it (a crash before the scope exists
+            // finds its shim gone, the task never run: lost, with the reason).
+            rec.cgroup = scopeCgroup(config_.slice, rec.unit);
+            writeStartRecord(key, state);
+            systemd_.startScopeAsync(rec.unit, {static_cast<uint32_t>(rec.pid)}, state->properties,
                                      [this, key, state](Result<void> r) { finishStart(key, state, std::move(r)); });
-            state->clock.onLoop("systemd call");
+            state->clock.onLoop("record + systemd call");
             return;
         }
         state->clock.waited("exec report");
@@ -545,8 +573,43 @@ void TaskManager::failStart(const Key& key, StartState& st, common::Error error)
     removeDirsOf(rec);
     auto queued = erase(rec);
     auto done = std::move(st.done);
-    done(std::move(error));
-    runOrphans(std::move(queued));
+    if (!st.recordAsked) {
+        done(std::move(error));
+        return runOrphans(std::move(queued));
+    }
+    // Its record went to disk beside systemd's job: the caller hears of the
+    // failure once it is gone again, so nothing of the start is left.
+    TaskRecord gone;
+    gone.unit = unit;
+    unpersist(gone, [this, error = std::move(error), done = std::move(done),
+                     queued = std::make_shared<Queue>(std::move(queued))]() mutable {
+        done(std::move(error));
+        runOrphans(std::move(*queued));
+    });
+}
+
+void TaskManager::writeStartRecord(const Key& key, const std::shared_ptr<StartState>& state) {
+    auto onDisk = tasks_.at(key)->record;
+    onDisk.state = TaskState::Running;
+    state->recordAsked = true;
+    ++state->writesPending;
+    persist(onDisk, [this, key, state] {
+        --state->writesPending;
+        releaseWhenReady(key, state);
+    });
+}
+
+void TaskManager::releaseWhenReady(const Key& key, const std::shared_ptr<StartState>& state) {
+    // Both the scope (systemd's job done) and the record on disk, once.
+    if (!state->jobDone || state->writesPending > 0 || state->released) return;
+    state->clock.waited("record on disk");
+    if (auto r = sendGo(state->launch); !r) {
+        state->launch.report.reset();
+        return completeStart(key, *state, std::move(r));
+    }
+    state->released = true;
+    watchShim(key, state);
+    state->clock.onLoop("go");
 }
 
 void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>& state, Result<void> started) {
@@ -556,30 +619,19 @@ void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>&
     state->clock.waited("systemd job");
     if (!started) return failStart(key, *state, started.error().context("start task " + taskLabel(rec.allocId, rec.name)));
 
-    rec.pid = state->launch.taskPid;
-    rec.shimPid = state->launch.shimPid;
-    rec.startedAtUs = nowUs();
-    // The kernel's word on where systemd put the task: no round trip.
-    rec.cgroup = cgroupOf(rec.pid);
+    // The kernel's word on where systemd put the task: no round trip. The
+    // record written meanwhile has the cgroup a scope of the slice gets;
+    // should systemd have put it elsewhere, it is written again first.
+    state->jobDone = true;
+    const auto actual = cgroupOf(rec.pid);
+    if (!actual.empty() && actual != rec.cgroup) {
+        spdlog::debug("Task {} is in {}, not in {}: its record is written again", rec.unit, actual, rec.cgroup);
+        rec.cgroup = actual;
+        writeStartRecord(key, state);
+    }
     state->clock.onLoop("cgroup read");
-    // On disk as running before the task runs its first instruction: from
-    // here on a crash of the manager still finds it. In memory it stays
-    // "starting" until the shim says the command runs.
-    // The loop serves others while the record goes to disk (with every
-    // other record asked meanwhile, in one commit).
-    auto onDisk = rec;
-    onDisk.state = TaskState::Running;
-    persist(onDisk, [this, key, state] {
-        state->clock.waited("record on disk");
-        if (auto r = sendGo(state->launch); !r) {
-            state->launch.report.reset();
-            return completeStart(key, *state, std::move(r));
-        }
-        state->released = true;
-        watchShim(key, state);
-        state->clock.onLoop("go");
-    });
-    state->clock.onLoop("record asked");
+    // In memory it stays "starting" until the shim says the command runs.
+    releaseWhenReady(key, state);
 }
 
 void TaskManager::completeStart(const Key& key, StartState& st, Result<void> released) {

@@ -143,6 +143,9 @@ private:
         uint64_t watch = 0;     ///< the loop's watch on the shim's report pipe
         bool released = false;  ///< told to exec; the next report is its outcome
         bool reserved = false;  ///< cores were reserved and go back on failure
+        bool recordAsked = false;  ///< its record was asked on disk: a failure removes it first
+        int writesPending = 0;     ///< writes of its record not on disk yet
+        bool jobDone = false;      ///< systemd has made the scope
         common::StepClock clock;  ///< the start's profile, logged at debug level
     };
 
@@ -156,6 +159,10 @@ private:
     /// systemd's answer, the shim's exec report.
     void watchShim(const Key& key, const std::shared_ptr<StartState>& state);
     void finishStart(const Key& key, const std::shared_ptr<StartState>& state, common::Result<void> started);
+    /// Writes the starting task's record (as running) off the loop.
+    void writeStartRecord(const Key& key, const std::shared_ptr<StartState>& state);
+    /// Lets the task exec once its scope exists and its record is on disk.
+    void releaseWhenReady(const Key& key, const std::shared_ptr<StartState>& state);
     void completeStart(const Key& key, StartState& state, common::Result<void> released);
     /// A start's files and shim, made on the start worker (off the loop):
     /// the log directory, the spool's fifos and description, the spawn.

@@ -775,3 +775,37 @@ BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_cannot_be_spawned_leaves_nothing, Fix
     BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
     BOOST_TEST(systemd.count("startScope") == 0u);
 }
+
+// A start's record goes to disk while systemd makes the scope, not after it
+// (the two used to cost one after the other); a start systemd refuses
+// answers once that record is gone again.
+BOOST_FIXTURE_TEST_CASE(a_starts_record_is_written_while_systemd_makes_the_scope, Fixture) {
+    open();
+    systemd.hold("startScope");
+    std::optional<common::Result<const TaskRecord*>> out;
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](auto r) { out = std::move(r); });
+    const auto file = config.stateDir + "/tasks/a1-web.scope.json";
+    BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(file); }));
+    BOOST_TEST(!out.has_value());
+    BOOST_TEST(state("a1", "web") == TaskState::Starting);
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return out.has_value(); }));
+    BOOST_REQUIRE(static_cast<bool>(*out));
+    // Not in a scope here (no systemd): the kernel's word on its cgroup,
+    // not the slice's, is what the record ends up with.
+    const auto cgroup = (**out)->cgroup;
+    BOOST_TEST(cgroup.find("nomad.slice") == std::string::npos, cgroup);
+    BOOST_TEST(test::slurp(file).find("\"cgroup\":\"" + cgroup + "\"") != std::string::npos);
+
+    systemd.hold("startScope");
+    systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
+    std::optional<common::Result<const TaskRecord*>> failed;
+    tasks->start("a1", "api", spec("/bin/sleep", {"1000"}), [&](auto r) { failed = std::move(r); });
+    const auto apiFile = config.stateDir + "/tasks/a1-api.scope.json";
+    BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(apiFile); }));
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return failed.has_value(); }));
+    BOOST_TEST(!*failed);
+    BOOST_TEST(!std::filesystem::exists(apiFile));
+    BOOST_TEST(!tasks->get("a1", "api"));
+}

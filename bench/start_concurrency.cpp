@@ -128,7 +128,8 @@ double fanOut(int n, int level, Call call) {
 // second connection, every one of them, against the same reads idle.
 int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level) {
     (void)bus;
-    const std::string probeAlloc = "bench-probe";
+    // Not the concurrency run's probe, which may still be recorded (exited).
+    const std::string probeAlloc = "bench-bomb-probe";
     const std::string sleeper =
         nlohmann::json{{"command", "/bin/sleep"}, {"args", {"3600"}}, {"logs", true}, {"kill_timeout_ms", 0}}.dump();
     // The classic bomb in sh; its "Cannot fork" lines go nowhere (logs off)

@@ -15,6 +15,11 @@
 //   taskscope-bench-concurrency [N] [LEVELS] [--no-logs]
 //   (defaults: 1000, "8,32,128"; logs collected unless --no-logs)
 //
+// --fork-bomb [N] [LEVEL] (defaults 100, 8): a task running a fork bomb
+// (no pids_max of its own: the limit is what its scope gets by default,
+// printed) while N other tasks start and then stop with LEVEL in flight;
+// the reads' p50/p99/max (target: every read < 100 ms) against idle.
+//
 // Independent of taskscope's own systemd client on purpose: the floor
 // must not move when the client under test changes.
 
@@ -82,10 +87,28 @@ Reads readLoop(const std::atomic<bool>& stop, const std::string& alloc, const st
     return r;
 }
 
+double maxOf(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+size_t over(const std::vector<double>& v, double ms) {
+    return static_cast<size_t>(std::count_if(v.begin(), v.end(), [ms](double x) { return x > ms; }));
+}
+
 void printReads(const char* what, const Reads& r) {
     std::printf("  %s: ListTasks p50 %.1f p99 %.1f ms, GetTask p50 %.1f p99 %.1f ms (%zu reads)\n", what,
                 percentile(r.list, 0.5), percentile(r.list, 0.99), percentile(r.get, 0.5), percentile(r.get, 0.99),
                 r.list.size());
+}
+
+std::string systemctlShow(const std::string& property, const std::string& unit) {
+    const std::string cmd = "systemctl show -P " + property + " " + unit + " 2>/dev/null";
+    std::string out;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+        char buf[128];
+        while (std::fgets(buf, sizeof buf, p)) out += buf;
+        ::pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
 }
 
 // Runs `call(i, done)` for i in [0, n) with `level` in flight; returns seconds.
@@ -101,16 +124,130 @@ double fanOut(int n, int level, Call call) {
     return msSince(t0) / 1000.0;
 }
 
+// A fork bomb in one task while n others start and stop: the reads of a
+// second connection, every one of them, against the same reads idle.
+int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level) {
+    (void)bus;
+    // Not the concurrency run's probe, which may still be recorded (exited).
+    const std::string probeAlloc = "bench-bomb-probe";
+    const std::string sleeper =
+        nlohmann::json{{"command", "/bin/sleep"}, {"args", {"3600"}}, {"logs", true}, {"kill_timeout_ms", 0}}.dump();
+    // The classic bomb in sh; its "Cannot fork" lines go nowhere (logs off)
+    // so the bomb, not a full pipe, is what the node sees.
+    const std::string bomb = nlohmann::json{{"command", "/bin/sh"},
+                                            {"args", {"-c", "b() { b | b & }; b; sleep 3600"}},
+                                            {"logs", false},
+                                            {"kill_timeout_ms", 0}}
+                                 .dump();
+    manager.callMethod("StartTask").onInterface(kTaskscope).withArguments(probeAlloc, "probe", sleeper);
+    std::atomic<bool> stop{false};
+    Reads idle;
+    {
+        std::thread t([&] { idle = readLoop(stop, probeAlloc, "probe"); });
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        stop = true;
+        t.join();
+    }
+    const std::string bombUnit = "bench-bomb-bomb.scope";
+    stop = false;
+    Reads busy;
+    std::thread reader([&] { busy = readLoop(stop, probeAlloc, "probe"); });
+    auto t0 = Clock::now();
+    manager.callMethod("StartTask").onInterface(kTaskscope).withArguments("bench-bomb", "bomb", bomb);
+    const double bombStartMs = msSince(t0);
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // the bomb fills its scope
+    const auto tasksMax = systemctlShow("TasksMax", bombUnit);
+    const auto tasksNow = systemctlShow("TasksCurrent", bombUnit);
+
+    const std::string alloc = "bench-fb";
+    std::atomic<int> failed{0};
+    const double startSecs = fanOut(n, level, [&](int i, auto done) {
+        manager.callMethodAsync("StartTask")
+            .onInterface(kTaskscope)
+            .withArguments(alloc, "t" + std::to_string(i), sleeper)
+            .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
+                if (err) ++failed;
+                done();
+            });
+    });
+    const double stopSecs = fanOut(n, level, [&](int i, auto done) {
+        manager.callMethodAsync("StopTask")
+            .onInterface(kTaskscope)
+            .withArguments(alloc, "t" + std::to_string(i), std::string(), int64_t{0})
+            .uponReplyInvoke([done](const sdbus::Error*) { done(); });
+    });
+    const auto tasksAfter = systemctlShow("TasksCurrent", bombUnit);
+    stop = true;
+    reader.join();
+
+    // Clean up: the bomb, the tasks (once their exits are in), the probe.
+    t0 = Clock::now();
+    try {
+        manager.callMethod("StopTask").onInterface(kTaskscope).withArguments("bench-bomb", "bomb", std::string(),
+                                                                             int64_t{0});
+    } catch (const sdbus::Error& e) {
+        std::fprintf(stderr, "stop bomb: %s\n", e.getMessage().c_str());
+    }
+    double bombGoneMs = -1;
+    for (int i = 0; i < 600; ++i) {
+        const auto state = systemctlShow("ActiveState", bombUnit);
+        if (state != "active" && state != "deactivating") {
+            bombGoneMs = msSince(t0);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (int round = 0; round < 100; ++round) {
+        std::atomic<int> left{0};
+        fanOut(n + 1, level, [&](int i, auto done) {
+            const auto [a, t] = i < n ? std::make_pair(alloc, "t" + std::to_string(i))
+                                      : std::make_pair(std::string("bench-bomb"), std::string("bomb"));
+            manager.callMethodAsync("ForgetTask")
+                .onInterface(kTaskscope)
+                .withArguments(a, t)
+                .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                    if (err && err->getName() == "org.taskscope.Error.StillRunning") ++left;
+                    done();
+                });
+        });
+        if (!left) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    try {
+        manager.callMethod("StopTask").onInterface(kTaskscope).withArguments(probeAlloc, "probe", std::string(),
+                                                                              int64_t{0});
+    } catch (const sdbus::Error&) {
+    }
+
+    std::printf("fork bomb beside %d starts and stops (%d in flight):\n", n, level);
+    std::printf("  bomb scope %s: TasksMax %s, %s tasks 3 s after its start, %s after the stops; StartTask of the "
+                "bomb %.0f ms, gone %.0f ms after its StopTask\n",
+                bombUnit.c_str(), tasksMax.c_str(), tasksNow.c_str(), tasksAfter.c_str(), bombStartMs, bombGoneMs);
+    std::printf("  %d starts in %.1f s (%d failed), %d stops in %.1f s\n", n, startSecs, failed.load(), n, stopSecs);
+    printReads("reads idle     ", idle);
+    printReads("reads with bomb", busy);
+    std::printf("  reads with bomb: max ListTasks %.1f ms, GetTask %.1f ms; over 100 ms: %zu of %zu (target 0)\n",
+                maxOf(busy.list), maxOf(busy.get), over(busy.list, 100) + over(busy.get, 100),
+                busy.list.size() + busy.get.size());
+    std::fflush(stdout);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     int n = 1000;
     std::vector<int> levels{8, 32, 128};
     bool logs = true;
+    bool bomb = false;
     int pos = 0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--no-logs") {
+        if (a == "--fork-bomb") {
+            bomb = true;
+            if (pos == 0) n = 100;
+            if (levels.size() != 1) levels = {8};
+        } else if (a == "--no-logs") {
             logs = false;
         } else if (pos == 0) {
             n = std::atoi(a.c_str());
@@ -126,7 +263,7 @@ int main(int argc, char** argv) {
         }
     }
     if (n <= 0 || levels.empty()) {
-        std::fprintf(stderr, "usage: %s [N] [LEVELS e.g. 8,32,128] [--no-logs]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [N] [LEVELS e.g. 8,32,128] [--no-logs] | --fork-bomb [N] [LEVEL]\n", argv[0]);
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);
@@ -135,6 +272,11 @@ int main(int argc, char** argv) {
     Floor floor(*bus);
     auto manager = sdbus::createProxy(*bus, kTaskscope, kTaskscopePath);
     bus->enterEventLoopAsync();
+    if (bomb) {
+        const int rc = forkBomb(*bus, *manager, n, levels.front());
+        bus->leaveEventLoop();
+        return rc;
+    }
 
     const std::string probeAlloc = "bench-probe";
     const std::string spec =

@@ -32,11 +32,14 @@ common::Result<FdUsage> fdUsage() {
     return u;
 }
 
-common::Result<void> checkStartBudget(const FdUsage& u) {
-    if (u.limit >= kFdsPerStart + kFdsReserved && u.open <= u.limit - kFdsPerStart - kFdsReserved) return {};
+common::Result<void> checkStartBudget(const FdUsage& u, size_t pendingStarts) {
+    const size_t need = (pendingStarts + 1) * kFdsPerStart;
+    if (u.limit >= need + kFdsReserved && u.open <= u.limit - need - kFdsReserved) return {};
+    const std::string pending =
+        pendingStarts ? " (and " + std::to_string(pendingStarts) + " starts on their way will open theirs)" : "";
     return common::makeError("ResourceExhausted",
                              "the manager has " + std::to_string(u.open) + " of its " + std::to_string(u.limit) +
-                                 " file descriptors (RLIMIT_NOFILE) open; a start needs " +
+                                 " file descriptors (RLIMIT_NOFILE) open" + pending + "; a start needs " +
                                  std::to_string(kFdsPerStart) + " and " + std::to_string(kFdsReserved) +
                                  " stay reserved (each task with logs holds " + std::to_string(kFdsPerTask) +
                                  "): raise LimitNOFILE= of taskscope-manager.service or stop tasks");
@@ -55,14 +58,15 @@ size_t fdTableSize() {
 
 }  // namespace
 
-common::Result<void> checkStartBudget() {
+common::Result<void> checkStartBudget(size_t pendingStarts) {
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) < 0) return common::errnoError("getrlimit RLIMIT_NOFILE", errno);
     const size_t table = fdTableSize();
-    if (table > 0 && (rl.rlim_cur == RLIM_INFINITY || table + kFdsPerStart + kFdsReserved <= rl.rlim_cur)) return {};
+    const size_t need = (pendingStarts + 1) * kFdsPerStart;
+    if (table > 0 && (rl.rlim_cur == RLIM_INFINITY || table + need + kFdsReserved <= rl.rlim_cur)) return {};
     auto usage = fdUsage();
     if (!usage) return usage.error().context("count descriptors");
-    return checkStartBudget(*usage);
+    return checkStartBudget(*usage, pendingStarts);
 }
 
 }  // namespace taskscope::manager

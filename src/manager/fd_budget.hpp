@@ -33,14 +33,16 @@ struct FdUsage {
 common::Result<FdUsage> fdUsage();
 
 /// ResourceExhausted, naming the numbers, when `usage` leaves less than a
-/// start's peak plus the reserve; pure.
-common::Result<void> checkStartBudget(const FdUsage& usage);
+/// start's peak plus the reserve; pure. `pendingStarts`: starts admitted
+/// whose descriptors are not open yet (they wait for the start worker),
+/// each counted at its peak.
+common::Result<void> checkStartBudget(const FdUsage& usage, size_t pendingStarts = 0);
 
 /// The same for this process, cheaply while far from the limit: counting
 /// /proc/self/fd costs ~0.45 us per open descriptor (9 ms at 20,000, on
 /// every start), so the kernel's descriptor table size (FDSize in
 /// /proc/self/status, an upper bound of the count) answers first, and
 /// only a table within reach of the limit is counted.
-common::Result<void> checkStartBudget();
+common::Result<void> checkStartBudget(size_t pendingStarts = 0);
 
 }  // namespace taskscope::manager

@@ -91,6 +91,22 @@ std::string cgroupOf(pid_t pid) {
 
 std::string taskLabel(const std::string& allocId, const std::string& task) { return allocId + "/" + task; }
 
+// The cgroup systemd gives a unit in `slice`: each dash of the slice's
+// name is a level ("a-b.slice" is /a.slice/a-b.slice), "-.slice" the root.
+std::string scopeCgroup(const std::string& slice, const std::string& unit) {
+    std::string path;
+    constexpr std::string_view kSuffix = ".slice";
+    if (slice != "-.slice" && slice.size() > kSuffix.size()) {
+        const auto name = slice.substr(0, slice.size() - kSuffix.size());
+        for (size_t dash = 0;; ++dash) {
+            dash = name.find('-', dash);
+            path += "/" + name.substr(0, dash) + ".slice";
+            if (dash == std::string::npos) break;
+        }
+    }
+    return path + "/" + unit;
+}
+
 scope::UnitProperties baseProperties(const Config& config, const std::string& allocId, const std::string& task) {
     scope::UnitProperties p;
     p.emplace_back("Slice", sdbus::Variant(config.slice));
@@ -145,6 +161,7 @@ TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::E
     struct statfs fs {};
     unified_ = host.unified.value_or(::statfs(cgroupRoot_.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC);
     writer_ = std::make_unique<common::DurableWriter>(loop_);
+    spawner_ = std::make_unique<common::LoopWorker>(loop_);
 }
 
 TaskManager::~TaskManager() {
@@ -373,7 +390,9 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
                                                        taskLabel(other->record.allocId, other->record.name)));
     // Refused before anything exists, with the numbers, rather than
     // failing half-way with EMFILE.
-    if (auto budget = checkStartBudget(); !budget) return done(budget.error());
+    // Starts whose descriptors are not open yet (queued on the start
+    // worker) count as if they were.
+    if (auto budget = checkStartBudget(preparing_); !budget) return done(budget.error());
 
     // The entry exists from the request on (state "starting", busy with
     // this start): a second start of the task, or of one with the same
@@ -392,6 +411,8 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     const Key key{allocId, task};
     auto state = std::make_shared<StartState>();
     state->done = std::move(done);
+    auto& clock = state->clock;
+    clock.onLoop("admit");
     // Whatever fails before systemd is asked leaves nothing behind.
     auto fail = [&](common::Error error) {
         if (state->reserved) cpus_.release(rec.unit);
@@ -407,8 +428,10 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     if (!spec) return fail(spec.error());
     if (!spec->isolationGiven && config_.isolation.defaultIsolated) spec->isolation.filesystem = true;
     if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
+    clock.onLoop("spec");
     if (startHook_)
         if (auto r = startHook_(allocId, task, *spec); !r) return fail(r.error());
+    clock.onLoop("hook");
     if (auto r = prepareTaskDirs(spec->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
         return fail(r.error());
     if (auto r = resolveRootIdentity(*spec); !r) return fail(r.error());
@@ -419,17 +442,10 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     // Known from here on, so that other starts count this one right.
     rec.cpus = *cpus;
     rec.reservedCores = state->reserved;
+    clock.onLoop("dirs+cpus");
 
     const auto logDir = store_.logDir(allocId);
-    // Only a task whose output is kept gets the directory: the streamer
-    // removes it with the allocation's last task it knows, and never learns
-    // of a task with logs off.
-    if (spec->logs)
-        if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
-            return fail(r.error().context("create log directory"));
-    const auto exitFile = store_.exitFile(*unit);
-    ::unlink(exitFile.c_str());
-    LaunchPaths paths{exitFile, "", "", {}, "", store_.processSpecFile(*unit)};
+    LaunchPaths paths{store_.exitFile(*unit), "", "", {}, "", store_.processSpecFile(*unit)};
     rec.processSpec = paths.processSpec;
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->joinAllocNetwork) {
@@ -438,36 +454,78 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         if (!netns) return fail(netns.error().context("task " + taskLabel(allocId, task)));
         paths.netns = *netns;
     }
+    std::optional<LogSettings> spooled;
     if (spec->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
         paths.stderrFile = base + ".stderr.0";
     } else if (spec->logs) {
-        LogSettings logs{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
-                         spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
-        auto hold = spool_.add(*unit, allocId, task, logs);
-        if (!hold) return fail(withFdNumbers(hold.error().context("prepare logs")));
-        state->logHold = std::move(*hold);
+        spooled = LogSettings{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
+                              spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
         paths.stdoutFile = spool_.stdoutFifo(*unit);
         paths.stderrFile = spool_.stderrFifo(*unit);
     } else {
         paths.stdoutFile = spec->stdoutPath;
         paths.stderrFile = spec->stderrPath;
     }
-
-    auto launch = spawnShim(config_.shimPath, *spec, paths);
-    if (!launch) {
-        spool_.remove(*unit);
-        return fail(withFdNumbers(launch.error()));
-    }
-    state->launch = std::move(*launch);
     state->properties = baseProperties(config_, allocId, task);
     for (auto& p : scope::resourceProperties(spec->resources)) state->properties.push_back(std::move(p));
     if (spec->isolation.filesystem) addDeviceProperties(state->properties);
-    // The shim's "pid N" comes through the loop: no start ever makes the
-    // manager wait for a process to be scheduled (reads meanwhile are
-    // answered at once).
-    watchShim(key, state);
+    clock.onLoop("paths");
+
+    // The rest makes files and a process: mkdir, mkfifo, the spool
+    // description, posix_spawn (whose vfork holds the calling thread until
+    // the shim has exec'd: milliseconds under emulation). On the loop, every
+    // read queued behind a burst of starts waited for all of theirs, so it
+    // runs on the start worker, one start after another, and the start goes
+    // on from the loop once the shim exists. Counted in the descriptor
+    // budget meanwhile (preparing_).
+    ++preparing_;
+    spawner_->submit([this, key, state, spec = std::move(*spec), paths = std::move(paths), spooled, logDir,
+                      unit = *unit, allocId, task]() -> std::function<void()> {
+        auto prepared = prepareLaunch(spec, paths, spooled, logDir, unit, allocId, task);
+        return [this, key, state, prepared = std::make_shared<decltype(prepared)>(std::move(prepared))]() mutable {
+            --preparing_;
+            state->clock.waited("prepare");
+            // Erased meanwhile? Only its own operation erases a busy entry.
+            if (!*prepared) return failStart(key, *state, withFdNumbers(prepared->error()));
+            state->launch = std::move((*prepared)->first);
+            state->logHold = std::move((*prepared)->second);
+            // The shim's "pid N" comes through the loop: no start ever makes
+            // the manager wait for a process to be scheduled.
+            watchShim(key, state);
+            state->clock.onLoop("watch");
+        };
+    });
+    clock.onLoop("submit");
+}
+
+Result<std::pair<Launch, LogSpool::Hold>> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+                                                                     const std::optional<LogSettings>& spooled,
+                                                                     const std::string& logDir, const std::string& unit,
+                                                                     const std::string& allocId,
+                                                                     const std::string& task) const {
+    // Runs on the start worker: only const members (paths, the spool's
+    // directory, the shim's path) and the filesystem; nothing of the loop's.
+    // Only a task whose output is kept gets the directory: the streamer
+    // removes it with the allocation's last task it knows, and never learns
+    // of a task with logs off.
+    if (spec.logs)
+        if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
+            return r.error().context("create log directory");
+    ::unlink(paths.exitFile.c_str());
+    LogSpool::Hold hold;
+    if (spooled) {
+        auto added = spool_.add(unit, allocId, task, *spooled);
+        if (!added) return added.error().context("prepare logs");
+        hold = std::move(*added);
+    }
+    auto launch = spawnShim(config_.shimPath, spec, paths);
+    if (!launch) {
+        if (spooled) spool_.remove(unit);
+        return launch.error();
+    }
+    return std::make_pair(std::move(*launch), std::move(hold));
 }
 
 void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& state) {
@@ -477,14 +535,29 @@ void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& s
         loop_.removeFd(state->watch);
         state->watch = 0;
         if (!state->released) {
+            state->clock.waited("shim pid");
             auto r = line ? acceptPid(state->launch, **line) : Result<void>(line.error().context("start task"));
             if (!r) return failStart(key, *state, withFdNumbers(r.error()));
-            const auto pid = static_cast<uint32_t>(state->launch.taskPid);
-            const auto unit = tasks_.at(key)->record.unit;
-            systemd_.startScopeAsync(unit, {pid}, state->properties,
+            auto& rec = tasks_.at(key)->record;
+            rec.pid = state->launch.taskPid;
+            rec.shimPid = state->launch.shimPid;
+            rec.startedAtUs = nowUs();
+            // The record goes to disk while systemd makes the scope, not
+            // after: a start waited for the two after another (a journal
+            // commit under emulation is tens of ms). The cgroup is where
+            // systemd puts a scope of this slice; finishStart checks it
+            // against the kernel's word and writes again if they differ. On
+            // disk as running before the task runs its first instruction:
+            // a crash from here on finds it (a crash before the scope exists
+            // finds its shim gone, the task never run: lost, with the reason).
+            rec.cgroup = scopeCgroup(config_.slice, rec.unit);
+            writeStartRecord(key, state);
+            systemd_.startScopeAsync(rec.unit, {static_cast<uint32_t>(rec.pid)}, state->properties,
                                      [this, key, state](Result<void> r) { finishStart(key, state, std::move(r)); });
+            state->clock.onLoop("record + systemd call");
             return;
         }
+        state->clock.waited("exec report");
         auto r = line ? acceptRelease(**line) : Result<void>(line.error().context("release task"));
         state->launch.report.reset();
         completeStart(key, *state, std::move(r));
@@ -499,40 +572,71 @@ void TaskManager::failStart(const Key& key, StartState& st, common::Error error)
     // The shim sees its go pipe close and exits without running the task.
     abortTask(st.launch);
     spool_.remove(unit);
+    // The launcher saved the process spec before the shim was spawned.
+    ::unlink(store_.processSpecFile(unit).c_str());
     if (st.reserved) cpus_.release(unit);
     removeDirsOf(rec);
     auto queued = erase(rec);
     auto done = std::move(st.done);
-    done(std::move(error));
-    runOrphans(std::move(queued));
+    if (!st.recordAsked) {
+        done(std::move(error));
+        return runOrphans(std::move(queued));
+    }
+    // Its record went to disk beside systemd's job: the caller hears of the
+    // failure once it is gone again, so nothing of the start is left.
+    TaskRecord gone;
+    gone.unit = unit;
+    unpersist(gone, [this, error = std::move(error), done = std::move(done),
+                     queued = std::make_shared<Queue>(std::move(queued))]() mutable {
+        done(std::move(error));
+        runOrphans(std::move(*queued));
+    });
+}
+
+void TaskManager::writeStartRecord(const Key& key, const std::shared_ptr<StartState>& state) {
+    auto onDisk = tasks_.at(key)->record;
+    onDisk.state = TaskState::Running;
+    state->recordAsked = true;
+    ++state->writesPending;
+    persist(onDisk, [this, key, state] {
+        --state->writesPending;
+        releaseWhenReady(key, state);
+    });
+}
+
+void TaskManager::releaseWhenReady(const Key& key, const std::shared_ptr<StartState>& state) {
+    // Both the scope (systemd's job done) and the record on disk, once.
+    if (!state->jobDone || state->writesPending > 0 || state->released) return;
+    state->clock.waited("record on disk");
+    if (auto r = sendGo(state->launch); !r) {
+        state->launch.report.reset();
+        return completeStart(key, *state, std::move(r));
+    }
+    state->released = true;
+    watchShim(key, state);
+    state->clock.onLoop("go");
 }
 
 void TaskManager::finishStart(const Key& key, const std::shared_ptr<StartState>& state, Result<void> started) {
     // Still there: a busy entry is erased only by its own operation.
     auto& entry = *tasks_.at(key);
     auto& rec = entry.record;
+    state->clock.waited("systemd job");
     if (!started) return failStart(key, *state, started.error().context("start task " + taskLabel(rec.allocId, rec.name)));
 
-    rec.pid = state->launch.taskPid;
-    rec.shimPid = state->launch.shimPid;
-    rec.startedAtUs = nowUs();
-    // The kernel's word on where systemd put the task: no round trip.
-    rec.cgroup = cgroupOf(rec.pid);
-    // On disk as running before the task runs its first instruction: from
-    // here on a crash of the manager still finds it. In memory it stays
-    // "starting" until the shim says the command runs.
-    // The loop serves others while the record goes to disk (with every
-    // other record asked meanwhile, in one commit).
-    auto onDisk = rec;
-    onDisk.state = TaskState::Running;
-    persist(onDisk, [this, key, state] {
-        if (auto r = sendGo(state->launch); !r) {
-            state->launch.report.reset();
-            return completeStart(key, *state, std::move(r));
-        }
-        state->released = true;
-        watchShim(key, state);
-    });
+    // The kernel's word on where systemd put the task: no round trip. The
+    // record written meanwhile has the cgroup a scope of the slice gets;
+    // should systemd have put it elsewhere, it is written again first.
+    state->jobDone = true;
+    const auto actual = cgroupOf(rec.pid);
+    if (!actual.empty() && actual != rec.cgroup) {
+        spdlog::debug("Task {} is in {}, not in {}: its record is written again", rec.unit, actual, rec.cgroup);
+        rec.cgroup = actual;
+        writeStartRecord(key, state);
+    }
+    state->clock.onLoop("cgroup read");
+    // In memory it stays "starting" until the shim says the command runs.
+    releaseWhenReady(key, state);
 }
 
 void TaskManager::completeStart(const Key& key, StartState& st, Result<void> released) {
@@ -570,9 +674,16 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
 
     rec.state = TaskState::Running;
     entry.logHold = std::move(st.logHold);
-    spdlog::info("Started task {} as pid {} in {}", label, rec.pid, unit);
+    // Debug, not info: systemd already logs the scope's start with its
+    // description, which names the task ("Started taskscope task a/t"), and
+    // a line per start into a journald busy with a burst of starts held the
+    // loop for ms (bench/profile-start.sh: "log").
+    spdlog::debug("Started task {} as pid {} in {}", label, rec.pid, unit);
+    st.clock.onLoop("log");
     if (events_) events_->taskAdded(rec);
+    st.clock.onLoop("publish");
     st.done(&rec);
+    st.clock.onLoop("reply");
     // A task that ran and ended before its start was complete: its exit
     // record's event was left for now.
     if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) collectExit(entry);
@@ -589,6 +700,8 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
             submit(key, [this, key] { applyPool(key); });
         }
     }
+    st.clock.onLoop("after");
+    spdlog::debug("Start of {} took {}", label, st.clock.summary());
 }
 
 Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {

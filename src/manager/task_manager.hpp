@@ -13,7 +13,9 @@
 
 #include "common/durable_writer.hpp"
 #include "common/event_loop.hpp"
+#include "common/loop_worker.hpp"
 #include "common/result.hpp"
+#include "common/step_clock.hpp"
 #include "manager/config.hpp"
 #include "manager/cpu_partitions.hpp"
 #include "manager/launcher.hpp"
@@ -141,6 +143,10 @@ private:
         uint64_t watch = 0;     ///< the loop's watch on the shim's report pipe
         bool released = false;  ///< told to exec; the next report is its outcome
         bool reserved = false;  ///< cores were reserved and go back on failure
+        bool recordAsked = false;  ///< its record was asked on disk: a failure removes it first
+        int writesPending = 0;     ///< writes of its record not on disk yet
+        bool jobDone = false;      ///< systemd has made the scope
+        common::StepClock clock;  ///< the start's profile, logged at debug level
     };
 
     common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;
@@ -153,7 +159,20 @@ private:
     /// systemd's answer, the shim's exec report.
     void watchShim(const Key& key, const std::shared_ptr<StartState>& state);
     void finishStart(const Key& key, const std::shared_ptr<StartState>& state, common::Result<void> started);
+    /// Writes the starting task's record (as running) off the loop.
+    void writeStartRecord(const Key& key, const std::shared_ptr<StartState>& state);
+    /// Lets the task exec once its scope exists and its record is on disk.
+    void releaseWhenReady(const Key& key, const std::shared_ptr<StartState>& state);
     void completeStart(const Key& key, StartState& state, common::Result<void> released);
+    /// A start's files and shim, made on the start worker (off the loop):
+    /// the log directory, the spool's fifos and description, the spawn.
+    /// Leaves nothing behind on error.
+    common::Result<std::pair<Launch, LogSpool::Hold>> prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+                                                                    const std::optional<LogSettings>& spooled,
+                                                                    const std::string& logDir,
+                                                                    const std::string& unit,
+                                                                    const std::string& allocId,
+                                                                    const std::string& task) const;
     /// Undoes a start that failed before its task was released.
     void failStart(const Key& key, StartState& state, common::Error error);
     /// Removes the isolated task's dirs that taskscope made (forget).
@@ -221,6 +240,11 @@ private:
     std::set<unsigned> appliedPool_;  ///< the shared pool the last pass gave out
     /// Last member: destroyed first, it finishes every write still asked.
     std::unique_ptr<common::DurableWriter> writer_;
+    /// The synchronous part of each start (prepareLaunch), one after
+    /// another off the loop. Declared after everything its work reads, so
+    /// it is destroyed (and its thread joined) before them.
+    std::unique_ptr<common::LoopWorker> spawner_;
+    size_t preparing_ = 0;  ///< starts submitted to spawner_, not back yet
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

@@ -52,3 +52,14 @@ BOOST_AUTO_TEST_CASE(this_process_is_far_from_its_limit_and_then_near_it) {
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "ResourceExhausted");
 }
+
+// Starts admitted but still waiting for the start worker have opened
+// nothing yet: each counts at its peak, so a burst cannot overshoot.
+BOOST_AUTO_TEST_CASE(starts_on_their_way_count_at_their_peak) {
+    const size_t open = 1024 - 3 * kFdsPerStart - kFdsReserved;
+    BOOST_TEST(static_cast<bool>(checkStartBudget({open, 1024}, 2)));
+    auto r = checkStartBudget({open, 1024}, 3);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "ResourceExhausted");
+    BOOST_TEST(r.error().message.find("3 starts on their way") != std::string::npos, r.error().message);
+}

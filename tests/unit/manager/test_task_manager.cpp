@@ -728,3 +728,84 @@ BOOST_FIXTURE_TEST_CASE(a_reservation_leaves_a_core_for_the_shared_tasks_but_not
     BOOST_TEST(common::formatCpuList(d.cpus) == "2");
     BOOST_TEST(tasks->sharedCpus() == "3");
 }
+
+// The synchronous part of a start (the spool's fifos and description, the
+// shim's spawn) runs on the start worker, off the loop: until the loop
+// takes its result, the start is a starting task that reads answer for,
+// nothing has asked systemd yet, and several such starts go on together.
+BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_is_still_being_spawned_reads_as_starting, Fixture) {
+    config.streamer = true;  // logs through the spool: fifos and a description to make
+    open();
+    std::vector<std::optional<common::Result<const TaskRecord*>>> out(3);
+    for (size_t i = 0; i < out.size(); ++i)
+        tasks->start("a1", "t" + std::to_string(i), spec("/bin/sleep", {"1000"}),
+                     [&out, i](common::Result<const TaskRecord*> r) { out[i] = std::move(r); });
+    // Back from start() with the loop not run since: every start is at
+    // most on the worker, and the manager answers from memory.
+    BOOST_TEST(systemd.count("startScope") == 0u);
+    BOOST_TEST(tasks->list().size() == 3u);
+    for (size_t i = 0; i < out.size(); ++i) {
+        BOOST_TEST(!out[i].has_value());
+        BOOST_TEST(state("a1", "t" + std::to_string(i)) == TaskState::Starting);
+    }
+    auto again = tryStart("a1", "t0", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!again);
+    BOOST_TEST(again.error().name == "TaskExists");
+    BOOST_REQUIRE(runUntil([&] { return out[0] && out[1] && out[2]; }));
+    for (size_t i = 0; i < out.size(); ++i) {
+        BOOST_REQUIRE_MESSAGE(*out[i], (*out[i] ? "" : out[i]->error().message));
+        BOOST_TEST(state("a1", "t" + std::to_string(i)) == TaskState::Running);
+    }
+    BOOST_TEST(systemd.count("startScope") == 3u);
+    BOOST_TEST(filesIn(config.logSpoolDir) == 9u);  // two fifos and a description each
+}
+
+// A spawn that fails on the worker leaves nothing: no entry, no spool
+// files, no record, and the caller hears why.
+BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_cannot_be_spawned_leaves_nothing, Fixture) {
+    config.streamer = true;
+    config.shimPath = dir.path + "/no-such-shim";
+    open();
+    auto r = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().message.find("no-such-shim") != std::string::npos, r.error().message);
+    BOOST_TEST(!tasks->get("a1", "web"));
+    BOOST_TEST(tasks->list().empty());
+    BOOST_TEST(filesIn(config.logSpoolDir) == 0u);
+    BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
+    BOOST_TEST(systemd.count("startScope") == 0u);
+}
+
+// A start's record goes to disk while systemd makes the scope, not after it
+// (the two used to cost one after the other); a start systemd refuses
+// answers once that record is gone again.
+BOOST_FIXTURE_TEST_CASE(a_starts_record_is_written_while_systemd_makes_the_scope, Fixture) {
+    open();
+    systemd.hold("startScope");
+    std::optional<common::Result<const TaskRecord*>> out;
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](auto r) { out = std::move(r); });
+    const auto file = config.stateDir + "/tasks/a1-web.scope.json";
+    BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(file); }));
+    BOOST_TEST(!out.has_value());
+    BOOST_TEST(state("a1", "web") == TaskState::Starting);
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return out.has_value(); }));
+    BOOST_REQUIRE(static_cast<bool>(*out));
+    // Not in a scope here (no systemd): the kernel's word on its cgroup,
+    // not the slice's, is what the record ends up with.
+    const auto cgroup = (**out)->cgroup;
+    BOOST_TEST(cgroup.find("nomad.slice") == std::string::npos, cgroup);
+    BOOST_TEST(test::slurp(file).find("\"cgroup\":\"" + cgroup + "\"") != std::string::npos);
+
+    systemd.hold("startScope");
+    systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
+    std::optional<common::Result<const TaskRecord*>> failed;
+    tasks->start("a1", "api", spec("/bin/sleep", {"1000"}), [&](auto r) { failed = std::move(r); });
+    const auto apiFile = config.stateDir + "/tasks/a1-api.scope.json";
+    BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(apiFile); }));
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return failed.has_value(); }));
+    BOOST_TEST(!*failed);
+    BOOST_TEST(!std::filesystem::exists(apiFile));
+    BOOST_TEST(!tasks->get("a1", "api"));
+}

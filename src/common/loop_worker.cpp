@@ -1,4 +1,4 @@
-#include "plugins/probe_worker.hpp"
+#include "common/loop_worker.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -8,16 +8,16 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace taskscope::plugins {
+namespace taskscope::common {
 
-ProbeWorker::ProbeWorker(common::EventLoop& loop)
+LoopWorker::LoopWorker(EventLoop& loop)
     : loop_(loop), wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     if (!wake_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
     watch_ = loop_.addFd(wake_.get(), POLLIN, [this](short) { deliver(); });
     thread_ = std::thread([this] { runWorker(); });
 }
 
-ProbeWorker::~ProbeWorker() {
+LoopWorker::~LoopWorker() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
@@ -28,7 +28,7 @@ ProbeWorker::~ProbeWorker() {
     loop_.removeFd(watch_);
 }
 
-void ProbeWorker::submit(Work work) {
+void LoopWorker::submit(Work work) {
     {
         std::lock_guard lock(mutex_);
         todo_.push_back(std::move(work));
@@ -36,7 +36,7 @@ void ProbeWorker::submit(Work work) {
     cv_.notify_one();
 }
 
-void ProbeWorker::runWorker() {
+void LoopWorker::runWorker() {
     for (;;) {
         Work work;
         {
@@ -57,7 +57,7 @@ void ProbeWorker::runWorker() {
     }
 }
 
-void ProbeWorker::deliver() {
+void LoopWorker::deliver() {
     uint64_t count;
     [[maybe_unused]] auto n = ::read(wake_.get(), &count, sizeof count);
     std::deque<std::function<void()>> ready;
@@ -68,4 +68,4 @@ void ProbeWorker::deliver() {
     for (auto& f : ready) f();
 }
 
-}  // namespace taskscope::plugins
+}  // namespace taskscope::common

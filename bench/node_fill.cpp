@@ -35,6 +35,7 @@ namespace {
 
 using bench::Clock;
 using bench::InFlight;
+using bench::fanOut;
 using bench::msSince;
 constexpr const char* kManager = "org.taskscope.Manager1";
 constexpr const char* kManagerPath = "/org/taskscope/Manager1";
@@ -45,19 +46,6 @@ constexpr auto kCallTimeout = std::chrono::minutes(5);
 
 std::string allocOf(int i) { return "fill" + std::to_string(i / 100); }
 std::string taskOf(int i) { return "t" + std::to_string(i % 100); }
-
-// Runs `call(i, done)` for i in [0, n) with `level` in flight; returns ms.
-template <class Call>
-double fanOut(int n, int level, Call call) {
-    InFlight inflight(level);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) {
-        inflight.acquire();
-        call(i, [&inflight] { inflight.release(); });
-    }
-    inflight.drain();
-    return msSince(t0);
-}
 
 // Counts errors by name, keeping one message of each.
 struct Errors {
@@ -77,7 +65,7 @@ struct Errors {
 
 int start(sdbus::IProxy& m, int n, int level) {
     Errors errors;
-    const double ms = fanOut(n, level, [&](int i, auto done) {
+    const double ms = 1000.0 * fanOut(n, level, [&](int i, auto done) {
         // The task writes one line, then sleeps: its log proves the spool.
         const std::string spec =
             nlohmann::json{{"command", "/bin/sh"},
@@ -101,7 +89,7 @@ int start(sdbus::IProxy& m, int n, int level) {
 
 int stop(sdbus::IProxy& m, int n, int level) {
     Errors errors;
-    const double stopMs = fanOut(n, level, [&](int i, auto done) {
+    const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
         m.callMethodAsync("StopTask")
             .onInterface(kManager)
             .withTimeout(kCallTimeout)

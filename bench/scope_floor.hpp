@@ -63,6 +63,20 @@ private:
     int busy_ = 0;
 };
 
+// Runs `call(i, done)` for i in [0, n) with `level` calls in flight (each
+// calls done() when its reply has come); returns the seconds it took.
+template <class Call>
+double fanOut(int n, int level, Call call) {
+    InFlight inflight(level);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+        inflight.acquire();
+        call(i, [&inflight] { inflight.release(); });
+    }
+    inflight.drain();
+    return msSince(t0) / 1000.0;
+}
+
 /// Needs the connection's event loop running (enterEventLoopAsync) once
 /// constructed: replies and JobRemoved arrive there.
 class Floor {

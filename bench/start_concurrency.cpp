@@ -50,6 +50,7 @@ namespace {
 using bench::Clock;
 using bench::Floor;
 using bench::InFlight;
+using bench::fanOut;
 using bench::msSince;
 constexpr const char* kTaskscope = "org.taskscope.Manager1";
 constexpr const char* kTaskscopePath = "/org/taskscope/Manager1";
@@ -93,6 +94,17 @@ size_t over(const std::vector<double>& v, double ms) {
     return static_cast<size_t>(std::count_if(v.begin(), v.end(), [ms](double x) { return x > ms; }));
 }
 
+// Three seconds of reads against an otherwise idle manager.
+Reads idleReads(const std::string& probeAlloc) {
+    std::atomic<bool> stop{false};
+    Reads idle;
+    std::thread t([&] { idle = readLoop(stop, probeAlloc, "probe"); });
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    stop = true;
+    t.join();
+    return idle;
+}
+
 void printReads(const char* what, const Reads& r) {
     std::printf("  %s: ListTasks p50 %.1f p99 %.1f ms, GetTask p50 %.1f p99 %.1f ms (%zu reads)\n", what,
                 percentile(r.list, 0.5), percentile(r.list, 0.99), percentile(r.get, 0.5), percentile(r.get, 0.99),
@@ -109,19 +121,6 @@ std::string systemctlShow(const std::string& property, const std::string& unit) 
     }
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
     return out;
-}
-
-// Runs `call(i, done)` for i in [0, n) with `level` in flight; returns seconds.
-template <class Call>
-double fanOut(int n, int level, Call call) {
-    InFlight inflight(level);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) {
-        inflight.acquire();
-        call(i, [&inflight] { inflight.release(); });
-    }
-    inflight.drain();
-    return msSince(t0) / 1000.0;
 }
 
 // A fork bomb in one task while n others start and stop: the reads of a
@@ -141,13 +140,7 @@ int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level) 
                                  .dump();
     manager.callMethod("StartTask").onInterface(kTaskscope).withArguments(probeAlloc, "probe", sleeper);
     std::atomic<bool> stop{false};
-    Reads idle;
-    {
-        std::thread t([&] { idle = readLoop(stop, probeAlloc, "probe"); });
-        std::this_thread::sleep_for(std::chrono::seconds(3));
-        stop = true;
-        t.join();
-    }
+    const Reads idle = idleReads(probeAlloc);
     const std::string bombUnit = "bench-bomb-bomb.scope";
     stop = false;
     Reads busy;
@@ -288,13 +281,7 @@ int main(int argc, char** argv) {
         const auto tag = std::to_string(level);
         // Idle reads: the manager holds only the probe task.
         std::atomic<bool> stop{false};
-        Reads idle;
-        {
-            std::thread t([&] { idle = readLoop(stop, probeAlloc, "probe"); });
-            std::this_thread::sleep_for(std::chrono::seconds(3));
-            stop = true;
-            t.join();
-        }
+        const Reads idle = idleReads(probeAlloc);
 
         // Floor and taskscope take turns, a chunk of starts each, so that
         // drift (the host busy or not, systemd's own state) hits both alike;

@@ -701,7 +701,8 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
         }
     }
     st.clock.onLoop("after");
-    spdlog::debug("Start of {} took {}", label, st.clock.summary());
+    // The summary is formatted only when it is logged: not on every start.
+    if (spdlog::should_log(spdlog::level::debug)) spdlog::debug("Start of {} took {}", label, st.clock.summary());
 }
 
 Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {

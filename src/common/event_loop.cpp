@@ -25,7 +25,15 @@ uint64_t EventLoop::addTimer(Clock::time_point when, TimerHandler handler) {
 
 void EventLoop::cancelTimer(uint64_t handle) { timers_.erase(handle); }
 
+namespace {
+// Long enough that a burst of small handlers (log fifos in the streamer)
+// costs no extra syscalls, short against a caller's patience.
+constexpr auto kBusTurn = std::chrono::milliseconds(2);
+}  // namespace
+
 void EventLoop::addBus(sdbus::IConnection& connection) { buses_.push_back(&connection); }
+
+void EventLoop::post(std::function<void()> work) { posted_.push_back(std::move(work)); }
 
 void EventLoop::quit(int code) {
     running_ = false;
@@ -33,9 +41,19 @@ void EventLoop::quit(int code) {
 }
 
 void EventLoop::dispatchBuses() {
-    for (auto* bus : buses_)
-        while (bus->processPendingRequest()) {
-        }
+    // One message from each connection in turn, not one drained before the
+    // next: a burst of systemd's signals on one must not hold the callers'
+    // reads waiting on the other.
+    for (bool progressed = true; progressed;) {
+        progressed = false;
+        for (auto* bus : buses_)
+            if (bus->processPendingRequest()) progressed = true;
+    }
+    lastDispatch_ = Clock::now();
+}
+
+void EventLoop::dispatchBusesIfDue() {
+    if (running_ && !buses_.empty() && Clock::now() - lastDispatch_ >= kBusTurn) dispatchBuses();
 }
 
 int EventLoop::nextTimeoutMs(Clock::time_point busDeadline) const {
@@ -61,6 +79,7 @@ void EventLoop::fireDueTimers() {
         auto handler = std::move(it->second.handler);
         timers_.erase(it);
         handler();
+        dispatchBusesIfDue();
     }
 }
 
@@ -91,7 +110,7 @@ int EventLoop::run() {
             handles.push_back(h);
         }
 
-        const int n = ::poll(fds.data(), fds.size(), nextTimeoutMs(busDeadline));
+        const int n = ::poll(fds.data(), fds.size(), posted_.empty() ? nextTimeoutMs(busDeadline) : 0);
         if (n < 0) {
             if (errno == EINTR) continue;
             throw std::system_error(errno, std::generic_category(), "poll");
@@ -102,8 +121,14 @@ int EventLoop::run() {
             if (it == watches_.end()) continue;  // removed by an earlier handler
             auto handler = it->second.handler;  // copy: the handler may remove itself
             handler(fds[i].revents);
+            dispatchBusesIfDue();
         }
         if (running_) fireDueTimers();
+        if (running_ && !posted_.empty()) {
+            auto work = std::move(posted_.front());
+            posted_.pop_front();
+            work();
+        }
     }
     return exitCode_;
 }

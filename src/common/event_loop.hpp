@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <vector>
@@ -38,6 +39,11 @@ public:
     /// Dispatches the connection's messages from this loop.
     void addBus(sdbus::IConnection& connection);
 
+    /// Runs `work` on a later turn, in the order posted, one piece per turn
+    /// with the buses dispatched before each: work cut into posted pieces
+    /// never keeps a caller's read waiting for more than one piece.
+    void post(std::function<void()> work);
+
     /// Runs until quit(); returns the code given to quit().
     int run();
     void quit(int code = 0);
@@ -54,6 +60,10 @@ private:
     };
 
     void dispatchBuses();
+    /// Between two handlers: the buses again once kBusTurn has passed since
+    /// they last were, so no run of ready fds, due timers or posted work
+    /// keeps the bus's callers waiting for all of them.
+    void dispatchBusesIfDue();
     int nextTimeoutMs(Clock::time_point busDeadline) const;
     void fireDueTimers();
 
@@ -61,6 +71,8 @@ private:
     std::map<uint64_t, Watch> watches_;
     std::map<uint64_t, Timer> timers_;
     std::vector<sdbus::IConnection*> buses_;
+    Clock::time_point lastDispatch_{};
+    std::deque<std::function<void()>> posted_;
     bool running_ = false;
     int exitCode_ = 0;
 };

@@ -12,6 +12,8 @@ namespace {
 
 using common::unwrapForBus;
 
+constexpr size_t kCallerUidsKept = 4096;
+
 // The reply to an asynchronous call, as a completion: sdbus::Result moves
 // only, and completions are copied.
 template <class... Out>
@@ -135,14 +137,21 @@ void ManagerObject::SignalTask(const std::string& allocId, const std::string& ta
     unwrapForBus(tasks_.signal(allocId, task, signal));
 }
 
-bool ManagerObject::callerIsRoot() const {
+bool ManagerObject::callerIsRoot() {
     const auto* msg = getObject().getCurrentlyProcessedMessage();
     if (!msg) return false;
+    const std::string sender = msg->getSender();
+    if (auto it = callerUids_.find(sender); !sender.empty() && it != callerUids_.end()) return it->second == 0;
+    uid_t uid;
     try {
-        return msg->getCredsEuid() == 0;
+        uid = msg->getCredsEuid();
     } catch (const sdbus::Error&) {
-        return false;  // unknown caller: the redacted view
+        return false;  // unknown caller: the redacted view (and asked again next time)
     }
+    // Bounded: names of connections long gone are dropped all at once.
+    if (callerUids_.size() >= kCallerUidsKept) callerUids_.clear();
+    if (!sender.empty()) callerUids_.emplace(sender, uid);
+    return uid == 0;
 }
 
 std::string ManagerObject::GetTask(const std::string& allocId, const std::string& task) {

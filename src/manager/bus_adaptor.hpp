@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "dbus/manager1_adaptor.h"
 #include "dbus/task1_adaptor.h"
@@ -115,13 +116,19 @@ private:
 
     /// The caller of the method being served runs as root (effective uid
     /// 0, as the bus daemon saw it); false when that cannot be learned.
-    bool callerIsRoot() const;
+    /// dbus-daemon attaches no credentials to messages, so sd-bus asks it
+    /// for them with a synchronous call, which held the whole loop for a
+    /// bus round trip on every GetTask; a caller's uid is kept by its
+    /// unique name instead (dbus-daemon never gives one name to two
+    /// connections, and a connection's uid never changes).
+    bool callerIsRoot();
 
     sdbus::IConnection& connection_;
     TaskManager& tasks_;
     network::NetworkManager& networks_;
     NodeFacts facts_;
     std::map<std::string, std::unique_ptr<TaskObject>> objects_;  // by unit
+    std::unordered_map<std::string, uid_t> callerUids_;             // by unique bus name
 };
 
 /// How much of a task's spec a reader may see.

@@ -70,6 +70,10 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
         } else if (key == "job_timeout_ms") {
             if (!value.is_number_integer() || value.get<int64_t>() < 1000) return bad("an integer >= 1000");
             c.jobTimeoutMs = value.get<int64_t>();
+        } else if (key == "default_pids_max") {
+            if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > (int64_t{1} << 22))
+                return bad("an integer 0..4194304 (0: systemd's DefaultTasksMax)");
+            c.defaultPidsMax = value.get<uint64_t>();
         } else if (key == "dangling_scopes_enabled") {
             if (!value.is_boolean()) return bad("true or false");
             c.danglingScopes.enabled = value.get<bool>();

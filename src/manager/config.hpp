@@ -22,6 +22,11 @@ struct ReconcilerConfig {
     std::chrono::milliseconds creationGrace = std::chrono::minutes(5);
 };
 
+/// A node's default per-task process limit: room for a JVM's or a build's
+/// thousands of threads, small enough that one fork bomb cannot take the
+/// node's process table or its CPUs from everyone else.
+constexpr uint64_t kDefaultPidsMax = 4096;
+
 struct Config {
     std::string slice = "nomad.slice";
     std::string stateDir = "/var/lib/taskscope";
@@ -40,6 +45,10 @@ struct Config {
     int logMaxFileSizeMb = 10;  ///< default rotation: size of one file
     std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
+    /// TasksMax of a task whose spec sets no pids_max (key default_pids_max;
+    /// 0 leaves systemd's DefaultTasksMax, 15% of the kernel's pid limit,
+    /// which lets one fork bomb fill a small node).
+    uint64_t defaultPidsMax = kDefaultPidsMax;
     ReconcilerConfig danglingScopes;
     /// Keys isolation_default, chroot_env, allowed_capabilities (issue 14).
     IsolationConfig isolation;

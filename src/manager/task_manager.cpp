@@ -390,9 +390,10 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
                                                        taskLabel(other->record.allocId, other->record.name)));
     // Refused before anything exists, with the numbers, rather than
     // failing half-way with EMFILE.
-    // Starts whose descriptors are not open yet (queued on the start
-    // worker) count as if they were.
+    // Starts admitted whose descriptors are not open yet (waiting for
+    // their turn on the loop or on the start worker) count as if they were.
     if (auto budget = checkStartBudget(preparing_); !budget) return done(budget.error());
+    ++preparing_;
 
     // The entry exists from the request on (state "starting", busy with
     // this start): a second start of the task, or of one with the same
@@ -411,10 +412,28 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     const Key key{allocId, task};
     auto state = std::make_shared<StartState>();
     state->done = std::move(done);
+    state->clock.onLoop("admit");
+    // The rest (the spec parsed, users and paths resolved, task dirs made,
+    // cores assigned: milliseconds under emulation) on a later turn of the
+    // loop: a burst of starts is admitted at once, and the reads queued
+    // behind it on the bus wait for no start's work but the one under way.
+    loop_.post([this, alive = std::weak_ptr<int>(lifetime_), key, state] {
+        if (alive.expired()) return;
+        state->clock.waited("turn");
+        continueStart(key, state);
+    });
+}
+
+void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState>& state) {
+    // Still there: a busy entry is erased only by its own operation.
+    auto& rec = tasks_.at(key)->record;
+    const auto& allocId = key.first;
+    const auto& task = key.second;
+    const auto unit = rec.unit;
     auto& clock = state->clock;
-    clock.onLoop("admit");
     // Whatever fails before systemd is asked leaves nothing behind.
     auto fail = [&](common::Error error) {
+        --preparing_;
         if (state->reserved) cpus_.release(rec.unit);
         ::unlink(store_.processSpecFile(rec.unit).c_str());
         removeDirsOf(rec);
@@ -424,9 +443,12 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         runOrphans(std::move(queued));
     };
 
-    auto spec = parseTaskSpec(specJson);
+    auto spec = parseTaskSpec(rec.specJson);
     if (!spec) return fail(spec.error());
     if (!spec->isolationGiven && config_.isolation.defaultIsolated) spec->isolation.filesystem = true;
+    // The node's limit, not systemd's 15% of pid_max: one fork bomb must not
+    // take the process table and the CPUs from every other task.
+    if (!spec->resources.pidsMax && config_.defaultPidsMax) spec->resources.pidsMax = config_.defaultPidsMax;
     if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
     clock.onLoop("spec");
     if (startHook_)
@@ -435,7 +457,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     if (auto r = prepareTaskDirs(spec->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
         return fail(r.error());
     if (auto r = resolveRootIdentity(*spec); !r) return fail(r.error());
-    auto cpus = assignCpus(*unit, spec->resources);
+    auto cpus = assignCpus(unit, spec->resources);
     if (!cpus) return fail(cpus.error());
     spec->resources.allowedCpus = *cpus;
     state->reserved = spec->resources.cores.value_or(0) > 0 || !spec->resources.cpuset.empty();
@@ -445,7 +467,7 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     clock.onLoop("dirs+cpus");
 
     const auto logDir = store_.logDir(allocId);
-    LaunchPaths paths{store_.exitFile(*unit), "", "", {}, "", store_.processSpecFile(*unit)};
+    LaunchPaths paths{store_.exitFile(unit), "", "", {}, "", store_.processSpecFile(unit)};
     rec.processSpec = paths.processSpec;
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->joinAllocNetwork) {
@@ -462,8 +484,8 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     } else if (spec->logs) {
         spooled = LogSettings{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
                               spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
-        paths.stdoutFile = spool_.stdoutFifo(*unit);
-        paths.stderrFile = spool_.stderrFifo(*unit);
+        paths.stdoutFile = spool_.stdoutFifo(unit);
+        paths.stderrFile = spool_.stderrFifo(unit);
     } else {
         paths.stdoutFile = spec->stdoutPath;
         paths.stderrFile = spec->stderrPath;
@@ -478,11 +500,10 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     // the shim has exec'd: milliseconds under emulation). On the loop, every
     // read queued behind a burst of starts waited for all of theirs, so it
     // runs on the start worker, one start after another, and the start goes
-    // on from the loop once the shim exists. Counted in the descriptor
-    // budget meanwhile (preparing_).
-    ++preparing_;
-    spawner_->submit([this, key, state, spec = std::move(*spec), paths = std::move(paths), spooled, logDir,
-                      unit = *unit, allocId, task]() -> std::function<void()> {
+    // on from the loop once the shim exists. Still counted in the
+    // descriptor budget meanwhile (preparing_).
+    spawner_->submit([this, key, state, spec = std::move(*spec), paths = std::move(paths), spooled, logDir, unit,
+                      allocId, task]() -> std::function<void()> {
         auto prepared = prepareLaunch(spec, paths, spooled, logDir, unit, allocId, task);
         return [this, key, state, prepared = std::make_shared<decltype(prepared)>(std::move(prepared))]() mutable {
             --preparing_;

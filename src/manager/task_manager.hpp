@@ -158,6 +158,9 @@ private:
     /// A start's steps, each run from the loop: the shim's pid report,
     /// systemd's answer, the shim's exec report.
     void watchShim(const Key& key, const std::shared_ptr<StartState>& state);
+    /// A start past its admission, on a later turn of the loop: the spec
+    /// checked and resolved, dirs and cores, then the start worker.
+    void continueStart(const Key& key, const std::shared_ptr<StartState>& state);
     void finishStart(const Key& key, const std::shared_ptr<StartState>& state, common::Result<void> started);
     /// Writes the starting task's record (as running) off the loop.
     void writeStartRecord(const Key& key, const std::shared_ptr<StartState>& state);
@@ -244,7 +247,10 @@ private:
     /// another off the loop. Declared after everything its work reads, so
     /// it is destroyed (and its thread joined) before them.
     std::unique_ptr<common::LoopWorker> spawner_;
-    size_t preparing_ = 0;  ///< starts submitted to spawner_, not back yet
+    size_t preparing_ = 0;  ///< starts admitted whose shim is not spawned yet
+    /// Expires with this manager: work it posted to the loop, which the loop
+    /// outlives (a restart in the unit tier), then does nothing.
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
     int inotifyFd_ = -1;
     int signalFd_ = -1;
     uint64_t inotifyWatch_ = 0;

@@ -90,3 +90,18 @@ BOOST_AUTO_TEST_CASE(network_directories) {
         BOOST_TEST(!loadConfig(d.path + "/manager.json").ok(), bad);
     }
 }
+
+BOOST_AUTO_TEST_CASE(default_pids_max_key) {
+    TempDir d;
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->defaultPidsMax == kDefaultPidsMax);
+    d.write("manager.json", R"({"default_pids_max":0})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->defaultPidsMax == 0u);
+    d.write("manager.json", R"({"default_pids_max":-1})");
+    BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
+    d.write("manager.json", R"({"default_pids_max":"4096"})");
+    BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
+}

@@ -230,6 +230,31 @@ BOOST_FIXTURE_TEST_CASE(start_puts_the_stopped_task_in_its_scope_then_runs_it, F
     BOOST_TEST(events.count("added") == 1u);
 }
 
+namespace {
+// The scope's TasksMax, or 0 when the start left it to systemd.
+uint64_t tasksMaxOf(const FakeSystemdClient& systemd, const std::string& unit) {
+    for (const auto& p : systemd.scopes.at(unit).properties)
+        if (p.get<0>() == "TasksMax") return p.get<1>().get<uint64_t>();
+    return 0;
+}
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_spec_without_pids_max_gets_the_nodes_default, Fixture) {
+    config.defaultPidsMax = 321;
+    open();
+    start("a1", "plain", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(tasksMaxOf(systemd, "a1-plain.scope") == 321u);
+    start("a1", "own", R"({"command":"/bin/sleep","args":["1000"],"resources":{"pids_max":7}})");
+    BOOST_TEST(tasksMaxOf(systemd, "a1-own.scope") == 7u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_node_default_of_zero_leaves_systemds_tasks_max, Fixture) {
+    config.defaultPidsMax = 0;
+    open();
+    start("a1", "plain", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(tasksMaxOf(systemd, "a1-plain.scope") == 0u);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_second_start_of_one_task_is_refused, Fixture) {
     open();
     start("a1", "web", spec("/bin/sleep", {"1000"}));

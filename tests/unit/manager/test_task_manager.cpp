@@ -619,6 +619,42 @@ BOOST_FIXTURE_TEST_CASE(a_refused_spec_leaves_no_entry, Fixture) {
     BOOST_TEST(tasks->list().empty());
 }
 
+// A start is admitted at once and its spec read on a later turn of the
+// loop: a burst of StartTask calls is answered from memory (reads queued
+// behind it wait for none of their spec work), and a spec refused then
+// still leaves nothing.
+BOOST_FIXTURE_TEST_CASE(a_start_is_admitted_at_once_and_its_spec_read_on_a_later_turn, Fixture) {
+    open();
+    std::optional<common::Result<const TaskRecord*>> bad, good;
+    tasks->start("a1", "bad", R"({"command": "/bin/true", "bogus": 1})",
+                 [&](common::Result<const TaskRecord*> r) { bad = std::move(r); });
+    tasks->start("a1", "good", spec("/bin/sleep", {"1000"}),
+                 [&](common::Result<const TaskRecord*> r) { good = std::move(r); });
+    BOOST_TEST(!bad.has_value());
+    BOOST_TEST(state("a1", "bad") == TaskState::Starting);
+    BOOST_TEST(state("a1", "good") == TaskState::Starting);
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/logs/a1"));  // nothing made yet
+    BOOST_REQUIRE(runUntil([&] { return bad.has_value() && good.has_value(); }));
+    BOOST_REQUIRE(!*bad);
+    BOOST_TEST(bad->error().name == "InvalidSpec");
+    BOOST_TEST(!tasks->get("a1", "bad"));
+    BOOST_REQUIRE_MESSAGE(*good, (*good ? "" : good->error().message));
+    BOOST_TEST(state("a1", "good") == TaskState::Running);
+    BOOST_TEST(tasks->list().size() == 1u);
+}
+
+// A manager gone before its posted start ran: the loop (which outlives it
+// in this tier) runs nothing of it.
+BOOST_FIXTURE_TEST_CASE(a_start_posted_by_a_manager_since_destroyed_does_nothing, Fixture) {
+    open();
+    bool answered = false;
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](common::Result<const TaskRecord*>) { answered = true; });
+    tasks.reset();
+    runUntil([] { return false; }, 100ms);
+    BOOST_TEST(!answered);
+    BOOST_TEST(systemd.count("startScope") == 0u);
+}
+
 namespace {
 
 // Puts a record into the exits directory the way the shim does (rename).

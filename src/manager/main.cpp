@@ -141,9 +141,11 @@ int run(const Options& opts) {
     // the API.
     auto systemdBus = common::connectBus(opts.systemdAddress);
     auto serviceBus = common::connectBus(opts.busAddress);
+    // Not subscribed: systemd sends a job's JobRemoved to the client that
+    // asked for the job anyway (the job tracks its requester), while a
+    // subscriber makes PID 1 emit every unit's and job's signals, each
+    // routed by dbus-daemon, on a node busy starting tasks.
     scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs), &loop);
-    if (auto r = systemd.subscribe(); !r)
-        spdlog::error("Failed to subscribe to systemd: {}; tasks cannot start until it answers", r.error().message);
 
     std::set<unsigned> usableCpus;
     auto facts = probeNode(systemd, usableCpus);

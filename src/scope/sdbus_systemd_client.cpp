@@ -44,7 +44,6 @@ private:
                       const std::string& result) override {
         owner_.onJobRemoved(job, unit, result);
     }
-    void onUnitRemoved(const std::string&, const sdbus::ObjectPath&) override {}
     // The streamer's exec attaches processes, through a proxy of its own.
     void onAttachProcessesToUnitReply(const sdbus::Error*) override {}
 
@@ -76,10 +75,6 @@ SdbusSystemdClient::~SdbusSystemdClient() {
     if (loop_)
         for (auto& [path, job] : jobs_)
             if (job.timer) loop_->cancelTimer(job.timer);
-}
-
-common::Result<void> SdbusSystemdClient::subscribe() {
-    return attempt("subscribe to systemd", [&] { manager_->Subscribe(); });
 }
 
 void SdbusSystemdClient::onJobRemoved(const sdbus::ObjectPath& job, const std::string& unit,

@@ -30,9 +30,6 @@ public:
                                 common::EventLoop* loop = nullptr);
     ~SdbusSystemdClient() override;
 
-    /// Asks systemd to send JobRemoved and unit signals to us.
-    common::Result<void> subscribe();
-
     void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids, const UnitProperties& properties,
                          Completion done) override;
     void stopUnitAsync(const std::string& unit, Completion done) override;

@@ -39,7 +39,6 @@ private:
     }
     // A call's proxy subscribes to no signal.
     void onJobRemoved(const uint32_t&, const sdbus::ObjectPath&, const std::string&, const std::string&) override {}
-    void onUnitRemoved(const std::string&, const sdbus::ObjectPath&) override {}
 
     std::string unit_;
     InFlight<Done> call_;

@@ -173,6 +173,7 @@ void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vec
                     .callMethodAsync("StartTransientUnit")
                     .onInterface(kManagerInterface)
                     .withArguments(unit, std::string("fail"), props, aux)
+                    .withTimeout(jobTimeout_)
                     .uponReplyInvoke(std::move(reply));
             },
             std::move(finished));
@@ -188,6 +189,7 @@ void SdbusSystemdClient::stopUnitAsync(const std::string& unit, Completion done)
                 .callMethodAsync("StopUnit")
                 .onInterface(kManagerInterface)
                 .withArguments(unit, std::string("replace"))
+                .withTimeout(jobTimeout_)
                 .uponReplyInvoke(std::move(reply));
         },
         std::move(done));
@@ -201,6 +203,7 @@ void SdbusSystemdClient::setUnitPropertiesAsync(const std::string& unit, const U
             .callMethodAsync("SetUnitProperties")
             .onInterface(kManagerInterface)
             .withArguments(unit, true, properties)
+            .withTimeout(jobTimeout_)
             .uponReplyInvoke([this, unit, done](const sdbus::Error* error) {
                 replied();
                 if (error) return done(systemdError(*error, "set properties of " + unit));
@@ -214,11 +217,12 @@ namespace {
 // Issues `method` with `args` on systemd's manager object and completes with
 // its reply (no job): for calls that only act and answer.
 template <typename... Args>
-void replyOnly(sdbus::IProxy& proxy, const char* method, std::string what,
+void replyOnly(sdbus::IProxy& proxy, const char* method, std::chrono::milliseconds timeout, std::string what,
                SystemdClient::Completion done, std::function<void()> replied, Args... args) {
     proxy.callMethodAsync(method)
         .onInterface(kManagerInterface)
         .withArguments(args...)
+        .withTimeout(timeout)
         .uponReplyInvoke([what = std::move(what), done = std::move(done), replied = std::move(replied)](
                              const sdbus::Error* error) {
             replied();
@@ -231,26 +235,26 @@ void replyOnly(sdbus::IProxy& proxy, const char* method, std::string what,
 
 void SdbusSystemdClient::killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) {
     issue([this, unit, whom, signal, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "KillUnit", "kill " + unit, done, [this] { replied(); }, unit, whom,
+        replyOnly(manager_->proxy(), "KillUnit", jobTimeout_, "kill " + unit, done, [this] { replied(); }, unit, whom,
                   signal);
     });
 }
 
 void SdbusSystemdClient::freezeUnitAsync(const std::string& unit, Completion done) {
     issue([this, unit, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "FreezeUnit", "freeze " + unit, done, [this] { replied(); }, unit);
+        replyOnly(manager_->proxy(), "FreezeUnit", jobTimeout_, "freeze " + unit, done, [this] { replied(); }, unit);
     });
 }
 
 void SdbusSystemdClient::thawUnitAsync(const std::string& unit, Completion done) {
     issue([this, unit, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "ThawUnit", "thaw " + unit, done, [this] { replied(); }, unit);
+        replyOnly(manager_->proxy(), "ThawUnit", jobTimeout_, "thaw " + unit, done, [this] { replied(); }, unit);
     });
 }
 
 void SdbusSystemdClient::resetFailedUnitAsync(const std::string& unit, Completion done) {
     issue([this, unit, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "ResetFailedUnit", "reset failed " + unit, done, [this] { replied(); },
+        replyOnly(manager_->proxy(), "ResetFailedUnit", jobTimeout_, "reset failed " + unit, done, [this] { replied(); },
                   unit);
     });
 }

@@ -231,6 +231,7 @@ Result<void> TaskManager::recover() {
     // The fifo holds the manager before us put in systemd's fd store.
     auto stored = common::takeStoredFds();
     recovering_ = true;
+    size_t readopted = 0;
     for (auto& rec : *records) {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
@@ -250,12 +251,16 @@ Result<void> TaskManager::recover() {
             if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
                 // A stop was under way: its grace runs on from where it was.
                 armKillTimer(e);
-                spdlog::info("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms",
+                ++readopted;
+                spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms",
                              taskLabel(r.allocId, r.name), r.pid, unit,
                              r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
             } else {
                 r.state = TaskState::Running;
-                spdlog::info("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);
+                ++readopted;
+                // Debug, with one summary line below: a line per task into
+                // journald held a restart for milliseconds per task.
+                spdlog::debug("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);
             }
             if (r.reservedCores)
                 if (auto ok = cpus_.restore(unit, r.cpus); !ok)
@@ -285,6 +290,7 @@ Result<void> TaskManager::recover() {
             persist(r);
         }
     }
+    if (readopted) spdlog::info("Re-adopted {} running tasks of {} recorded", readopted, records->size());
     // Holds of tasks no record names any more: not ours to keep.
     for (auto& [name, fd] : stored) common::unstoreFd(name);
     // Reservations that ended while we were away have left cores the

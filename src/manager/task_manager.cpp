@@ -248,16 +248,15 @@ Result<void> TaskManager::recover() {
         if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
             collectExit(e);
         } else if (shimAlive(r)) {
+            ++readopted;
             if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
                 // A stop was under way: its grace runs on from where it was.
                 armKillTimer(e);
-                ++readopted;
                 spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms",
                              taskLabel(r.allocId, r.name), r.pid, unit,
                              r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
             } else {
                 r.state = TaskState::Running;
-                ++readopted;
                 // Debug, with one summary line below: a line per task into
                 // journald held a restart for milliseconds per task.
                 spdlog::debug("Re-adopted task {} (pid {}, unit {})", taskLabel(r.allocId, r.name), r.pid, unit);

@@ -119,4 +119,13 @@ Result<void> restrictFiles(const std::string& dir, unsigned mode) {
     return {};
 }
 
+bool pokeFifo(const std::string& path) {
+    // O_NONBLOCK: without a reader the open fails (ENXIO) instead of waiting.
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (!fd) return false;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) < 0 || !S_ISFIFO(st.st_mode)) return false;
+    return ::write(fd.get(), "r", 1) == 1;
+}
+
 }  // namespace taskscope::common

@@ -50,4 +50,9 @@ Result<void> makePrivateDir(const std::string& path, unsigned mode = kPrivateDir
 /// directly in `dir` (files an older version wrote readable by everyone).
 Result<void> restrictFiles(const std::string& dir, unsigned mode = kPrivateFileMode);
 
+/// Writes one byte into the fifo at `path` if someone has it open for
+/// reading, never waiting: true when it was written. Wakes a task's shim
+/// that holds the task's log fifos (manager/log_spool.hpp).
+bool pokeFifo(const std::string& path);
+
 }  // namespace taskscope::common

@@ -41,8 +41,8 @@ common::Result<void> checkStartBudget(const FdUsage& u, size_t pendingStarts) {
                              "the manager has " + std::to_string(u.open) + " of its " + std::to_string(u.limit) +
                                  " file descriptors (RLIMIT_NOFILE) open" + pending + "; a start needs " +
                                  std::to_string(kFdsPerStart) + " and " + std::to_string(kFdsReserved) +
-                                 " stay reserved (each task with logs holds " + std::to_string(kFdsPerTask) +
-                                 "): raise LimitNOFILE= of taskscope-manager.service or stop tasks");
+                                 " stay reserved: raise LimitNOFILE= of taskscope-manager.service or start "
+                                 "fewer tasks at once");
 }
 
 namespace {

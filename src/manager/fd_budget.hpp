@@ -1,11 +1,11 @@
 #pragma once
 // The manager's file descriptor budget (docs/architecture.md, "Descriptor
-// budget"). Per task with logs it holds the two fifo ends of its spool
-// (LogSpool::Hold) until the streamer has drained them; nothing else per
-// task stays open (exit records and task records are read and written
-// through short-lived descriptors, the shim handshake pipes close once the
-// task is released). A start in flight needs a few more for a moment. The
-// unit's LimitNOFILE= is set from these numbers and the 10,000-task target.
+// budget"). Per task it holds nothing: the task's shim holds its log fifos
+// until the streamer has drained them, and exit and task records are read
+// and written through short-lived descriptors (a task started by a manager
+// before 0.2 keeps that manager's hold, 2, until it is drained). A start in
+// flight needs a few for a moment. The unit's LimitNOFILE= is set from
+// these numbers and the 10,000-task target.
 
 #include <sys/types.h>
 
@@ -15,11 +15,11 @@
 
 namespace taskscope::manager {
 
-/// Held for as long as the task's output is not drained: its two fifos.
-inline constexpr size_t kFdsPerTask = 2;
-/// The peak of one start: the hold (2), the handshake pipes (4, each made
-/// as 2 ends then moved above fd 10, so briefly 2 more), a state file.
-inline constexpr size_t kFdsPerStart = 9;
+/// Held for each task once it runs.
+inline constexpr size_t kFdsPerTask = 0;
+/// The peak of one start: the handshake pipes (4, each made as 2 ends
+/// then moved above fd 10, so briefly 2 more) and a state file.
+inline constexpr size_t kFdsPerStart = 7;
 /// Never given to tasks: the bus connections, inotify, signalfd, journald,
 /// the state files read during recovery, /proc reads.
 inline constexpr size_t kFdsReserved = 64;

@@ -121,6 +121,7 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& sp
     argv.insert(argv.end(), process.begin(), process.end());
     argv.insert(argv.end(), {"--stdout", paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
     argv.insert(argv.end(), {"--stderr", paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
+    if (!paths.releaseFifo.empty()) argv.insert(argv.end(), {"--release-fifo", paths.releaseFifo});
     for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {"--join-cgroup", procs});
     if (!paths.netns.empty()) argv.insert(argv.end(), {"--netns", paths.netns});
     argv.insert(argv.end(), {"--", spec.path, spec.command});

@@ -29,6 +29,9 @@ struct LaunchPaths {
     std::string exitFile;
     std::string stdoutFile;  ///< empty: /dev/null
     std::string stderrFile;
+    /// The spool's release fifo: the shim holds both output fifos until a
+    /// byte arrives there (manager/log_spool.hpp). Empty: output to files.
+    std::string releaseFifo;
     /// cgroup.procs files the shim moves itself into before it forks the
     /// task (its home outside the manager's cgroup); empty: it stays.
     std::vector<std::string> joinCgroups;

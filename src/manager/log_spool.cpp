@@ -18,19 +18,19 @@ common::Result<void> LogSpool::prepareDir() const {
     return common::restrictFiles(dir_);
 }
 
-common::Result<LogSpool::Hold> LogSpool::add(const std::string& unit, const std::string& allocId, const std::string& task,
+common::Result<void> LogSpool::add(const std::string& unit, const std::string& allocId, const std::string& task,
                                    const LogSettings& s) const {
-    Hold hold;
-    for (auto [fifo, fd] : {std::pair{stdoutFifo(unit), &hold.first}, std::pair{stderrFifo(unit), &hold.second}}) {
+    // A shim of an earlier run still holding the old fifos would wait
+    // forever on a release fifo that is about to be replaced.
+    (void)common::pokeFifo(releaseFifo(unit));
+    // No one holds them until the shim opens them, before it forks the task:
+    // until then nothing is written, so nothing can be lost.
+    for (const auto& fifo : {stdoutFifo(unit), stderrFifo(unit), releaseFifo(unit)}) {
         ::unlink(fifo.c_str());
         if (::mkfifo(fifo.c_str(), 0600) < 0) {
+            const int err = errno;
             remove(unit);
-            return common::errnoError("mkfifo " + fifo, errno);
-        }
-        fd->reset(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-        if (!*fd) {
-            remove(unit);
-            return common::errnoError("open " + fifo, errno);
+            return common::errnoError("mkfifo " + fifo, err);
         }
     }
     const nlohmann::json j = {{"alloc_id", allocId},      {"task", task},
@@ -40,16 +40,7 @@ common::Result<LogSpool::Hold> LogSpool::add(const std::string& unit, const std:
         remove(unit);
         return r.error();
     }
-    store(unit, hold);
-    return hold;
-}
-
-void LogSpool::store(const std::string& unit, const Hold& hold) const {
-    // Without a service manager (tests) these are no-ops; a failure only
-    // costs the promise across a crash, so it is said, not fatal.
-    for (auto [fd, name] : {std::pair{hold.first.get(), unit + ".stdout"}, std::pair{hold.second.get(), unit + ".stderr"}})
-        if (auto r = common::storeFd(fd, name); !r)
-            spdlog::warn("The hold on {} stays out of the fd store: {}", name, r.error().message);
+    return {};
 }
 
 void LogSpool::release(const std::string& unit) const {
@@ -68,19 +59,11 @@ std::optional<LogSpool::Hold> LogSpool::readopt(const std::string& unit,
         return fd;
     };
     Hold hold{take(unit + ".stdout"), take(unit + ".stderr")};
+    if (!hold.first && !hold.second) return std::nullopt;  // the task's shim holds its fifos
     if (::access(description(unit).c_str(), F_OK) != 0) {
-        if (hold.first || hold.second) release(unit);
+        release(unit);
         return std::nullopt;
     }
-    bool reopened = false;
-    for (auto [fd, fifo] : {std::pair{&hold.first, stdoutFifo(unit)}, std::pair{&hold.second, stderrFifo(unit)}}) {
-        if (*fd) continue;
-        // Held by no one while we were away (an older manager kept no
-        // copies): what is in it now was kept by the writer's own end.
-        fd->reset(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-        reopened = reopened || static_cast<bool>(*fd);
-    }
-    if (reopened) store(unit, hold);
     return hold;
 }
 
@@ -94,10 +77,9 @@ void LogSpool::markExited(const std::string& unit) const {
 }
 
 void LogSpool::remove(const std::string& unit) const {
-    release(unit);
+    (void)common::pokeFifo(releaseFifo(unit));
+    for (const auto& fifo : {stdoutFifo(unit), stderrFifo(unit), releaseFifo(unit)}) ::unlink(fifo.c_str());
     ::unlink(description(unit).c_str());
-    ::unlink(stdoutFifo(unit).c_str());
-    ::unlink(stderrFifo(unit).c_str());
 }
 
 }  // namespace taskscope::manager

@@ -6,6 +6,12 @@
 //                                  (so the task never gets SIGPIPE and
 //                                  blocks, rather than losing output, while
 //                                  no streamer reads)
+//   <unit>.release                 a fifo the shim waits on after the task's
+//                                  exit, holding the two above: a pipe's
+//                                  data lives only while someone holds it,
+//                                  and the shim outlives both daemons. The
+//                                  streamer writes a byte once it has
+//                                  drained them, and the shim exits.
 //   <unit>.json                    {"alloc_id","task","log_dir","max_files",
 //                                  "max_file_size_mb","exited"}, replaced
 //                                  atomically; "exited" turns true once the
@@ -35,35 +41,37 @@ public:
     explicit LogSpool(std::string dir) : dir_(std::move(dir)) {}
 
     common::Result<void> prepareDir() const;
-    /// Both fifos held open read-write by the manager. A pipe's data lives
-    /// only while someone holds it: without these, a task that writes and
-    /// exits before the streamer opens its fifos would lose its output.
-    /// Copies go into systemd's fd store (<unit>.stdout, <unit>.stderr), so
-    /// the hold outlives a crash or restart of the manager: output written
-    /// while both daemons are down waits in the pipe.
+    /// A hold on both fifos that a manager before 0.2 kept, read-write, with
+    /// copies in systemd's fd store (<unit>.stdout, <unit>.stderr). Its
+    /// tasks' shims hold nothing, so after an upgrade the copies are taken
+    /// back and kept until the streamer is done with the task.
     using Hold = std::pair<common::UniqueFd, common::UniqueFd>;
 
-    /// Creates the fifos and the description; leaves nothing on error.
-    common::Result<Hold> add(const std::string& unit, const std::string& allocId, const std::string& task,
+    /// Creates the three fifos and the description; leaves nothing on
+    /// error. An entry of the same unit still there (a task started again
+    /// before the streamer finished with its last run) is released first.
+    common::Result<void> add(const std::string& unit, const std::string& allocId, const std::string& task,
                              const LogSettings& settings) const;
     /// Marks the task's logs complete (the streamer drains, then deletes).
     void markExited(const std::string& unit) const;
-    /// Removes a spool entry that never ran (a start that failed).
+    /// Removes a spool entry whose output nobody will read (a start that
+    /// failed): its shim, if it holds the fifos, is released.
     void remove(const std::string& unit) const;
-    /// The streamer is done with the task: the hold's copies leave the fd store.
+    /// The streamer is done with a task of an older manager: the hold's
+    /// copies leave the fd store.
     void release(const std::string& unit) const;
-    /// After a restart: the hold of a task whose output the streamer has
-    /// not drained yet (its description is still there), from the fds the
-    /// fd store gave back (taken out of `stored`), else the fifos opened
-    /// again. nullopt when the streamer is done with the task.
+    /// After a restart: the older manager's hold of a task whose output the
+    /// streamer has not drained yet (its description is still there), from
+    /// the fds the fd store gave back (taken out of `stored`). nullopt when
+    /// none was stored, or when the streamer is done with the task.
     std::optional<Hold> readopt(const std::string& unit, std::map<std::string, common::UniqueFd>& stored) const;
 
     std::string stdoutFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stdout"; }
     std::string stderrFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stderr"; }
+    std::string releaseFifo(const std::string& unit) const { return dir_ + "/" + unit + ".release"; }
     std::string description(const std::string& unit) const { return dir_ + "/" + unit + ".json"; }
 
 private:
-    void store(const std::string& unit, const Hold& hold) const;
     std::string dir_;
 };
 

@@ -228,7 +228,7 @@ Result<void> TaskManager::recover() {
 
     auto records = store_.loadAll();
     if (!records) return records.error();
-    // The fifo holds the manager before us put in systemd's fd store.
+    // The fifo holds a manager before 0.2 put in systemd's fd store.
     auto stored = common::takeStoredFds();
     recovering_ = true;
     size_t readopted = 0;
@@ -240,9 +240,8 @@ Result<void> TaskManager::recover() {
         auto& r = e.record;
         const auto unit = r.unit;
         insert(std::move(entry));
-        // Held again until the streamer has drained the task's output,
-        // exited or not: what it wrote while both daemons were away waits
-        // in the pipe for the streamer.
+        // A task an older manager started: its shim holds nothing, so the
+        // manager's stored hold is kept until the streamer has drained it.
         if (auto hold = spool_.readopt(unit, stored)) e.logHold = std::move(*hold);
         if (r.finished()) continue;
         if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) {
@@ -472,7 +471,9 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
     clock.onLoop("dirs+cpus");
 
     const auto logDir = store_.logDir(allocId);
-    LaunchPaths paths{store_.exitFile(unit), "", "", {}, "", store_.processSpecFile(unit)};
+    LaunchPaths paths;
+    paths.exitFile = store_.exitFile(unit);
+    paths.processSpec = store_.processSpecFile(unit);
     rec.processSpec = paths.processSpec;
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
     if (spec->joinAllocNetwork) {
@@ -491,6 +492,7 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
                               spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
         paths.stdoutFile = spool_.stdoutFifo(unit);
         paths.stderrFile = spool_.stderrFifo(unit);
+        paths.releaseFifo = spool_.releaseFifo(unit);
     } else {
         paths.stdoutFile = spec->stdoutPath;
         paths.stderrFile = spec->stderrPath;
@@ -515,8 +517,7 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
             state->clock.waited("prepare");
             // Erased meanwhile? Only its own operation erases a busy entry.
             if (!*prepared) return failStart(key, *state, withFdNumbers(prepared->error()));
-            state->launch = std::move((*prepared)->first);
-            state->logHold = std::move((*prepared)->second);
+            state->launch = std::move(**prepared);
             // The shim's "pid N" comes through the loop: no start ever makes
             // the manager wait for a process to be scheduled.
             watchShim(key, state);
@@ -526,11 +527,10 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
     clock.onLoop("submit");
 }
 
-Result<std::pair<Launch, LogSpool::Hold>> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
-                                                                     const std::optional<LogSettings>& spooled,
-                                                                     const std::string& logDir, const std::string& unit,
-                                                                     const std::string& allocId,
-                                                                     const std::string& task) const {
+Result<Launch> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+                                          const std::optional<LogSettings>& spooled, const std::string& logDir,
+                                          const std::string& unit, const std::string& allocId,
+                                          const std::string& task) const {
     // Runs on the start worker: only const members (paths, the spool's
     // directory, the shim's path) and the filesystem; nothing of the loop's.
     // Only a task whose output is kept gets the directory: the streamer
@@ -540,18 +540,12 @@ Result<std::pair<Launch, LogSpool::Hold>> TaskManager::prepareLaunch(const TaskS
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
     ::unlink(paths.exitFile.c_str());
-    LogSpool::Hold hold;
-    if (spooled) {
-        auto added = spool_.add(unit, allocId, task, *spooled);
-        if (!added) return added.error().context("prepare logs");
-        hold = std::move(*added);
-    }
+    if (spooled)
+        if (auto added = spool_.add(unit, allocId, task, *spooled); !added)
+            return added.error().context("prepare logs");
     auto launch = spawnShim(config_.shimPath, spec, paths);
-    if (!launch) {
-        if (spooled) spool_.remove(unit);
-        return launch.error();
-    }
-    return std::make_pair(std::move(*launch), std::move(hold));
+    if (!launch && spooled) spool_.remove(unit);
+    return launch;
 }
 
 void TaskManager::watchShim(const Key& key, const std::shared_ptr<StartState>& state) {
@@ -699,7 +693,6 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
     }
 
     rec.state = TaskState::Running;
-    entry.logHold = std::move(st.logHold);
     // Debug, not info: systemd already logs the scope's start with its
     // description, which names the task ("Started taskscope task a/t"), and
     // a line per start into a journald busy with a burst of starts held the
@@ -855,7 +848,8 @@ void TaskManager::onExitsDirEvent() {
             if (ev->wd == spoolWd_) {
                 if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
                     const auto unit = name.substr(0, name.size() - 5);
-                    if (auto* e = byUnit(unit); e && e->record.state != TaskState::Starting) {
+                    // Only a task an older manager started has a hold here.
+                    if (auto* e = byUnit(unit); e && (e->logHold.first || e->logHold.second)) {
                         e->logHold = {};
                         spool_.release(unit);
                     }

@@ -124,7 +124,9 @@ private:
         bool poolQueued = false;  ///< a re-application of the shared pool waits in the queue
         uint64_t exitRetryTimer = 0;
         int exitReadFailures = 0;  ///< reads of an exit record that failed, in a row
-        LogSpool::Hold logHold;  ///< until the streamer is done with the task's output
+        /// A task an older manager started (its shim holds nothing): that
+        /// manager's hold, until the streamer is done with the output.
+        LogSpool::Hold logHold;
         /// Its shim died without an exit record while the scope still has
         /// processes: polled until the scope is empty.
         uint64_t orphanTimer = 0;
@@ -138,7 +140,6 @@ private:
     struct StartState {
         StartDone done;
         Launch launch;
-        LogSpool::Hold logHold;
         scope::UnitProperties properties;  ///< of the task's scope
         uint64_t watch = 0;     ///< the loop's watch on the shim's report pipe
         bool released = false;  ///< told to exec; the next report is its outcome
@@ -170,12 +171,10 @@ private:
     /// A start's files and shim, made on the start worker (off the loop):
     /// the log directory, the spool's fifos and description, the spawn.
     /// Leaves nothing behind on error.
-    common::Result<std::pair<Launch, LogSpool::Hold>> prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
-                                                                    const std::optional<LogSettings>& spooled,
-                                                                    const std::string& logDir,
-                                                                    const std::string& unit,
-                                                                    const std::string& allocId,
-                                                                    const std::string& task) const;
+    common::Result<Launch> prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+                                         const std::optional<LogSettings>& spooled, const std::string& logDir,
+                                         const std::string& unit, const std::string& allocId,
+                                         const std::string& task) const;
     /// Undoes a start that failed before its task was released.
     void failStart(const Key& key, StartState& state, common::Error error);
     /// Removes the isolated task's dirs that taskscope made (forget).

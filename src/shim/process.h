@@ -28,6 +28,9 @@ struct opts {
     const char *stdin_path;
     const char *stdout_path;
     const char *stderr_path;
+    /* --release-fifo: the --stdout and --stderr fifos are held open from
+     * before the fork until a byte (or a writer's close) arrives here */
+    const char *release_fifo;
     const char *cgroup_root;
     const char *netns; /* --netns: a network namespace file to join first */
     const char *groups; /* raw comma-separated list, NULL = no groups */

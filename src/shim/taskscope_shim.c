@@ -14,12 +14,16 @@
  * Protocol (the manager side implements exactly this):
  *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
  *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
- *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... [--netns PATH]
- *       [isolation options of shim_protocol.h] -- PROGRAM ARGV0 [ARGS...]
+ *       [--release-fifo PATH] [--cgroup-root DIR] [--join-cgroup PROCS_FILE]...
+ *       [--netns PATH] [isolation options of shim_protocol.h]
+ *       -- PROGRAM ARGV0 [ARGS...]
  *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
  *   fd 3: report pipe (we write), fd 4: go pipe (we read).
  *   Reports on fd 3: "pid N", then "started" or "execfailed ERRNO STEP";
  *   or "error ERRNO STEP" when the task could not be forked at all.
+ *   With --release-fifo the shim holds the --stdout and --stderr fifos
+ *   open and, once a task that ran has its exit record, stays until the
+ *   release fifo is written to (the streamer has drained both).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -197,6 +201,7 @@ int shim_parse_opts(int argc, char **argv, struct opts *o, int *next)
         else if (strcmp(a, "--stdin") == 0) o->stdin_path = v;
         else if (strcmp(a, "--stdout") == 0) o->stdout_path = v;
         else if (strcmp(a, "--stderr") == 0) o->stderr_path = v;
+        else if (strcmp(a, "--release-fifo") == 0) o->release_fifo = v;
         else if (strcmp(a, "--cgroup-root") == 0) o->cgroup_root = v;
         else if (strcmp(a, SHIM_OPT_GROUPS) == 0) o->groups = v;
         else if (strcmp(a, "--netns") == 0) o->netns = v;
@@ -753,6 +758,72 @@ static int join_cgroups(const struct opts *o)
     return 0;
 }
 
+/* ---- the log holds ----
+ * A pipe's contents live only while someone holds one of its ends. The
+ * streamer reads the task's log fifos, but it restarts, and the task may
+ * write and end meanwhile; the shim outlives both daemons, so it holds both
+ * fifos from before the task exists until the streamer says it has drained
+ * them: one byte, or a writer's close, on the release fifo. Held here they
+ * cost neither daemon a descriptor nor systemd's fd stores an entry (whose
+ * every addition is compared with every stored fd). */
+struct log_hold {
+    int out, err, release;
+};
+
+static int hold_logs(const struct opts *o, struct log_hold *h)
+{
+    h->out = h->err = h->release = -1;
+    if (!o->release_fifo)
+        return 0;
+    /* Read-write: the open never waits for the other side. */
+    if (o->stdout_path && (h->out = open(o->stdout_path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
+        return -1;
+    if (o->stderr_path && (h->err = open(o->stderr_path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
+        return -1;
+    /* Read-only and non-blocking: opens at once, and reports no hangup
+     * until a writer has come and gone. */
+    h->release = open(o->release_fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    return h->release < 0 ? -1 : 0;
+}
+
+/* After the exit record: wait for the release, reaping what the task left
+ * behind meanwhile (we are its subreaper). A release fifo unlinked behind
+ * our back can never be written to: looked at once a minute, never sooner,
+ * since thousands of shims may wait at once while a streamer is down. */
+static void linger_until_released(struct log_hold *h, int sfd)
+{
+    while (h->release >= 0) {
+        struct pollfd p[2] = { { h->release, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+        int r = poll(p, 2, 60 * 1000);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (r == 0) {
+            struct stat st;
+            if (fstat(h->release, &st) < 0 || st.st_nlink == 0)
+                break;
+            continue;
+        }
+        if (p[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0)
+                ;
+            while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+        }
+        if (p[0].revents)
+            break;
+    }
+    if (h->out >= 0)
+        close(h->out);
+    if (h->err >= 0)
+        close(h->err);
+    if (h->release >= 0)
+        close(h->release);
+}
+
 /* The placeholder of the shims' scope: systemd stops a scope the moment it
  * is empty, so one process that does nothing keeps it while no task runs. */
 static _Noreturn void hold(void)
@@ -787,7 +858,7 @@ int main(int argc, char **argv, char **envp)
         fatal(EINVAL, "args");
         say(2, "usage: taskscope-shim --exit-file PATH --uid N --gid N "
                "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "
-               "[--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] "
+               "[--release-fifo P] [--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] "
                "-- PROGRAM ARGV0 [ARGS...]", "");
         return 2;
     }
@@ -824,6 +895,11 @@ int main(int argc, char **argv, char **envp)
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
         fatal(errno, "signalfd");
+        return 1;
+    }
+    struct log_hold logs;
+    if (hold_logs(&o, &logs) < 0) {
+        fatal(errno, "hold-logs");
         return 1;
     }
     int release[2], errp[2];
@@ -987,5 +1063,8 @@ int main(int argc, char **argv, char **envp)
         say(2, "taskscope-shim: cannot write exit file, errno ", m);
         return 1;
     }
+    /* A task that never ran wrote nothing: no output to keep. */
+    if (!exec_err)
+        linger_until_released(&logs, sfd);
     return 0;
 }

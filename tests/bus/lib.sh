@@ -11,6 +11,13 @@ export TASKSCOPE_BUS_ADDRESS="$BUS_ADDRESS"
 bus_cleanup() {
     [[ -n "${BUS_PID:-}" ]] && kill "$BUS_PID" 2>/dev/null || true
     pkill -f -- "--state-dir $STATE_DIR" 2>/dev/null || true
+    # Shims hold their tasks' log fifos until released (manager/log_spool.hpp);
+    # opened read-write, a fifo never blocks the open.
+    local f fd
+    for f in "$BUS_TMP"/spool/*.release; do
+        [[ -p $f ]] || continue
+        exec {fd}<>"$f" && printf r >&"$fd" && exec {fd}>&-
+    done
     rm -rf "$BUS_TMP"
 }
 trap bus_cleanup EXIT

@@ -70,7 +70,12 @@ std::vector<std::string> Spool::units() const {
 }
 
 void Spool::remove(const std::string& unit) const {
+    // The shim first: a crash before the files go finds the description,
+    // and the task is completed (and its shim released) again.
+    const auto release = fifo(unit, "release");
+    (void)common::pokeFifo(release);  // no reader: a task of an older manager, or its shim is gone
     for (const auto* s : kStreams) ::unlink(fifo(unit, s).c_str());
+    ::unlink(release.c_str());
     ::unlink(description(unit).c_str());
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The spool directory taskscope-manager fills (see manager/log_spool.hpp,
-// the contract): per task <unit>.stdout, <unit>.stderr (fifos) and
-// <unit>.json, the description, replaced atomically.
+// the contract): per task <unit>.stdout, <unit>.stderr (fifos),
+// <unit>.release (the fifo its shim waits on, holding the other two, until
+// they are drained) and <unit>.json, the description, replaced atomically.
 
 #include <string>
 #include <vector>
@@ -39,7 +40,8 @@ public:
     common::Result<TaskLogs> load(const std::string& unit) const;
     /// Units that have a description now.
     std::vector<std::string> units() const;
-    /// Deletes the three files of a drained task.
+    /// Releases the shim's hold on a drained task's fifos and deletes its
+    /// files.
     void remove(const std::string& unit) const;
 
 private:

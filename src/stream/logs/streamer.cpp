@@ -107,27 +107,31 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
     for (size_t i = 0; i < 2; ++i) {
         const auto name = fdName(unit, i);
         common::UniqueFd fd;
+        bool wasStored = false;
         if (auto s = stored.find(name); s != stored.end()) {
             fd = std::move(s->second);
             stored.erase(s);
+            wasStored = true;
             ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
         } else {
             // Read-write: the open never waits for a writer, and as a writer
-            // ourselves the fifo never reports EOF between task writes.
+            // ourselves the fifo never reports EOF between task writes. Not
+            // stored with systemd: the task's shim holds the fifo until we
+            // release it, so what we leave unread across a restart waits in
+            // the pipe, and systemd's fd store, which compares each fd added
+            // with every fd stored, stays out of a start's path.
             const auto path = spool_.fifo(unit, kStreams[i]);
             fd.reset(::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
             if (!fd) {
                 spdlog::error("Failed to open {}: {}; its logs are not collected", path, strerror(errno));
                 return;
             }
-            if (auto r = common::storeFd(fd.get(), name); !r)
-                spdlog::warn("Failed to store {} with systemd: {}; a restart may lose its buffered output", name,
-                             r.error().message);
         }
         (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeSize);
         Rotator rotator(info->logDir, info->task + "." + kStreams[i], info->maxFiles,
                         static_cast<uint64_t>(info->maxFileSizeMb) << 20);
         auto& s = task->streams[i];
+        s.stored = wasStored;
         s.collector = std::make_unique<StreamCollector>(std::move(fd), std::move(rotator));
         if (auto r = s.collector->open(); !r)
             spdlog::error("Failed to open the log of {} {}: {}; retrying while its output is dropped", unit,
@@ -154,7 +158,7 @@ void Streamer::dropTask(std::string unit) {
     for (size_t i = 0; i < 2; ++i) {
         auto& s = it->second->streams[i];
         if (s.watch) loop_.removeFd(s.watch);
-        common::unstoreFd(fdName(unit, i));
+        if (s.stored) common::unstoreFd(fdName(unit, i));
     }
     tasks_.erase(it);
     notifySessions(unit, true);

@@ -73,6 +73,7 @@ private:
         std::unique_ptr<StreamCollector> collector;
         uint64_t watch = 0;
         bool empty = false;
+        bool stored = false;  ///< its fifo end is in systemd's fd store (kept there by a streamer before 0.2)
     };
     struct Task {
         TaskLogs info;

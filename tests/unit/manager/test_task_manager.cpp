@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -23,6 +24,8 @@
 
 #include "common/cpu_list.hpp"
 #include "common/event_loop.hpp"
+#include "common/files.hpp"
+#include "common/unique_fd.hpp"
 #include "manager/fd_budget.hpp"
 #include "manager/task_manager.hpp"
 #include "support/fake_systemd_client.hpp"
@@ -125,6 +128,10 @@ struct Fixture {
         for (const auto& [unit, s] : systemd.scopes)
             for (auto pid : s.pids) ::kill(static_cast<pid_t>(pid), SIGKILL);
         for (auto pid : systemd.lastStartPids) ::kill(static_cast<pid_t>(pid), SIGKILL);
+        // No streamer drains the spool here: release the shims that hold it.
+        std::error_code ec;
+        for (const auto& f : std::filesystem::directory_iterator(config.logSpoolDir, ec))
+            if (f.path().extension() == ".release") common::pokeFifo(f.path());
         // The shims (our only children) write their exit records into the
         // temp dir; it goes only after they are done.
         while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
@@ -454,13 +461,43 @@ BOOST_FIXTURE_TEST_CASE(forget_resets_a_failed_unit, Fixture) {
     BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
 }
 
-BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_two_descriptors, Fixture) {
+// The shim holds the task's log fifos; the manager holds nothing per task.
+BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_no_descriptor, Fixture) {
     open();
+    start("a1", "warm", spec("/bin/sleep", {"1000"}));  // lazily opened things (journal, /dev/null) first
     const auto before = openFds();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
-    BOOST_TEST(openFds() - before == 2u);  // the held fifos (LogSpool::Hold)
+    const auto& web = start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(openFds() == before);
     start("a1", "quiet", spec("/bin/sleep", {"1000"}, {{"logs", false}}));
-    BOOST_TEST(openFds() - before == 2u);
+    BOOST_TEST(openFds() == before);
+    // ... and the shim does: both fifos, and the release fifo it waits on.
+    size_t held = 0;
+    for (const auto& f : std::filesystem::directory_iterator("/proc/" + std::to_string(web.shimPid) + "/fd")) {
+        std::error_code ec;
+        const auto target = std::filesystem::read_symlink(f.path(), ec).string();
+        if (target.rfind(config.logSpoolDir + "/a1-web.scope.", 0) == 0) ++held;
+    }
+    BOOST_TEST(held == 3u);
+}
+
+// The shim of a task that ran stays, holding the fifos, until released; a
+// shim whose task never ran does not wait.
+BOOST_FIXTURE_TEST_CASE(a_shim_keeps_the_fifos_of_an_ended_task_until_released, Fixture) {
+    open();
+    const auto& rec = start("a1", "job", spec("/bin/sh", {"-c", "echo kept"}));
+    const auto shim = rec.shimPid;
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
+    BOOST_TEST(::kill(shim, 0) == 0);
+    // What the task wrote is still in the pipe, read through a new open.
+    common::UniqueFd out(::open((config.logSpoolDir + "/a1-job.scope.stdout").c_str(), O_RDONLY | O_NONBLOCK));
+    BOOST_REQUIRE(out);
+    char buf[16] = {};
+    BOOST_TEST(::read(out.get(), buf, sizeof buf) == 5);
+    BOOST_TEST(std::string(buf) == "kept\n");
+    BOOST_REQUIRE(common::pokeFifo(config.logSpoolDir + "/a1-job.scope.release"));
+    int status = 0;
+    BOOST_TEST(::waitpid(shim, &status, 0) == shim);
+    BOOST_TEST(WIFEXITED(status));
 }
 
 // The streamer removes an allocation's log directory with its last task;
@@ -750,7 +787,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_near_the_descriptor_limit_is_refused_with_the_nu
     }
     BOOST_TEST(!tasks->get("a1", "api"));
     BOOST_TEST(systemd.count("startScope") == startsBefore);
-    BOOST_TEST(filesIn(config.logSpoolDir) == 3u);  // web's two fifos and description only
+    BOOST_TEST(filesIn(config.logSpoolDir) == 4u);  // web's three fifos and description only
     BOOST_TEST(filesIn(config.stateDir + "/tasks") == 1u);
     // With room again the same start works.
     start("a1", "api", spec("/bin/sleep", {"1000"}));
@@ -818,7 +855,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_is_still_being_spawned_reads_as_start
         BOOST_TEST(state("a1", "t" + std::to_string(i)) == TaskState::Running);
     }
     BOOST_TEST(systemd.count("startScope") == 3u);
-    BOOST_TEST(filesIn(config.logSpoolDir) == 9u);  // two fifos and a description each
+    BOOST_TEST(filesIn(config.logSpoolDir) == 12u);  // three fifos and a description each
 }
 
 // A spawn that fails on the worker leaves nothing: no entry, no spool

@@ -233,6 +233,34 @@ exec {F}<&-
 [[ $got == via-fifo ]] || fail "fifo got '$got'"
 ((FAILS == before)) && ok
 
+# --- --release-fifo: the shim holds both fifos past the task's exit, so
+# what the task wrote outlives every reader, until it is released ---
+before=$FAILS
+mkdir -p "$T/held"; mkfifo "$T/held/out" "$T/held/err" "$T/held/release"
+start held --stdout "$T/held/out" --stderr "$T/held/err" --release-fifo "$T/held/release" \
+  -- /bin/sh sh -c 'echo kept-out; echo kept-err >&2; exit 4'
+go started
+for _ in $(seq 200); do [[ -f $D/exit ]] && break; sleep 0.05; done
+check_exit 4 0 0 ""
+kill -0 "$SPID" 2>/dev/null || fail "the shim did not wait for its release"
+exec {F}<>"$T/held/out" {E}<>"$T/held/err"
+read -r -t 10 -u "$F" got || true; [[ $got == kept-out ]] || fail "stdout fifo got '$got'"
+read -r -t 10 -u "$E" got || true; [[ $got == kept-err ]] || fail "stderr fifo got '$got'"
+exec {F}<&- {E}<&-
+exec {X}<>"$T/held/release"; printf r >&"$X"; exec {X}>&-
+finish 0
+((FAILS == before)) && ok
+
+# --- a task that never ran wrote nothing: its shim does not wait ---
+before=$FAILS
+mkdir -p "$T/heldfail"; mkfifo "$T/heldfail/out" "$T/heldfail/err" "$T/heldfail/release"
+start heldfail --stdout "$T/heldfail/out" --stderr "$T/heldfail/err" --release-fifo "$T/heldfail/release" \
+  -- "$T/does-not-exist" x
+go "execfailed 2 execve"
+finish 0
+check_exit 127 0 2 execve
+((FAILS == before)) && ok
+
 # --- working directory, uid and gid ---
 before=$FAILS
 extra=()

@@ -82,8 +82,8 @@ done
 echo "running: $n_run; scopes under nomad.slice: $n_scope; tasks with their first log line on disk: $n_logs"
 
 mf1=$(fds taskscope-manager) sf1=$(fds taskscope-streamer)
-store=$(systemctl show -p NFileDescriptorStore --value taskscope-streamer 2>/dev/null || echo "?")
-echo "descriptors: manager $mf0 -> $mf1 ($(( (mf1 - mf0) * 100 / N ))/100 per task), streamer $sf0 -> $sf1 ($(( (sf1 - sf0) * 100 / N ))/100 per task); streamer fd store: $store"
+store() { systemctl show -p NFileDescriptorStore --value "$1" 2>/dev/null || echo "?"; }
+echo "descriptors: manager $mf0 -> $mf1 ($(( (mf1 - mf0) * 100 / N ))/100 per task), streamer $sf0 -> $sf1 ($(( (sf1 - sf0) * 100 / N ))/100 per task); fd stores: manager $(store taskscope-manager), streamer $(store taskscope-streamer)"
 pss1=$(all_pss) mm1=$(cg_mem taskscope-manager.service) sm1=$(cg_mem taskscope-streamer.service)
 hm1=$(cg_mem taskscope-shims.scope)
 rss1=$(pid1_rss)
@@ -111,8 +111,12 @@ until [ "$(busctl get-property org.taskscope.Streamer1 /org/taskscope/Streamer1 
 done
 echo "streamer SIGKILL -> collecting all $n_run tasks' logs again: $(( $(now_ms) - s )) ms; descriptors $(fds taskscope-streamer)"
 
+s=$(now_ms)
 "$FILL" stop "$N" "$P" || true
 for _ in $(seq 1 60); do [ "$(scopes)" -eq 0 ] && break; sleep 1; done
-echo "scopes left: $(scopes); tasks left: $(busctl call $I $M $I ListTasks | awk '{print $2}')"
+# A shim stays, holding its task's fifos, until the streamer has drained them.
+shims() { systemctl show -p ControlGroup --value taskscope-shims.scope | xargs -I{} cat /sys/fs/cgroup{}/cgroup.procs 2>/dev/null | wc -l; }
+for _ in $(seq 1 120); do [ "$(shims)" -le 1 ] && break; sleep 1; done
+echo "scopes left: $(scopes); tasks left: $(busctl call $I $M $I ListTasks | awk '{print $2}'); processes in taskscope-shims.scope: $(shims) (the placeholder: 1), $(( $(now_ms) - s )) ms after the stops began"
 echo "manager descriptors at the end: $(fds taskscope-manager), streamer: $(fds taskscope-streamer)"
 rm -rf /var/lib/taskscope/logs/fill*

@@ -1,5 +1,8 @@
 #include "common/event_loop.hpp"
 
+#include <fcntl.h>
+#include <sys/epoll.h>
+
 #include <sdbus-c++/IConnection.h>
 
 #include <cerrno>
@@ -9,13 +12,69 @@
 
 namespace taskscope::common {
 
+EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
+    if (!epoll_) throw std::system_error(errno, std::generic_category(), "epoll_create1");
+}
+
 uint64_t EventLoop::addFd(int fd, short events, FdHandler handler) {
     const auto h = nextHandle_++;
     watches_.emplace(h, Watch{fd, events, std::move(handler)});
+    byFd_[fd].push_back(h);
+    registerFd(fd);
     return h;
 }
 
-void EventLoop::removeFd(uint64_t handle) { watches_.erase(handle); }
+void EventLoop::removeFd(uint64_t handle) {
+    auto it = watches_.find(handle);
+    if (it == watches_.end()) return;
+    const int fd = it->second.fd;
+    watches_.erase(it);
+    auto& handles = byFd_[fd];
+    std::erase(handles, handle);
+    if (handles.empty()) byFd_.erase(fd);
+    registerFd(fd);
+}
+
+void EventLoop::registerFd(int fd) {
+    uint32_t wanted = 0;
+    if (auto it = byFd_.find(fd); it != byFd_.end())
+        for (auto h : it->second) wanted |= static_cast<uint16_t>(watches_.at(h).events);
+    if (!wanted && !byFd_.count(fd)) {
+        alwaysReady_.erase(fd);
+        // Gone already when its owner closed it first: nothing to undo.
+        (void)::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+        return;
+    }
+    if (alwaysReady_.count(fd)) return;
+    epoll_event ev{};
+    ev.events = wanted;  // poll's bits are epoll's (POLLIN == EPOLLIN, ...); level-triggered like poll
+    ev.data.fd = fd;
+    // The kernel forgets a registration once the fd's file is closed, and
+    // keeps one whose fd number was closed while the file lives on: either
+    // way round, the other call fixes it.
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev) == 0) return;
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0) return;
+    if (errno == EEXIST && ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev) == 0) return;
+    // EPERM: a regular file or directory, always ready to poll(2). EBADF:
+    // not open; poll(2) reports POLLNVAL and so does serveFd's turn.
+    alwaysReady_.insert(fd);
+}
+
+void EventLoop::serveFd(int fd, short revents) {
+    auto it = byFd_.find(fd);
+    if (it == byFd_.end()) return;
+    const auto handles = it->second;  // copy: a handler may add or remove watches
+    for (auto h : handles) {
+        auto w = watches_.find(h);
+        if (w == watches_.end()) continue;  // removed by an earlier handler
+        const short mine = static_cast<short>(revents & (w->second.events | POLLERR | POLLHUP | POLLNVAL));
+        if (!mine) continue;
+        auto handler = w->second.handler;  // copy: the handler may remove itself
+        handler(mine);
+        dispatchBusesIfDue();
+        if (!running_) return;
+    }
+}
 
 uint64_t EventLoop::addTimer(Clock::time_point when, TimerHandler handler) {
     const auto h = nextHandle_++;
@@ -86,13 +145,12 @@ void EventLoop::fireDueTimers() {
 int EventLoop::run() {
     running_ = true;
     std::vector<pollfd> fds;
-    std::vector<uint64_t> handles;
+    std::vector<epoll_event> ready(1024);
     while (running_) {
         dispatchBuses();
         if (!running_) break;
 
         fds.clear();
-        handles.clear();
         auto busDeadline = Clock::time_point::max();
         for (auto* bus : buses_) {
             const auto pd = bus->getEventLoopPollData();
@@ -104,24 +162,26 @@ int EventLoop::run() {
                 if (when < busDeadline) busDeadline = when;
             }
         }
-        const size_t firstWatch = fds.size();
-        for (const auto& [h, w] : watches_) {
-            fds.push_back({w.fd, w.events, 0});
-            handles.push_back(h);
-        }
+        fds.push_back({epoll_.get(), POLLIN, 0});
 
-        const int n = ::poll(fds.data(), fds.size(), posted_.empty() ? nextTimeoutMs(busDeadline) : 0);
+        const bool busy = !posted_.empty() || !alwaysReady_.empty();
+        const int n = ::poll(fds.data(), fds.size(), busy ? 0 : nextTimeoutMs(busDeadline));
         if (n < 0) {
             if (errno == EINTR) continue;
             throw std::system_error(errno, std::generic_category(), "poll");
         }
-        for (size_t i = firstWatch; i < fds.size() && running_; ++i) {
-            if (!fds[i].revents) continue;
-            auto it = watches_.find(handles[i - firstWatch]);
-            if (it == watches_.end()) continue;  // removed by an earlier handler
-            auto handler = it->second.handler;  // copy: the handler may remove itself
-            handler(fds[i].revents);
-            dispatchBusesIfDue();
+        if (fds.back().revents) {
+            const int k = ::epoll_wait(epoll_.get(), ready.data(), static_cast<int>(ready.size()), 0);
+            for (int i = 0; i < k && running_; ++i)
+                serveFd(ready[static_cast<size_t>(i)].data.fd, static_cast<short>(ready[static_cast<size_t>(i)].events));
+        }
+        if (!alwaysReady_.empty()) {
+            const std::vector<int> always(alwaysReady_.begin(), alwaysReady_.end());
+            for (int fd : always) {
+                if (!running_) break;
+                const short rev = ::fcntl(fd, F_GETFD) < 0 ? POLLNVAL : (POLLIN | POLLOUT);
+                serveFd(fd, rev);
+            }
         }
         if (running_) fireDueTimers();
         if (running_ && !posted_.empty()) {

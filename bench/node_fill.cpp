@@ -63,8 +63,27 @@ struct Errors {
     }
 };
 
+// Every 1000th answer: how fast that thousand came, so a rate that falls
+// as the node fills shows where, not only in the total.
+struct Progress {
+    std::mutex m;
+    int answered = 0;
+    Clock::time_point t0 = Clock::now(), last = t0;
+    void tick() {
+        std::lock_guard lock(m);
+        if (++answered % 1000) return;
+        const auto now = Clock::now();
+        std::printf("  %d answered at %.0f s (%.1f/s for the last 1000)\n", answered,
+                    std::chrono::duration<double>(now - t0).count(),
+                    1000.0 / std::chrono::duration<double>(now - last).count());
+        std::fflush(stdout);
+        last = now;
+    }
+};
+
 int start(sdbus::IProxy& m, int n, int level) {
     Errors errors;
+    Progress progress;
     const double ms = 1000.0 * fanOut(n, level, [&](int i, auto done) {
         // The task writes one line, then sleeps: its log proves the spool.
         const std::string spec =
@@ -78,6 +97,7 @@ int start(sdbus::IProxy& m, int n, int level) {
             .withArguments(allocOf(i), taskOf(i), spec)
             .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
                 if (err) errors.add(*err);
+                progress.tick();
                 done();
             });
     });

@@ -36,16 +36,16 @@ void EventLoop::removeFd(uint64_t handle) {
 }
 
 void EventLoop::registerFd(int fd) {
-    uint32_t wanted = 0;
-    if (auto it = byFd_.find(fd); it != byFd_.end())
-        for (auto h : it->second) wanted |= static_cast<uint16_t>(watches_.at(h).events);
-    if (!wanted && !byFd_.count(fd)) {
+    const auto it = byFd_.find(fd);
+    if (it == byFd_.end()) {
         alwaysReady_.erase(fd);
         // Gone already when its owner closed it first: nothing to undo.
         (void)::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
         return;
     }
     if (alwaysReady_.count(fd)) return;
+    uint32_t wanted = 0;
+    for (auto h : it->second) wanted |= static_cast<uint16_t>(watches_.at(h).events);
     epoll_event ev{};
     ev.events = wanted;  // poll's bits are epoll's (POLLIN == EPOLLIN, ...); level-triggered like poll
     ev.data.fd = fd;

@@ -1,11 +1,9 @@
 #include "manager/log_spool.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/fd_store.hpp"
 #include "common/files.hpp"

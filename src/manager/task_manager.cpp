@@ -16,6 +16,9 @@
 #include <chrono>
 #include <ctime>
 #include <cstring>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "common/cpu_list.hpp"
 #include "common/fd_store.hpp"
@@ -943,15 +946,26 @@ void TaskManager::reapChildren() {
     signalfd_siginfo info;
     while (::read(signalFd_, &info, sizeof info) == sizeof info) {
     }
+    // Shims are the manager's children until it restarts; after that PID 1
+    // reaps them and recovery (or the exits directory) notices. Everything
+    // reaped in this wakeup is matched in one pass over the tasks: a stop of
+    // every task on a full node reaps thousands of shims, and a pass per
+    // shim made that quadratic.
+    std::set<pid_t> reaped;
     pid_t pid;
-    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
-        // Shims are the manager's children until it restarts; after that
-        // PID 1 reaps them and recovery (or the exits directory) notices.
-        for (auto& [key, e] : tasks_)
-            if (e->record.shimPid == pid && !e->record.finished() && e->record.state != TaskState::Starting) {
-                onShimGone(*e);
-                break;
-            }
+    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) reaped.insert(pid);
+    if (reaped.empty()) return;
+    std::vector<std::pair<Key, pid_t>> gone;
+    for (auto& [key, e] : tasks_)
+        if (reaped.count(e->record.shimPid) && !e->record.finished() && e->record.state != TaskState::Starting)
+            gone.emplace_back(key, e->record.shimPid);
+    // onShimGone may finish a task and run what waited for it, which can
+    // remove or restart other tasks: each is looked up again first.
+    for (const auto& [key, shim] : gone) {
+        auto it = tasks_.find(key);
+        if (it == tasks_.end()) continue;
+        auto& e = *it->second;
+        if (e.record.shimPid == shim && !e.record.finished() && e.record.state != TaskState::Starting) onShimGone(e);
     }
 }
 

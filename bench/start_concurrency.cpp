@@ -19,6 +19,9 @@
 // (no pids_max of its own: the limit is what its scope gets by default,
 // printed) while N other tasks start and then stop with LEVEL in flight;
 // the reads' p50/p99/max (target: every read < 100 ms) against idle.
+// The bomb has the memory a Nomad job gets when it names none (300 MB:
+// resources.memory_mb) unless --bomb-memory-mb=M says otherwise (0: no
+// memory limit, which no task from Nomad ever has).
 //
 // Independent of taskscope's own systemd client on purpose: the floor
 // must not move when the client under test changes.
@@ -148,7 +151,7 @@ std::string systemctlShow(const std::string& property, const std::string& unit) 
 
 // A fork bomb in one task while n others start and stop: the reads of a
 // second connection, every one of them, against the same reads idle.
-int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level) {
+int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level, int memoryMb) {
     (void)bus;
     // Not the concurrency run's probe, which may still be recorded (exited).
     const std::string probeAlloc = "bench-bomb-probe";
@@ -156,11 +159,12 @@ int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level) 
         nlohmann::json{{"command", "/bin/sleep"}, {"args", {"3600"}}, {"logs", true}, {"kill_timeout_ms", 0}}.dump();
     // The classic bomb in sh; its "Cannot fork" lines go nowhere (logs off)
     // so the bomb, not a full pipe, is what the node sees.
-    const std::string bomb = nlohmann::json{{"command", "/bin/sh"},
-                                            {"args", {"-c", "b() { b | b & }; b; sleep 3600"}},
-                                            {"logs", false},
-                                            {"kill_timeout_ms", 0}}
-                                 .dump();
+    nlohmann::json bombSpec{{"command", "/bin/sh"},
+                            {"args", {"-c", "b() { b | b & }; b; sleep 3600"}},
+                            {"logs", false},
+                            {"kill_timeout_ms", 0}};
+    if (memoryMb > 0) bombSpec["resources"] = {{"memory_mb", memoryMb}};
+    const std::string bomb = bombSpec.dump();
     manager.callMethod("StartTask").onInterface(kTaskscope).withArguments(probeAlloc, "probe", sleeper);
     std::atomic<bool> stop{false};
     const Reads idle = idleReads(probeAlloc);
@@ -237,7 +241,8 @@ int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level) 
     } catch (const sdbus::Error&) {
     }
 
-    std::printf("fork bomb beside %d starts and stops (%d in flight):\n", n, level);
+    std::printf("fork bomb beside %d starts and stops (%d in flight), bomb memory_mb %s:\n", n, level,
+                memoryMb > 0 ? std::to_string(memoryMb).c_str() : "none");
     std::printf("  bomb scope %s: TasksMax %s, %s tasks 3 s after its start, %s after the stops; StartTask of the "
                 "bomb %.0f ms, gone %.0f ms after its StopTask\n",
                 bombUnit.c_str(), tasksMax.c_str(), tasksNow.c_str(), tasksAfter.c_str(), bombStartMs, bombGoneMs);
@@ -258,10 +263,13 @@ int main(int argc, char** argv) {
     std::vector<int> levels{8, 32, 128};
     bool logs = true;
     bool bomb = false;
+    int bombMemoryMb = 300;
     int pos = 0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--fork-bomb") {
+        if (a.rfind("--bomb-memory-mb=", 0) == 0) {
+            bombMemoryMb = std::atoi(a.c_str() + std::strlen("--bomb-memory-mb="));
+        } else if (a == "--fork-bomb") {
             bomb = true;
             if (pos == 0) n = 100;
             if (levels.size() != 1) levels = {8};
@@ -281,7 +289,7 @@ int main(int argc, char** argv) {
         }
     }
     if (n <= 0 || levels.empty()) {
-        std::fprintf(stderr, "usage: %s [N] [LEVELS e.g. 8,32,128] [--no-logs] | --fork-bomb [N] [LEVEL]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [N] [LEVELS e.g. 8,32,128] [--no-logs] | --fork-bomb [N] [LEVEL] [--bomb-memory-mb=M]\n", argv[0]);
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);
@@ -291,7 +299,7 @@ int main(int argc, char** argv) {
     auto manager = sdbus::createProxy(*bus, kTaskscope, kTaskscopePath);
     bus->enterEventLoopAsync();
     if (bomb) {
-        const int rc = forkBomb(*bus, *manager, n, levels.front());
+        const int rc = forkBomb(*bus, *manager, n, levels.front(), bombMemoryMb);
         bus->leaveEventLoop();
         return rc;
     }

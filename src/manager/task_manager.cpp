@@ -702,15 +702,10 @@ void TaskManager::completeStart(const Key& key, StartState& st, Result<void> rel
     // loop for ms (bench/profile-start.sh: "log").
     spdlog::debug("Started task {} as pid {} in {}", label, rec.pid, unit);
     st.clock.onLoop("log");
-    // The reply first, then the object and its signals: dbus-daemon routes
-    // a connection's messages in order, so three broadcasts sent before the
-    // reply held it while each was matched against every subscriber. No
-    // call can come between the two (one loop), so a caller that asks for
-    // the task once answered finds its object.
-    st.done(&rec);
-    st.clock.onLoop("reply");
     if (events_) events_->taskAdded(rec);
     st.clock.onLoop("publish");
+    st.done(&rec);
+    st.clock.onLoop("reply");
     // A task that ran and ended before its start was complete: its exit
     // record's event was left for now.
     if (::access(store_.exitFile(unit).c_str(), F_OK) == 0) collectExit(entry);

@@ -176,6 +176,10 @@ common::Result<void> acceptRelease(const std::string& line) {
     in >> word >> err >> step;
     if (word == "execfailed")
         return common::makeError("ExecFailed", "could not run the command (" + step + "): " + std::strerror(err));
+    // The shim's own step failed after the task's pid was known (it joins
+    // its scope then): nothing of the command ran.
+    if (word == "error")
+        return common::makeError("Internal", "the task's shim failed (" + step + "): " + std::strerror(err));
     return common::makeError("Internal", "unexpected report from shim: " + line);
 }
 

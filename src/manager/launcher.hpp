@@ -32,8 +32,9 @@ struct LaunchPaths {
     /// The spool's release fifo: the shim holds both output fifos until a
     /// byte arrives there (manager/log_spool.hpp). Empty: output to files.
     std::string releaseFifo;
-    /// cgroup.procs files the shim moves itself into before it forks the
-    /// task (its home outside the manager's cgroup); empty: it stays.
+    /// cgroup.procs files the shim moves itself into once it has reported
+    /// the task's pid (its home outside the manager's cgroup); empty: it
+    /// stays.
     std::vector<std::string> joinCgroups;
     /// A network namespace file (/run/netns/<alloc>) the task joins
     /// before anything else; empty: the shim's own namespace.

@@ -741,8 +741,9 @@ static void ensure_std_fds(void)
  * scope: a shim must not live in the manager's service cgroup, where any
  * `systemctl kill`, stop or OOM kill of the manager's unit would take every
  * shim and with it every exit code, nor in its task's scope (seed 001: the
- * supervisor never joins the task's cgroup). Done before the fork, so the
- * task child is never in the manager's cgroup either. */
+ * supervisor never joins the task's cgroup). Done once the task's pid is
+ * reported: until systemd moves it into its scope the child, held before
+ * exec, is in the manager's cgroup or ours, and runs nothing. */
 static int join_cgroups(const struct opts *o)
 {
     for (int i = 0; i < o->njoin; i++) {
@@ -862,12 +863,6 @@ int main(int argc, char **argv, char **envp)
                "-- PROGRAM ARGV0 [ARGS...]", "");
         return 2;
     }
-    int jerr = join_cgroups(&o);
-    if (jerr < 0) {
-        fatal(-jerr, "join-cgroup");
-        return 1;
-    }
-
     /* Own session: the manager's terminal/process group signals and its
      * death must not reach us (KillMode=process keeps us alive). */
     (void)setsid();
@@ -939,11 +934,27 @@ int main(int argc, char **argv, char **envp)
     b_str(&b, "\n");
     (void)write_all(REPORT_FD, m, b.len);
 
+    /* Only now, while the manager asks systemd for the task's scope: a
+     * cgroup migration waits for an RCU grace period (the kernel's
+     * cgroup_threadgroup_rwsem taken for writing), ~20 ms in the test bed's
+     * guest, and every start waited for it before its pid was known. */
+    int jerr = join_cgroups(&o);
+
     char go;
     ssize_t n;
     do
         n = read(GO_FD, &go, 1);
     while (n < 0 && errno == EINTR);
+    if (jerr < 0 && n == 1) {
+        /* Told after the go, in place of the exec report the manager then
+         * reads: the start fails, and the child, held before exec, ends
+         * without running the task. */
+        fatal(-jerr, "join-cgroup");
+        close(release[1]);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return 1;
+    }
     if (n != 1 || go != 'g') {
         /* Aborted start: the child exits 127 on EOF without running the
          * task. No exit file: the task never existed. */

@@ -128,6 +128,17 @@ finish 0
 check_exit 127 0 2 execve
 ((FAILS == before)) && ok
 
+# --- the shim cannot join its own cgroup: it joins once the pid is
+# reported (a migration is slow; systemd makes the scope meanwhile), so the
+# failure is told after the go, and the held child never runs the task ---
+before=$FAILS
+start nojoin --join-cgroup "$T/nowhere/cgroup.procs" -- /bin/sh sh -c ': >"$0"' "$T/nojoin-ran"
+go "error 2 join-cgroup"
+finish 1
+[[ ! -e $D/exit ]] || fail "an exit file for a task that never ran: $(cat "$D/exit")"
+[[ ! -e $T/nojoin-ran ]] || fail "the task ran though its shim failed"
+((FAILS == before)) && ok
+
 # --- bad cwd fails before exec, with its step name ---
 before=$FAILS
 CASE=badcwd; D=$T/badcwd; mkdir -p "$D"; mkfifo "$D/report" "$D/go"

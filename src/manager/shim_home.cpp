@@ -31,7 +31,7 @@ const std::vector<std::pair<std::string, std::string>> kShimDevices = {
 scope::UnitProperties homeProperties() {
     scope::UnitProperties p;
     p.emplace_back("Slice", sdbus::Variant(std::string("system.slice")));
-    p.emplace_back("Description", sdbus::Variant(std::string("taskscope task shims (one parent per running task)")));
+    p.emplace_back("Description", sdbus::Variant(std::string("taskscope task shims (one per task, until its output is drained)")));
     // Ours to place processes in (the shims move themselves in).
     p.emplace_back("Delegate", sdbus::Variant(true));
     p.emplace_back("CollectMode", sdbus::Variant(std::string("inactive-or-failed")));

@@ -43,6 +43,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -736,6 +737,63 @@ static void ensure_std_fds(void)
     }
 }
 
+/* ---- the task's birth cgroup ----
+ * The shim moves itself into taskscope-shims.scope only once the task's pid
+ * is reported (a move is slow: see join_cgroups' caller). Forked before
+ * that, a plain fork would make the task, held before exec, in the
+ * manager's cgroup, and charge its kernel stack and task struct there for
+ * its whole life (the kernel charges them where they were made, and a move
+ * does not take them along). On cgroup v2, clone3's CLONE_INTO_CGROUP makes
+ * it in the shims' scope directly, which is no move at all. */
+#ifndef SYS_clone3
+#define SYS_clone3 435 /* the same number on every architecture */
+#endif
+#define SHIM_CLONE_INTO_CGROUP 0x200000000ULL
+#define SHIM_CGROUP2_MAGIC 0x63677270
+
+struct shim_clone_args { /* the kernel's struct clone_args, version 2 */
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+        stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+/* The directory of the one cgroup.procs file to join when it is on cgroup
+ * v2 (-1 otherwise: v1 and hybrid join several hierarchies, and a clone can
+ * be made into one cgroup only). */
+static int birth_cgroup(const struct opts *o)
+{
+    if (o->njoin != 1)
+        return -1;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(o->join[0], '/');
+    size_t len = slash ? (size_t)(slash - o->join[0]) : 0;
+    if (len == 0 || len >= sizeof dir)
+        return -1;
+    memcpy(dir, o->join[0], len);
+    dir[len] = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct statfs fs;
+    if (fd >= 0 && (fstatfs(fd, &fs) < 0 || fs.f_type != SHIM_CGROUP2_MAGIC)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* fork(), or clone with the isolation's namespace flags, made in `cgroup`
+ * when it is >= 0 (-1 if the kernel cannot or will not: nothing made). */
+static pid_t clone_task(unsigned long cflags, int cgroup)
+{
+    if (cgroup >= 0) {
+        struct shim_clone_args a;
+        memset(&a, 0, sizeof a);
+        a.flags = cflags | SHIM_CLONE_INTO_CGROUP;
+        a.exit_signal = SIGCHLD;
+        a.cgroup = (uint64_t)cgroup;
+        return (pid_t)syscall(SYS_clone3, &a, sizeof a);
+    }
+    return cflags ? (pid_t)syscall(SYS_clone, SIGCHLD | cflags, 0, 0, 0, 0) : fork();
+}
+
 /* Moves this process into each given cgroup (writing 0 to a cgroup.procs
  * file moves the writer). The manager names the cgroups of the shims' own
  * scope: a shim must not live in the manager's service cgroup, where any
@@ -892,6 +950,7 @@ int main(int argc, char **argv, char **envp)
         fatal(errno, "signalfd");
         return 1;
     }
+    int joined = 0; /* moved into the shims' scope yet */
     struct log_hold logs;
     if (hold_logs(&o, &logs) < 0) {
         fatal(errno, "hold-logs");
@@ -909,7 +968,27 @@ int main(int argc, char **argv, char **envp)
      * exit; when pid 1 ends the kernel ends the rest of the namespace).
      * Without flags this is fork(); the child only makes raw syscalls. */
     unsigned long cflags = iso_clone_flags(&o.iso);
-    pid_t pid = cflags ? (pid_t)syscall(SYS_clone, SIGCHLD | cflags, 0, 0, 0, 0) : fork();
+    int birth = birth_cgroup(&o);
+    pid_t pid = -1;
+    if (birth >= 0) {
+        pid = clone_task(cflags, birth);
+        close(birth);
+    }
+    if (pid < 0) {
+        /* No clone into the shims' scope (cgroup v1 or hybrid, a kernel
+         * before 5.7, or one that refused): the shim moves first, as it
+         * always did, so that the task is made there; the start then
+         * waits for that move. */
+        if (o.njoin) {
+            int jerr = join_cgroups(&o);
+            if (jerr < 0) {
+                fatal(-jerr, "join-cgroup");
+                return 1;
+            }
+            joined = 1;
+        }
+        pid = clone_task(cflags, -1);
+    }
     if (pid < 0) {
         fatal(errno, "fork");
         return 1;
@@ -938,7 +1017,7 @@ int main(int argc, char **argv, char **envp)
      * cgroup migration waits for an RCU grace period (the kernel's
      * cgroup_threadgroup_rwsem taken for writing), ~20 ms in the test bed's
      * guest, and every start waited for it before its pid was known. */
-    int jerr = join_cgroups(&o);
+    int jerr = joined ? 0 : join_cgroups(&o);
 
     char go;
     ssize_t n;

@@ -8,9 +8,10 @@
 //
 // A scope is stopped by systemd the moment it is empty, so the scope is
 // made around a placeholder process (`taskscope-shim --hold`) that keeps
-// it while no task runs. Each new shim moves itself in once it has forked
-// its task and reported its pid (`--join-cgroup`), a write to cgroup.procs
-// made while systemd makes the task's scope, rather than a round trip
+// it while no task runs. Each new shim makes its task in it (cgroup v2:
+// clone3 into the cgroup) and moves itself in once it has reported the
+// task's pid (`--join-cgroup`; on v1 before the fork), a write to
+// cgroup.procs made while systemd makes the task's scope, not a round trip
 // to systemd per start: the scope is delegated, so its processes are ours
 // to place (systemd's delegation contract).
 

@@ -1176,9 +1176,12 @@ std::vector<const TaskRecord*> TaskManager::list() const {
 }
 
 void TaskManager::removeDirsOf(const TaskRecord& r) const {
+    // Only the allocation's own entries (the map is ordered by allocation
+    // first): forgetting every task of a full node looked at every task
+    // once per forget.
     bool last = true;
-    for (const auto& [key, e] : tasks_)
-        if (key.first == r.allocId && key.second != r.name) last = false;
+    for (auto it = tasks_.lower_bound(Key{r.allocId, ""}); it != tasks_.end() && it->first.first == r.allocId; ++it)
+        if (it->first.second != r.name) last = false;
     const auto iso = recordedIsolation(r.specJson, config_.isolation);
     if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
         spdlog::warn("Failed to remove the dirs of task {}: {}", taskLabel(r.allocId, r.name), done.error().message);

@@ -955,17 +955,18 @@ void TaskManager::reapChildren() {
     pid_t pid;
     while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) reaped.insert(pid);
     if (reaped.empty()) return;
+    // A starting task's shim is watched by its start instead.
+    const auto watched = [](const TaskRecord& r) { return !r.finished() && r.state != TaskState::Starting; };
     std::vector<std::pair<Key, pid_t>> gone;
     for (auto& [key, e] : tasks_)
-        if (reaped.count(e->record.shimPid) && !e->record.finished() && e->record.state != TaskState::Starting)
-            gone.emplace_back(key, e->record.shimPid);
+        if (reaped.count(e->record.shimPid) && watched(e->record)) gone.emplace_back(key, e->record.shimPid);
     // onShimGone may finish a task and run what waited for it, which can
     // remove or restart other tasks: each is looked up again first.
     for (const auto& [key, shim] : gone) {
         auto it = tasks_.find(key);
         if (it == tasks_.end()) continue;
         auto& e = *it->second;
-        if (e.record.shimPid == shim && !e.record.finished() && e.record.state != TaskState::Starting) onShimGone(e);
+        if (e.record.shimPid == shim && watched(e.record)) onShimGone(e);
     }
 }
 

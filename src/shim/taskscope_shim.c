@@ -801,9 +801,11 @@ static pid_t clone_task(unsigned long cflags, int cgroup)
  * scope: a shim must not live in the manager's service cgroup, where any
  * `systemctl kill`, stop or OOM kill of the manager's unit would take every
  * shim and with it every exit code, nor in its task's scope (seed 001: the
- * supervisor never joins the task's cgroup). Done once the task's pid is
- * reported: until systemd moves it into its scope the child, held before
- * exec, is in the manager's cgroup or ours, and runs nothing. */
+ * supervisor never joins the task's cgroup). On cgroup v2 done once the
+ * task's pid is reported, the task having been made here already
+ * (birth_cgroup); elsewhere before the fork, so that the task, held before
+ * exec until systemd moves it into its scope, is never in the manager's
+ * cgroup. */
 static int join_cgroups(const struct opts *o)
 {
     for (int i = 0; i < o->njoin; i++) {

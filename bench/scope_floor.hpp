@@ -97,8 +97,8 @@ public:
         systemd_->callMethod("Subscribe").onInterface(kSystemdManager);
     }
 
-    // Starts n scopes with `level` in flight; returns starts per second.
-    double run(const std::string& tag, int n, int level) {
+    // Starts n scopes with `level` in flight; returns the seconds it took.
+    double secondsToStart(const std::string& tag, int n, int level) {
         InFlight inflight(level);
         failures_ = 0;
         const auto t0 = Clock::now();
@@ -109,7 +109,7 @@ public:
         inflight.drain();
         const double secs = msSince(t0) / 1000.0;
         if (failures_) std::fprintf(stderr, "floor %s: %d failures\n", tag.c_str(), failures_.load());
-        return n / secs;
+        return secs;
     }
 
     // Everything the floor started goes; waits until systemd is done.

@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
         Reads busy;
         for (int c = 0; c < chunks; ++c) {
             const int from = n * c / chunks, to = n * (c + 1) / chunks;
-            const double fs = floor.run(tag + "-" + std::to_string(c), to - from, level);
+            const double fs = floor.secondsToStart(tag + "-" + std::to_string(c), to - from, level);
             floorRates.push_back((to - from) / fs);
             floorSecs += fs;
 

@@ -1206,27 +1206,22 @@ void TaskManager::forget(const std::string& allocId, const std::string& task, Do
             done(makeError("StillRunning", "task " + taskLabel(key.first, key.second) + " is still running"));
             return operationDone(key);
         }
-        // A scope left failed would keep its name taken. Asked without
-        // asking first whether it failed: systemd answers NoSuchUnit for a
-        // unit already gone and does nothing to one that did not fail.
-        systemd_.resetFailedUnitAsync(r.unit, [this, key, done](Result<void> reset) {
+        // Nothing is asked of systemd: every task scope is made with
+        // CollectMode=inactive-or-failed, so systemd unloads it once it has
+        // ended, failed or not; a unit of the name someone else left failed
+        // is reset by the next start of the name. Forgetting a full node
+        // therefore never waits behind PID 1's backlog of stops.
+        // Answered once the record is off the disk: a restart right after
+        // the reply must not bring the task back.
+        unpersist(r, [this, key, done] {
             auto it = tasks_.find(key);  // busy with this forget: still there
             if (it == tasks_.end()) return done({});
-            auto& rec = it->second->record;
-            if (!reset && reset.error().name != "NoSuchUnit")
-                spdlog::debug("Reset of {} failed: {}", rec.unit, reset.error().message);
-            // Answered once the record is off the disk: a restart right
-            // after the reply must not bring the task back.
-            unpersist(rec, [this, key, done] {
-                auto it = tasks_.find(key);
-                if (it == tasks_.end()) return done({});
-                auto& gone = it->second->record;
-                removeDirsOf(gone);
-                if (events_) events_->taskRemoved(gone);
-                auto queued = erase(gone);
-                done({});
-                runOrphans(std::move(queued));
-            });
+            auto& gone = it->second->record;
+            removeDirsOf(gone);
+            if (events_) events_->taskRemoved(gone);
+            auto queued = erase(gone);
+            done({});
+            runOrphans(std::move(queued));
         });
     });
 }

@@ -259,6 +259,26 @@ void SdbusSystemdClient::resetFailedUnitAsync(const std::string& unit, Completio
     });
 }
 
+void SdbusSystemdClient::unitStateAsync(const std::string& unit, StateCompletion done) {
+    // One call whatever the unit's state: ListUnitsByNames answers for a
+    // unit that is not loaded too (load state "not-found", "inactive").
+    using Row = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
+                              sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
+    issue([this, unit, done = std::move(done)] {
+        manager_->proxy()
+            .callMethodAsync("ListUnitsByNames")
+            .onInterface(kManagerInterface)
+            .withArguments(std::vector<std::string>{unit})
+            .withTimeout(jobTimeout_)
+            .uponReplyInvoke([this, unit, done](const sdbus::Error* error, std::vector<Row> rows) {
+                replied();
+                if (error) return done(systemdError(*error, "read the state of " + unit));
+                if (rows.empty()) return done(UnitState{"inactive", "dead"});
+                done(UnitState{rows.front().get<3>(), rows.front().get<4>()});
+            });
+    });
+}
+
 common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {
     const auto deadline = std::chrono::steady_clock::now() + jobTimeout_;
     for (;;) {

@@ -41,6 +41,7 @@ public:
     void freezeUnitAsync(const std::string& unit, Completion done) override;
     void thawUnitAsync(const std::string& unit, Completion done) override;
     void resetFailedUnitAsync(const std::string& unit, Completion done) override;
+    void unitStateAsync(const std::string& unit, StateCompletion done) override;
     common::Result<void> killUnit(const std::string& unit, const std::string& whom, int signal) override;
     common::Result<void> freezeUnit(const std::string& unit) override;
     common::Result<void> thawUnit(const std::string& unit) override;

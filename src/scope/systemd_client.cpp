@@ -14,12 +14,17 @@ common::Result<void> startResettingFailed(SystemdClient& systemd, const std::str
 
 void startResettingFailedAsync(SystemdClient& systemd, const std::string& unit,
                                std::function<void(SystemdClient::Completion)> start, SystemdClient::Completion done) {
+    // Every step is asynchronous: the caller's loop never waits for PID 1,
+    // which a fork bomb or a full node's stop can keep busy for seconds.
     auto retry = [&systemd, unit, start, done](common::Result<void> r) {
         if (r || r.error().name != "UnitExists") return done(std::move(r));
-        auto state = systemd.unitState(unit);
-        if (!state || state->active != "failed") return done(std::move(r));
-        if (auto reset = systemd.resetFailedUnit(unit); !reset) return done(std::move(reset));
-        start(done);
+        systemd.unitStateAsync(unit, [&systemd, unit, start, done, r](common::Result<UnitState> state) {
+            if (!state || state->active != "failed") return done(r);
+            systemd.resetFailedUnitAsync(unit, [start, done](common::Result<void> reset) {
+                if (!reset) return done(std::move(reset));
+                start(done);
+            });
+        });
     };
     start(std::move(retry));
 }

@@ -49,6 +49,9 @@ public:
     virtual void freezeUnitAsync(const std::string& unit, Completion done) { done(freezeUnit(unit)); }
     virtual void thawUnitAsync(const std::string& unit, Completion done) { done(thawUnit(unit)); }
     virtual void resetFailedUnitAsync(const std::string& unit, Completion done) { done(resetFailedUnit(unit)); }
+    using StateCompletion = std::function<void(common::Result<UnitState>)>;
+    /// unitState without waiting: for a start that finds its name taken.
+    virtual void unitStateAsync(const std::string& unit, StateCompletion done) { done(unitState(unit)); }
 
     /// Creates the transient scope `unit` holding `pids` with `properties`
     /// (Slice=, limits, ...) and returns once systemd's job is done. A unit

@@ -115,6 +115,26 @@ out=$($CTL forget a1 still 2>&1) && fail "forgot a running task"
 ok "forget: $out"
 $CTL stop --grace 0 a1 still >/dev/null || true
 
+# The hog's scope failed (OOM) and systemd unloaded it at once
+# (CollectMode=inactive-or-failed): forgetting asks nothing of systemd.
+[[ -z "$(systemctl list-units --all --no-legend a1-hog.scope)" ]] || fail "the OOM-killed hog's scope is still loaded"
+$CTL forget a1 hog
+
+# A scope of a task's name that someone else left failed is reset by the
+# start; one still running is a conflict, named, and left running.
+systemd-run --quiet --scope --unit=a1-leftover.scope -p RuntimeMaxSec=1 /bin/sleep 30 2>/dev/null || true
+systemctl is-failed --quiet a1-leftover.scope || fail "a1-leftover.scope was not left failed: $(systemctl is-active a1-leftover.scope)"
+$CTL run a1 leftover -- /bin/sleep 300 >/dev/null || fail "a start over a failed scope of its name failed"
+assert_eq "$(task_field a1 leftover state)" running "state of a task started over a failed scope"
+$CTL stop --grace 0 a1 leftover >/dev/null || true
+systemd-run --quiet --scope --unit=a1-busy.scope /bin/sleep 300 &
+wait_until "someone else's a1-busy.scope" 30 systemctl is-active --quiet a1-busy.scope
+out=$(mgr StartTask sss a1 busy '{"command":"/bin/true"}' 2>&1) && fail "a start over a running scope of its name succeeded"
+ok "a running scope of the name: $out"
+$CTL status a1 busy >/dev/null 2>&1 && fail "the refused start left a task"
+systemctl is-active --quiet a1-busy.scope || fail "the refused start touched the running scope"
+systemctl stop a1-busy.scope
+
 # Bad input changes nothing; errors are named.
 out=$(busctl call $I $M $I StartTask sss a1 bad '{"command":"/bin/true","user":"nosuchuser"}' 2>&1) && fail "unknown user accepted"
 ok "unknown user: $out"

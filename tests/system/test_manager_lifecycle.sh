@@ -129,7 +129,8 @@ assert_eq "$(task_field a1 leftover state)" running "state of a task started ove
 $CTL stop --grace 0 a1 leftover >/dev/null || true
 systemd-run --quiet --scope --unit=a1-busy.scope /bin/sleep 300 &
 wait_until "someone else's a1-busy.scope" 30 systemctl is-active --quiet a1-busy.scope
-out=$(mgr StartTask sss a1 busy '{"command":"/bin/true"}' 2>&1) && fail "a start over a running scope of its name succeeded"
+out=$($CTL run a1 busy -- /bin/true 2>&1) && fail "a start over a running scope of its name succeeded"
+[[ "$out" == *UnitExists* ]] || fail "a start over a running scope of its name said: $out"
 ok "a running scope of the name: $out"
 $CTL status a1 busy >/dev/null 2>&1 && fail "the refused start left a task"
 systemctl is-active --quiet a1-busy.scope || fail "the refused start touched the running scope"

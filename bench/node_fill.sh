@@ -116,7 +116,7 @@ s=$(now_ms)
 for _ in $(seq 1 60); do [ "$(scopes)" -eq 0 ] && break; sleep 1; done
 # A shim stays, holding its task's fifos, until the streamer has drained them.
 shims() { systemctl show -p ControlGroup --value taskscope-shims.scope | xargs -I{} cat /sys/fs/cgroup{}/cgroup.procs 2>/dev/null | wc -l; }
-for _ in $(seq 1 120); do [ "$(shims)" -le 1 ] && break; sleep 1; done
+for _ in $(seq 1 900); do [ "$(shims)" -le 1 ] && break; sleep 1; done
 echo "scopes left: $(scopes); tasks left: $(busctl call $I $M $I ListTasks | awk '{print $2}'); processes in taskscope-shims.scope: $(shims) (the placeholder: 1), $(( $(now_ms) - s )) ms after the stops began"
 echo "manager descriptors at the end: $(fds taskscope-manager), streamer: $(fds taskscope-streamer)"
 rm -rf /var/lib/taskscope/logs/fill*

@@ -128,12 +128,13 @@ int stop(sdbus::IProxy& m, int n, int level) {
         std::vector<int> again;
         fanOut(static_cast<int>(left.size()), level, [&](int k, auto done) {
             const int i = left[k];
-            // The same long timeout as the stops: a forget waits for
-            // systemd's ResetFailedUnit, and PID 1 is busy for minutes
-            // collecting thousands of scopes at once; sd-bus's 25 s default
-            // made the calls time out here while the manager still had
-            // them, until the bus refused this connection more
-            // (LimitsExceeded: 128 replies owed to one connection).
+            // The same long timeout as the stops. A forget asks nothing of
+            // systemd since stop 26, but until then it waited for
+            // ResetFailedUnit behind PID 1's minutes of collecting
+            // thousands of scopes, and sd-bus's 25 s default made the calls
+            // time out here while the manager still had them, until the bus
+            // refused this connection more (LimitsExceeded: 128 replies
+            // owed to one connection).
             m.callMethodAsync("ForgetTask")
                 .onInterface(kManager)
                 .withTimeout(kCallTimeout)

@@ -45,7 +45,7 @@ cg_mem() {
 scopes() {
     local d=/sys/fs/cgroup/nomad.slice
     [ -d "$d" ] || d=/sys/fs/cgroup/systemd/nomad.slice
-    find "$d" -maxdepth 1 -name 'fill*.scope' | wc -l
+    find "$d" -maxdepth 1 -name 'fill*.scope' 2>/dev/null | wc -l
 }
 running() { busctl call $I $M $I ListTasks | grep -o '"running"' | wc -l || true; }
 

@@ -16,8 +16,8 @@ common::Result<void> SpoolWatcher::start(const std::string& dir) {
     return {};
 }
 
-std::vector<SpoolEvent> SpoolWatcher::read() {
-    std::vector<SpoolEvent> out;
+SpoolEvents SpoolWatcher::read() {
+    SpoolEvents out;
     alignas(inotify_event) char buf[8192];
     for (;;) {
         const ssize_t n = ::read(fd_.get(), buf, sizeof buf);
@@ -25,9 +25,10 @@ std::vector<SpoolEvent> SpoolWatcher::read() {
         for (ssize_t off = 0; off < n;) {
             const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
             off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+            if (ev->mask & IN_Q_OVERFLOW) out.overflowed = true;
             if (ev->len == 0) continue;
             const auto unit = unitOfDescription(ev->name);
-            if (!unit.empty()) out.push_back({unit, (ev->mask & IN_DELETE) != 0});
+            if (!unit.empty()) out.events.push_back({unit, (ev->mask & IN_DELETE) != 0});
         }
     }
     return out;

@@ -15,13 +15,22 @@ struct SpoolEvent {
     bool removed = false;
 };
 
+/// What one read found. `overflowed`: the kernel dropped events (more
+/// changes came than fs.inotify.max_queued_events holds, as when thousands
+/// of tasks end at once), so the events are not the whole story and only a
+/// scan of the directory is.
+struct SpoolEvents {
+    std::vector<SpoolEvent> events;
+    bool overflowed = false;
+};
+
 class SpoolWatcher {
 public:
     /// Starts watching; events from here on are reported by read().
     common::Result<void> start(const std::string& dir);
     int fd() const { return fd_.get(); }
     /// The events queued now (the fd is non-blocking).
-    std::vector<SpoolEvent> read();
+    SpoolEvents read();
 
 private:
     common::UniqueFd fd_;

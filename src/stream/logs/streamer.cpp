@@ -69,27 +69,54 @@ void Streamer::loadDoneRecords() {
 }
 
 void Streamer::onSpoolEvents() {
-    std::map<std::string, common::UniqueFd> none;
-    for (const auto& ev : watcher_.read()) {
-        auto it = tasks_.find(ev.unit);
-        if (ev.removed) {
-            // Ours are removed only after the task left tasks_; this is the
-            // manager taking back a start that failed.
-            if (it != tasks_.end()) dropTask(ev.unit);
-            forgotten_.erase(ev.unit);
-            continue;
-        }
-        if (it == tasks_.end()) {
-            addTask(ev.unit, none);
-            continue;
-        }
-        auto info = spool_.load(ev.unit);
-        if (!info) {
-            spdlog::warn("Failed to read {}: {}, ignoring", spool_.description(ev.unit), info.error().message);
-            continue;
-        }
-        updateTask(*it->second, std::move(*info));
+    auto batch = watcher_.read();
+    if (batch.overflowed) {
+        // Some exits or removals were dropped by the kernel: without the
+        // scan those tasks would never complete and their shims would wait
+        // for a release forever. The batch is older than the scan.
+        spdlog::warn("The spool's change events overflowed (fs.inotify.max_queued_events); reading the whole spool "
+                     "again");
+        rescanSpool();
+        return;
     }
+    for (const auto& ev : batch.events) {
+        if (ev.removed)
+            onSpoolEntryRemoved(ev.unit);
+        else
+            onSpoolEntry(ev.unit);
+    }
+}
+
+void Streamer::onSpoolEntryRemoved(const std::string& unit) {
+    // Ours are removed only after the task left tasks_; this is the
+    // manager taking back a start that failed.
+    if (tasks_.count(unit)) dropTask(unit);
+    forgotten_.erase(unit);
+}
+
+void Streamer::onSpoolEntry(const std::string& unit) {
+    auto it = tasks_.find(unit);
+    if (it == tasks_.end()) {
+        std::map<std::string, common::UniqueFd> none;
+        addTask(unit, none);
+        return;
+    }
+    auto info = spool_.load(unit);
+    if (!info) {
+        spdlog::warn("Failed to read {}: {}, ignoring", spool_.description(unit), info.error().message);
+        return;
+    }
+    updateTask(*it->second, std::move(*info));
+}
+
+void Streamer::rescanSpool() {
+    const auto units = spool_.units();
+    const std::set<std::string> present(units.begin(), units.end());
+    std::vector<std::string> gone;
+    for (const auto& [unit, t] : tasks_)
+        if (!present.contains(unit)) gone.push_back(unit);
+    for (const auto& unit : gone) onSpoolEntryRemoved(unit);
+    for (const auto& unit : units) onSpoolEntry(unit);
 }
 
 void Streamer::addTask(const std::string& unit, std::map<std::string, common::UniqueFd>& stored) {

@@ -65,6 +65,12 @@ public:
     /// that is not among them goes once it is drained; a task not yet
     /// exited is left alone (the manager may not have published it yet).
     void retainOnly(const std::set<std::string>& units);
+    /// Reads the whole spool as if every entry had changed: new entries are
+    /// collected, changed ones updated (an exit completes the task once
+    /// drained), and tasks whose entry is gone dropped. What the streamer
+    /// does when the spool's change events overflowed; harmless when
+    /// nothing was missed (the late events change nothing).
+    void rescanSpool();
     /// How many tasks have complete logs on record.
     size_t doneCount() const { return done_.size(); }
 
@@ -81,6 +87,8 @@ private:
     };
 
     void onSpoolEvents();
+    void onSpoolEntry(const std::string& unit);
+    void onSpoolEntryRemoved(const std::string& unit);
     void addTask(const std::string& unit, std::map<std::string, common::UniqueFd>& stored);
     void updateTask(Task& t, TaskLogs info);
     void dropTask(std::string unit);

@@ -11,7 +11,7 @@ A=sl$$
 F=${A}full
 cleanup() {
     umount /var/lib/taskscope/logs/$F 2>/dev/null || true
-    rm -f /run/$A-go
+    rm -f /run/$A-go /run/$A-step-*
     streamer_off
 }
 trap cleanup EXIT
@@ -24,9 +24,20 @@ restarted() { local p; p=$(streamer_pid); [[ "$p" != 0 && "$p" != "$1" ]]; }
 
 # 200000 numbered lines of ~207 bytes (~40 MiB, ~40 files of the 50 allowed,
 # so nothing is rotated away), one write(2) per line, as fast as awk goes.
+# Before lines 50001, 100001 and 150001 it waits for /run/$A-step-K, which
+# the test makes after its Kth kill: however fast the writer is, it is
+# still writing at every kill (it once finished before the third).
 LINE_PAD=$(printf 'x%.0s' {1..200})
 $CTL run --spec '{"log_max_files":50,"log_max_file_size_mb":1}' $A numbers -- \
-    /usr/bin/awk -v pad="$LINE_PAD" 'BEGIN { for (i = 1; i <= 200000; i++) { print i " " pad; fflush() } }' >/dev/null
+    /usr/bin/awk -v pad="$LINE_PAD" -v step="/run/$A-step-" 'BEGIN {
+        for (i = 1; i <= 200000; i++) {
+            if (i > 1 && i % 50000 == 1) {
+                f = step int(i / 50000)
+                while ((getline l < f) <= 0) { close(f); system("sleep 0.05") }
+                close(f)
+            }
+            print i " " pad; fflush()
+        } }' >/dev/null
 writer=$(task_field $A numbers pid)
 ok "started the writer (pid $writer)"
 
@@ -40,6 +51,7 @@ for k in 1 2 3; do
     kill -9 "$pid"
     wait_until "systemd to restart the streamer (kill $k)" 300 restarted "$pid"
     ok "kill -9 $k of the streamer (pid $pid) at $last bytes logged"
+    echo go >/run/$A-step-$k
 done
 ((running_at_kill == 3)) || fail "the writer ended before all three kills ($running_at_kill)"
 ok "all three kills happened while the task wrote"

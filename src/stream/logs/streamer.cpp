@@ -116,7 +116,25 @@ void Streamer::rescanSpool() {
     for (const auto& [unit, t] : tasks_)
         if (!present.contains(unit)) gone.push_back(unit);
     for (const auto& unit : gone) onSpoolEntryRemoved(unit);
-    for (const auto& unit : units) onSpoolEntry(unit);
+    for (const auto& unit : units) {
+        // An entry made again for a new run of the task (the manager
+        // removes the old one first) has new fifos: the events would have
+        // said "removed" then "added", and so does the scan.
+        if (auto it = tasks_.find(unit); it != tasks_.end() && !readsFifosOf(*it->second, unit))
+            onSpoolEntryRemoved(unit);
+        onSpoolEntry(unit);
+    }
+}
+
+bool Streamer::readsFifosOf(const Task& t, const std::string& unit) const {
+    for (size_t i = 0; i < 2; ++i) {
+        const auto& c = t.streams[i].collector;
+        struct stat held {}, named {};
+        if (!c || ::fstat(c->fifoFd(), &held) < 0 || ::stat(spool_.fifo(unit, kStreams[i]).c_str(), &named) < 0)
+            continue;  // nothing to compare: left as it is
+        if (held.st_ino != named.st_ino || held.st_dev != named.st_dev) return false;
+    }
+    return true;
 }
 
 void Streamer::addTask(const std::string& unit, std::map<std::string, common::UniqueFd>& stored) {

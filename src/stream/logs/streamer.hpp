@@ -89,6 +89,8 @@ private:
     void onSpoolEvents();
     void onSpoolEntry(const std::string& unit);
     void onSpoolEntryRemoved(const std::string& unit);
+    /// Whether t's collectors read the fifos now at the spool's names for unit.
+    bool readsFifosOf(const Task& t, const std::string& unit) const;
     void addTask(const std::string& unit, std::map<std::string, common::UniqueFd>& stored);
     void updateTask(Task& t, TaskLogs info);
     void dropTask(std::string unit);

@@ -2,7 +2,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -10,6 +12,7 @@
 
 #include "common/event_loop.hpp"
 #include "common/files.hpp"
+#include "common/unique_fd.hpp"
 #include "stream/logs/streamer.hpp"
 #include "support/temp_dir.hpp"
 
@@ -153,4 +156,37 @@ BOOST_FIXTURE_TEST_CASE(a_scan_of_the_spool_does_what_lost_events_would_have, Fi
     BOOST_TEST(s.taskCount() == 1u);
     BOOST_TEST(s.doneCount() == 1u);
     BOOST_TEST(fs::exists(record("a5-ends.scope")));
+}
+
+// A task run again under the same name while events were lost: its entry
+// was made again with new fifos (the old ones unlinked), and the scan lets
+// go of the old fifos and reads the new ones.
+BOOST_FIXTURE_TEST_CASE(a_scan_reads_the_new_fifos_of_a_task_run_again, Fixture) {
+    spooled("a7", "again", false);
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    turn(50ms);
+    for (const char* name : {".json", ".stdout", ".stderr"})
+        fs::remove(options.spoolDir + "/a7-again.scope" + name);
+    spooled("a7", "again", false);
+    // Held as the new run's shim holds it: what is written stays in the pipe.
+    const auto fifo = options.spoolDir + "/a7-again.scope.stdout";
+    taskscope::common::UniqueFd shim(::open(fifo.c_str(), O_RDWR | O_CLOEXEC));
+    BOOST_REQUIRE(shim);
+    s.rescanSpool();
+    // No descriptor of ours is left on the old, unlinked fifos.
+    for (const auto& fd : fs::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        const auto target = fs::read_symlink(fd.path(), ec).string();
+        const bool oldFifo =
+            target.find("a7-again.scope.std") != std::string::npos && target.find("(deleted)") != std::string::npos;
+        BOOST_TEST(!oldFifo, target);
+    }
+    BOOST_REQUIRE(::write(shim.get(), "second run\n", 11) == 11);
+    turn(200ms);
+    std::ifstream in(logs + "/a7/again.stdout.0");
+    std::string line;
+    std::getline(in, line);
+    BOOST_TEST(line == "second run");
+    BOOST_TEST(s.taskCount() == 1u);
 }

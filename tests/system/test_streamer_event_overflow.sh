@@ -39,9 +39,12 @@ all_exited() { for i in $(seq 1 $N); do [[ "$(task_field $A t$i state)" == exite
 wait_until "every task to have exited" 300 all_exited
 kill -CONT "$(streamer_pid)"
 
-spooled() { ls /run/taskscope/logs/ 2>/dev/null | grep -c "^$A-.*\.json$" || true; }
+# Whatever the spool still has of the tasks (descriptions and fifos), and
+# their shims still waiting for a release.
+spooled() { ls /run/taskscope/logs/ 2>/dev/null | grep -c "^$A-" || true; }
 shims() { pgrep -fc "taskscope-shim .*/$A-t[0-9]*\.scope" || true; }
-wait_until "every task's logs completed and its shim gone" 120 bash -c "[[ \$(ls /run/taskscope/logs/ | grep -c '^$A-') == 0 ]] && ! pgrep -f 'taskscope-shim .*/$A-t[0-9]*\.scope' >/dev/null"
+drained() { [[ "$(spooled)" == 0 && "$(shims)" == 0 ]]; }
+wait_until "every task's logs completed and its shim gone" 600 drained
 assert_eq "$(spooled)" 0 "spool entries left"
 assert_eq "$(shims)" 0 "shims left waiting"
 journalctl -u taskscope-streamer --since "$since" | grep -q "change events overflowed" \

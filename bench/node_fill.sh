@@ -24,7 +24,13 @@ FILL=${BENCH_FILL_BIN:-taskscope-bench-fill}
 source "$(dirname "$0")/pss.sh"
 
 now_ms() { date +%s%3N; }
-pid_of() { systemctl show -p MainPID --value "$1"; }
+# systemctl can stop answering while PID 1 collects thousands of emptied
+# scopes (seen after a 10,000 stop-all): fall back to the process itself
+pid_of() {
+    local p
+    p=$(systemctl show -p MainPID --value "$1" 2>/dev/null) && [ "${p:-0}" != 0 ] && { echo "$p"; return; }
+    pgrep -o -x "$(echo "${1%.service}" | cut -c1-15)"
+}
 fds() { ls "/proc/$(pid_of "$1")/fd" | wc -l; }
 kib_pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
 all_pss() { echo $(( $(pss_sum) + $(kib_pss "$(pid_of taskscope-streamer)") )); }
@@ -115,8 +121,21 @@ s=$(now_ms)
 "$FILL" stop "$N" "$P" || true
 for _ in $(seq 1 60); do [ "$(scopes)" -eq 0 ] && break; sleep 1; done
 # A shim stays, holding its task's fifos, until the streamer has drained them.
-shims() { systemctl show -p ControlGroup --value taskscope-shims.scope | xargs -I{} cat /sys/fs/cgroup{}/cgroup.procs 2>/dev/null | wc -l; }
+shims() { cat /sys/fs/cgroup/system.slice/taskscope-shims.scope/cgroup.procs /sys/fs/cgroup/systemd/system.slice/taskscope-shims.scope/cgroup.procs 2>/dev/null | wc -l; }
 for _ in $(seq 1 900); do [ "$(shims)" -le 1 ] && break; sleep 1; done
 echo "scopes left: $(scopes); tasks left: $(busctl call $I $M $I ListTasks | awk '{print $2}'); processes in taskscope-shims.scope: $(shims) (the placeholder: 1), $(( $(now_ms) - s )) ms after the stops began"
 echo "manager descriptors at the end: $(fds taskscope-manager), streamer: $(fds taskscope-streamer)"
+
+# PID 1 goes on removing the emptied scopes' cgroups after the stops: how
+# long, whether systemctl answers meanwhile, and whether a new task starts
+# (its start is a call to systemd) while it does
+while [ "$(scopes)" -gt 0 ] && [ $(( $(now_ms) - s )) -lt $(( ${FILL_SETTLE_S:-1800} * 1000 )) ]; do
+    echo "  $(( ($(now_ms) - s) / 1000 )) s after the stops began: scope cgroups left $(scopes); systemctl is-system-running: $(timeout 30 systemctl is-system-running 2>&1 | head -1)"
+    t=$(now_ms)
+    "$FILL" start 1 1 >/dev/null 2>&1 && r=started || r=failed
+    "$FILL" stop 1 1 >/dev/null 2>&1 || r="$r, stop failed"
+    echo "    one new task meanwhile: $r in $(( $(now_ms) - t )) ms (start and stop)"
+    sleep 60
+done
+echo "scope cgroups left: $(scopes), $(( $(now_ms) - s )) ms after the stops began"
 rm -rf /var/lib/taskscope/logs/fill*

@@ -1,8 +1,11 @@
 #pragma once
-// systemd's file descriptor store (FileDescriptorStoreMax=): the fifo ends
-// the streamer and the manager hold survive their crashes or restarts
-// there, so a pipe's contents are never dropped (a pipe's data lives only
-// while someone holds it) and a task's writes only wait.
+// systemd's file descriptor store (FileDescriptorStoreMax=): what must
+// outlive a daemon's crash or restart without a process of its own to
+// hold it. The streamer keeps its exec sessions' pipes and terminals there;
+// the log fifos are held by each task's shim instead, as systemd compares
+// every stored fd with all the others (quadratic at 10,000 tasks). A
+// manager before 0.2 stored its fifo holds here: the manager takes them
+// back after an upgrade.
 
 #include <map>
 #include <string>

@@ -132,7 +132,7 @@ echo "manager descriptors at the end: $(fds taskscope-manager), streamer: $(fds 
 while [ "$(scopes)" -gt 0 ] && [ $(( $(now_ms) - s )) -lt $(( ${FILL_SETTLE_S:-1800} * 1000 )) ]; do
     echo "  $(( ($(now_ms) - s) / 1000 )) s after the stops began: scope cgroups left $(scopes); systemctl is-system-running: $(timeout 30 systemctl is-system-running 2>&1 | head -1)"
     t=$(now_ms)
-    "$FILL" start 1 1 >/dev/null 2>&1 && r=started || r=failed
+    out=$("$FILL" start 1 1 2>&1) && r=started || r="failed ($(echo "$out" | grep -m1 ' x ' | sed 's/^ *//'))"
     "$FILL" stop 1 1 >/dev/null 2>&1 || r="$r, stop failed"
     echo "    one new task meanwhile: $r in $(( $(now_ms) - t )) ms (start and stop)"
     sleep 60

@@ -8,9 +8,14 @@
 #
 # Layout ($2): "flat" puts every scope in probe.slice (taskscope's layout:
 # every task in nomad.slice); "spread" puts each 100 in a slice of their
-# own under it (probe-<k>.slice), as per-allocation slices would. The
-# scopes are stopped at the end unless PROBE_KEEP=1 (stopping thousands
-# takes minutes under emulation; a throwaway guest need not).
+# own under it (probe-<k>.slice), as per-allocation slices would.
+#
+# Then all N are stopped at once, as taskscope stops a drained node's
+# tasks (SIGTERM to each task's process; systemd sees each scope empty and
+# collects it, no stop job) and, every 10 s until no scope's
+# cgroup is left, how many are left, PID 1's CPU per scope collected, and
+# how long one new scope takes to start meanwhile (what a start on that
+# node waits for). PROBE_KEEP=1 leaves them running instead.
 set -euo pipefail
 N=${1:-1500}
 LAYOUT=${2:-flat}
@@ -36,4 +41,20 @@ for ((i = 0; i < N; i++)); do
         c0=$c1
     fi
 done
-[ "${PROBE_KEEP:-0}" = 1 ] || systemctl stop probe.slice
+[ "${PROBE_KEEP:-0}" = 1 ] && exit 0
+
+left() { find /sys/fs/cgroup/probe.slice -maxdepth 2 -name 'probe-*.scope' | wc -l; }
+now_ms() { date +%s%3N; }
+c0=$(cpu) s=$(now_ms)
+find /sys/fs/cgroup/probe.slice -path '*/probe-*.scope/cgroup.procs' -exec cat {} + | xargs kill -TERM
+n0=$N
+while :; do
+    sleep 10
+    n=$(left) c1=$(cpu)
+    t=$(now_ms)
+    timeout 120 systemd-run -q --scope --slice=probe.slice --unit="fresh-$t" true >/dev/null 2>&1 && r=ok || r=failed
+    echo "$LAYOUT, $(( ($(now_ms) - s) / 1000 )) s after the stops: $n scope cgroups left; PID 1 $(awk -v a="$c0" -v b="$c1" -v d=$((n0 - n)) 'BEGIN {printf "%.1f", d ? (b - a) * 1000 / d : 0}') ms per scope collected (last 10 s); one new scope: $r in $(( $(now_ms) - t )) ms"
+    n0=$n c0=$(cpu)
+    [ "$n" -eq 0 ] && break
+done
+echo "$LAYOUT: all $N stopped and collected in $(( ($(now_ms) - s) / 1000 )) s"

@@ -149,6 +149,18 @@ Isolation recordedIsolation(const std::string& specJson, const IsolationConfig& 
     return spec->isolation;
 }
 
+// A task's unit name, for a name every part of taskscope can keep. The
+// name is also the stem of the task's log files in its allocation's log
+// dir, so a slash is refused, as Nomad refuses it in task names for its
+// task dirs; anything else is escaped where it is used.
+Result<std::string> taskUnitName(const std::string& allocId, const std::string& task) {
+    auto unit = scope::taskScopeName(allocId, task);
+    if (!unit) return unit.error();
+    if (task.find('/') != std::string::npos)
+        return makeError("InvalidName", "task '" + task + "' contains '/': a task's name names its log files");
+    return unit;
+}
+
 }  // namespace
 
 TaskManager::TaskManager(Config config, scope::SystemdClient& systemd, common::EventLoop& loop,
@@ -326,7 +338,7 @@ Result<TaskManager::Entry*> TaskManager::find(const std::string& allocId, const 
     auto it = tasks_.find(Key{allocId, task});
     if (it != tasks_.end()) return it->second.get();
     // A name no unit could have gets the more useful error.
-    if (auto unit = scope::taskScopeName(allocId, task); !unit) return unit.error();
+    if (auto unit = taskUnitName(allocId, task); !unit) return unit.error();
     return makeError("NoSuchTask", "no task " + taskLabel(allocId, task));
 }
 
@@ -387,7 +399,7 @@ void TaskManager::operationDone(const Key& key) {
 
 void TaskManager::start(const std::string& allocId, const std::string& task, const std::string& specJson,
                         StartDone done) {
-    auto unit = scope::taskScopeName(allocId, task);
+    auto unit = taskUnitName(allocId, task);
     if (!unit) return done(unit.error());
     if (tasks_.count(Key{allocId, task}))
         return done(makeError("TaskExists", "task " + taskLabel(allocId, task) + " already exists"));

@@ -573,6 +573,25 @@ BOOST_FIXTURE_TEST_CASE(a_name_no_unit_can_have_is_invalid_not_missing, Fixture)
     BOOST_TEST(r.error().name == "InvalidName");
 }
 
+// A task's name is the stem of its log files: a slash is refused before
+// anything exists, and a read of such a name says why rather than "no task".
+BOOST_FIXTURE_TEST_CASE(a_task_name_with_a_slash_is_refused_and_leaves_nothing, Fixture) {
+    open();
+    auto r = tryStart("a1", "web/1", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "InvalidName");
+    BOOST_TEST(r.error().message.find("'/'") != std::string::npos);
+    BOOST_TEST(tasks->list().empty());
+    BOOST_TEST(systemd.count("startScope") == 0u);
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/logs/a1"));
+    auto got = tasks->get("a1", "web/1");
+    BOOST_REQUIRE(!got);
+    BOOST_TEST(got.error().name == "InvalidName");
+    // The allocation may have one: it is only ever a directory's escaped name.
+    start("a/1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(state("a/1", "web") == TaskState::Running);
+}
+
 // The entry exists from the request on: while systemd works on a start, the
 // task reads as "starting" (at once), a second start of it is refused, and
 // its other requests wait for it, in order.

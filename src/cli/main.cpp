@@ -80,7 +80,8 @@ void usage(FILE* out) {
                  "  run [--spec JSON|@FILE] [--wait] ALLOC TASK [-- COMMAND [ARGS...]]\n"
                  "                      start a task; COMMAND fills the spec's command and args\n"
                  "  stop [--signal SIG] [--grace MS] [--no-wait] ALLOC TASK\n"
-                 "                      stop a task (waits for its exit unless --no-wait)\n"
+                 "                      stop a task: print its exit once it has exited (unless\n"
+                 "                      --no-wait) and exit 0\n"
                  "  signal ALLOC TASK SIGNAL\n"
                  "  wait ALLOC TASK     wait until the task exits; exit with its code\n"
                  "  status ALLOC TASK   show one task\n"
@@ -265,7 +266,11 @@ int run(std::vector<std::string> args, bool json) {
         m.watchAlloc = positional[0];
         m.watchTask = positional[1];
         m.StopTask(positional[0], positional[1], sig, grace);
-        return wait ? awaitTask(*conn, m, positional[0], positional[1], json) : 0;
+        // The stop succeeded once the task has exited, whatever its code
+        // (143 after SIGTERM): 0, as systemctl stop and docker stop say it.
+        // wait and run --wait are the ones that pass the code on.
+        if (wait) (void)awaitTask(*conn, m, positional[0], positional[1], json);
+        return 0;
     }
     if (cmd == "wait") {
         need(2);

@@ -70,16 +70,15 @@ out=$($CTL signal a1 hup SIGHUP 2>&1) && fail "signalled an exited task"
 
 # Stop: SIGTERM then gone; the scope does not outlive the task.
 rc=0
-$CTL stop a1 web || rc=$?
-assert_eq "$rc" 143 "stop of sleep (SIGTERM)"
+out=$($CTL --json stop a1 web) || rc=$?
+assert_eq "$rc" 0 "taskscopectl stop's own status"
+assert_eq "$(jq -r .exit_code <<<"$out")" 143 "stop of sleep (SIGTERM)"
 wait_until "scope a1-web.scope to go" 100 bash -c '! systemctl is-active --quiet a1-web.scope'
 ok "scope gone after stop"
 
 # A task that ignores SIGTERM is killed after its grace period.
 $CTL run a1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null
-rc=0
-$CTL stop --grace 500 a1 stubborn || rc=$?
-assert_eq "$rc" 137 "stop of a SIGTERM-ignoring task after grace"
+assert_eq "$($CTL --json stop --grace 500 a1 stubborn | jq -r .exit_code)" 137 "stop of a SIGTERM-ignoring task after grace"
 
 # A fork bomb dies completely, however fast it forks. (It also keeps PID 1
 # busy reaping orphans until it is gone.)
@@ -87,9 +86,7 @@ $CTL run --spec '{"resources":{"pids_max":300}}' a1 bomb -- \
     /bin/sh -c ': forkbomb; b() { b & b & wait; }; b & exec sleep 1000' >/dev/null
 wait_until "the bomb to fill its pids limit" 300 bash -c \
     '[[ $(cat /sys/fs/cgroup/nomad.slice/a1-bomb.scope/pids.current 2>/dev/null || cat /sys/fs/cgroup/pids/nomad.slice/a1-bomb.scope/pids.current) -gt 200 ]]'
-rc=0
-$CTL stop --grace 0 a1 bomb || rc=$?
-assert_eq "$rc" 137 "exit of the fork bomb's main process"
+assert_eq "$($CTL --json stop --grace 0 a1 bomb | jq -r .exit_code)" 137 "exit of the fork bomb's main process"
 wait_until "bomb scope to go" 300 bash -c '! systemctl is-active --quiet a1-bomb.scope'
 assert_eq "$(in_scope a1-bomb.scope)" 0 "fork bomb survivors"
 

@@ -99,10 +99,11 @@ assert_eq "$(task_field "$A" sleeper pid)" "$pid" "task pid after manager restar
 kill -0 "$pid" || fail "task pid $pid gone after manager restart"
 
 echo "== stop and the exit"
-# taskscopectl stop exits with the task's code: 143 for a SIGTERM death.
+# taskscopectl stop exits 0 once the task has exited, and prints its exit.
 rc=0
-$CTL stop "$A" sleeper || rc=$?
-assert_eq "$rc" 143 "taskscopectl stop exit code"
+out=$($CTL --json stop "$A" sleeper) || rc=$?
+assert_eq "$rc" 0 "taskscopectl stop exit code"
+assert_eq "$(jq -r .exit_code <<<"$out")" 143 "exit code it prints"
 assert_eq "$(task_field "$A" sleeper state)" exited "state after stop"
 assert_eq "$(task_field "$A" sleeper signal)" 15 "exit signal after stop"
 $CTL forget "$A" sleeper
@@ -148,9 +149,7 @@ done
 wait_until "manager answering after reinstall" 100 busctl call $I $M $I GetTask ss "$A" long >/dev/null
 assert_eq "$(task_field "$A" long state)" running "purged-over task state after reinstall"
 assert_eq "$(task_field "$A" long pid)" "$lpid" "purged-over task pid after reinstall"
-rc=0
-$CTL stop "$A" long || rc=$?
-assert_eq "$rc" 143 "exit code of the task that outlived the purge"
+assert_eq "$($CTL --json stop "$A" long | jq -r .exit_code)" 143 "exit code of the task that outlived the purge"
 $CTL forget "$A" long
 assert_eq "$(systemctl is-active "$lunit" || true)" inactive "its scope after stop"
 echo "PASS"

@@ -16,7 +16,7 @@ std::unique_ptr<sdbus::IConnection> connectBus(const std::string& address) {
     return sdbus::createSessionBusConnectionWithAddress(address);
 }
 
-void quitOnTermination(EventLoop& loop) {
+void quitOnTermination(EventLoop& loop, std::function<bool()> drainFirst) {
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
@@ -24,10 +24,14 @@ void quitOnTermination(EventLoop& loop) {
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     // Lives as long as the process: the loop ends only when it fires.
     const int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-    loop.addFd(sfd, POLLIN, [&loop, sfd](short) {
+    loop.addFd(sfd, POLLIN, [&loop, sfd, drainFirst = std::move(drainFirst), seen = 0](short) mutable {
         signalfd_siginfo si;
-        if (::read(sfd, &si, sizeof si) == sizeof si)
-            spdlog::info("Received {}, exiting", strsignal(static_cast<int>(si.ssi_signo)));
+        const char* name = ::read(sfd, &si, sizeof si) == sizeof si ? strsignal(static_cast<int>(si.ssi_signo)) : "a signal";
+        if (seen++ == 0 && drainFirst && drainFirst()) {
+            spdlog::info("Received {}, finishing the work under way before exiting", name);
+            return;
+        }
+        spdlog::info("Received {}, exiting", name);
         loop.quit(0);
     });
 }

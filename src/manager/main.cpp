@@ -133,7 +133,10 @@ int run(const Options& opts) {
     if (!opts.shim.empty()) config->shimPath = opts.shim;
 
     common::EventLoop loop;
-    common::quitOnTermination(loop);
+    // SIGTERM (systemctl stop or restart) lets the starts under way finish
+    // and refuses new ones, so a restart leaves no task half-started.
+    std::function<bool()> drainOnStop;
+    common::quitOnTermination(loop, [&drainOnStop] { return drainOnStop && drainOnStop(); });
 
     // systemd gets a connection of its own (it may be another bus, in
     // tests). Every call that waits for a job is asynchronous: its answer
@@ -193,6 +196,12 @@ int run(const Options& opts) {
     reconciler.start(
         loop, [&object](const manager::ReconcileOutcome& o) { reportDanglingScopes(o, object); },
         [](const common::Error& e) { spdlog::warn("Dangling-scope pass failed: {}, retrying next period", e.message); });
+    // Bounded well inside systemd's 90 s stop timeout (DefaultTimeoutStopSec),
+    // after which it would SIGKILL us anyway.
+    drainOnStop = [&tasks, &loop] {
+        tasks.drain(std::chrono::seconds(60), [&loop] { loop.quit(0); });
+        return true;
+    };
     loop.addBus(*systemdBus);
     loop.addBus(*serviceBus);
     // Taking the name last: callers activated by it find every object.

@@ -399,6 +399,9 @@ void TaskManager::operationDone(const Key& key) {
 
 void TaskManager::start(const std::string& allocId, const std::string& task, const std::string& specJson,
                         StartDone done) {
+    if (draining_)
+        return done(makeError("ShuttingDown", "the manager is stopping; task " + taskLabel(allocId, task) +
+                                                  " was not started (nothing of it was made): ask again once it is back"));
     auto unit = taskUnitName(allocId, task);
     if (!unit) return done(unit.error());
     if (tasks_.count(Key{allocId, task}))
@@ -441,6 +444,38 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
         state->clock.waited("turn");
         continueStart(key, state);
     });
+}
+
+size_t TaskManager::startsUnderWay() const {
+    size_t n = 0;
+    for (const auto& [key, e] : tasks_)
+        if (e->record.state == TaskState::Starting) ++n;
+    return n;
+}
+
+void TaskManager::drain(std::chrono::milliseconds bound, std::function<void()> drained) {
+    draining_ = true;
+    const auto deadline = common::EventLoop::Clock::now() + bound;
+    // A look every 50 ms: a start's end has several paths, and this runs
+    // once per daemon lifetime.
+    auto check = std::make_shared<std::function<void()>>();
+    *check = [this, deadline, drained = std::move(drained), weak = std::weak_ptr<std::function<void()>>(check),
+              alive = std::weak_ptr<int>(lifetime_)] {
+        if (alive.expired()) return;
+        const auto left = startsUnderWay();
+        if (left == 0) return drained();
+        if (common::EventLoop::Clock::now() >= deadline) {
+            spdlog::warn("{} starts still under way at the end of the drain; exiting: their tasks are found lost "
+                         "at the next start",
+                         left);
+            return drained();
+        }
+        if (auto next = weak.lock()) loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::milliseconds(50),
+                                                    [next] { (*next)(); });
+    };
+    const auto left = startsUnderWay();
+    if (left) spdlog::info("Stopping: waiting for {} starts under way; new starts are refused", left);
+    (*check)();
 }
 
 void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState>& state) {

@@ -3,6 +3,7 @@
 // how it ended, and pick all of that up again after a restart. Plain
 // domain logic; the D-Bus adaptor converts types and errors around it.
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -102,6 +103,15 @@ public:
     common::Result<void> signal(const std::string& allocId, const std::string& task, const std::string& signal);
     common::Result<const TaskRecord*> get(const std::string& allocId, const std::string& task) const;
     std::vector<const TaskRecord*> list() const;
+
+    /// Before the daemon exits (SIGTERM): every later start is refused with
+    /// ShuttingDown (nothing of it is made), and `drained` is called once no
+    /// start is under way any more, or after `bound` at the latest. A start
+    /// cut off by the exit would leave its task "lost"; one finished here
+    /// is running, and one refused can simply be asked again.
+    void drain(std::chrono::milliseconds bound, std::function<void()> drained);
+    /// Starts admitted and not yet answered.
+    size_t startsUnderWay() const;
 
     /// The cores every task without a reservation runs on ("" on v1).
     std::string sharedCpus() const;
@@ -247,6 +257,7 @@ private:
     /// it is destroyed (and its thread joined) before them.
     std::unique_ptr<common::LoopWorker> spawner_;
     size_t preparing_ = 0;  ///< starts admitted whose shim is not spawned yet
+    bool draining_ = false;  ///< the daemon is exiting: no start is admitted
     /// Expires with this manager: work it posted to the loop, which the loop
     /// outlives (a restart in the unit tier), then does nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);

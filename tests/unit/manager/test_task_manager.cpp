@@ -642,6 +642,42 @@ BOOST_FIXTURE_TEST_CASE(different_tasks_never_wait_for_each_other, Fixture) {
     BOOST_TEST(static_cast<bool>(*slow));
 }
 
+// SIGTERM drains: the start under way finishes (its task runs, its caller
+// is answered), a new one is refused with nothing made, and the daemon is
+// let go only once no start is left.
+BOOST_FIXTURE_TEST_CASE(a_drain_finishes_the_starts_under_way_and_refuses_new_ones, Fixture) {
+    open();
+    systemd.hold("startScope");
+    std::optional<common::Result<const TaskRecord*>> first;
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](auto r) { first = std::move(r); });
+    untilAsked("startScope", 1);
+    bool drained = false;
+    tasks->drain(10s, [&] { drained = true; });
+    auto refused = tryStart("a1", "late", spec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(!refused);
+    BOOST_TEST(refused.error().name == "ShuttingDown");
+    BOOST_TEST(!tasks->get("a1", "late"));
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/logs/a1/late.stdout.0"));
+    runUntil([] { return false; }, 200ms);
+    BOOST_TEST(!drained);
+    BOOST_TEST(tasks->startsUnderWay() == 1u);
+
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return drained; }));
+    BOOST_REQUIRE(first.has_value());
+    BOOST_TEST(static_cast<bool>(*first));
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+    BOOST_TEST(systemd.count("startScope") == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_drain_with_nothing_under_way_lets_go_at_once, Fixture) {
+    open();
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    bool drained = false;
+    tasks->drain(10s, [&] { drained = true; });
+    BOOST_TEST(drained);
+}
+
 // Requests queued behind a start that fails are answered, not dropped.
 BOOST_FIXTURE_TEST_CASE(requests_behind_a_failed_start_get_no_such_task, Fixture) {
     open();

@@ -145,6 +145,13 @@ std::optional<TaskKey> PluginState::find(const std::string& taskId) const {
     return it->second;
 }
 
+bool PluginState::holds(const TaskKey& key) const {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, k] : tasks_)
+        if (k.allocId == key.allocId && k.task == key.task) return true;
+    return false;
+}
+
 void PluginState::forget(const std::string& taskId) {
     std::lock_guard lock(mu_);
     tasks_.erase(taskId);
@@ -341,6 +348,20 @@ grpc::Status DriverService::RecoverTask(Ctx*, const pb::RecoverTaskRequest* in, 
     return grpc::Status::OK;
 }
 
+common::Result<std::string> DriverService::replaceLeftover(Client& c, const TaskKey& key) {
+    auto t = c.getTask(key.allocId, key.task);
+    if (!t) return t.error().name == "NoSuchTask" ? common::Result<std::string>(std::string("gone")) : t.error();
+    const std::string was = t->value("state", "");
+    if (!exitOf(*t)) {
+        if (auto r = c.stopTask(key.allocId, key.task, "SIGKILL", 0); !r && r.error().name != "NotRunning")
+            return r.error();
+        auto exit = c.waitExit(key.allocId, key.task, [this] { return state_.isShutdown(); });
+        if (!exit) return exit.error();
+    }
+    if (auto r = c.forgetTask(key.allocId, key.task); !r && r.error().name != "NoSuchTask") return r.error();
+    return was;
+}
+
 grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::StartTaskResponse* out) {
     StepLog log("StartTask");
     const auto& cfg = in->task();
@@ -359,7 +380,28 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
     // One bus call: the manager replies once the task runs in its scope
     // (and its output goes to Nomad's fifos, which the manager opens), so
     // nothing is left to poll or wait for here.
-    if (auto r = (*c)->startTask(key->allocId, key->task, specJson); !r) return startFailure(r.error());
+    auto started = (*c)->startTask(key->allocId, key->task, specJson);
+    if (!started && started.error().name == "TaskExists" && !state_.holds(*key)) {
+        // The manager has a task of this alloc and task that Nomad holds no
+        // handle for: one whose start Nomad saw fail while the manager
+        // finished or lost it (a manager crash mid-start leaves it "lost"),
+        // or one whose RecoverTask failed. Nomad asks for a fresh start, so
+        // the leftover goes first; otherwise every restart Nomad tries
+        // would fail the same way.
+        auto was = replaceLeftover(**c, *key);
+        if (!was) return startFailure(was.error().context("replace the manager's task without a handle"));
+        log.step("leftover");
+        log.note("leftover", *was);
+        // systemd collects the old scope once its processes are gone, a
+        // moment after the exit the manager reported: its name may still be
+        // taken for that moment.
+        for (int tries = 0;; ++tries) {
+            started = (*c)->startTask(key->allocId, key->task, specJson);
+            if (started || started.error().name != "UnitExists" || tries == 50) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    }
+    if (!started) return startFailure(started.error());
     log.step("dbus_start");
     state_.remember(cfg.id(), *key);
     out->set_result(pb::StartTaskResponse::SUCCESS);

@@ -19,6 +19,8 @@
 
 namespace taskscope::nomad {
 
+class Client;
+
 /// State shared by the services: the config and the tasks this plugin
 /// process knows (Nomad's task ID -> taskscope's alloc and task).
 class PluginState {
@@ -30,6 +32,8 @@ public:
 
     void remember(const std::string& taskId, TaskKey key);
     std::optional<TaskKey> find(const std::string& taskId) const;
+    /// Some task ID Nomad gave holds this alloc and task.
+    bool holds(const TaskKey& key) const;
     void forget(const std::string& taskId);
 
     /// GRPCController/Shutdown: every stream ends, main stops the server.
@@ -111,6 +115,9 @@ public:
                                        hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingRequest>*) override;
 
 private:
+    /// Kills (if it runs) and forgets the manager's task of `key`, which no
+    /// task ID of Nomad's holds; returns the state it was in.
+    common::Result<std::string> replaceLeftover(Client& c, const TaskKey& key);
     PluginState& state_;
 };
 

@@ -96,8 +96,14 @@ int main(int argc, char** argv) {
         .onInterface(kManager)
         .implementedAs([&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string&,
                            const Properties& props, const Aux&) {
-            if (units.count(unit))
-                throw sdbus::Error("org.freedesktop.systemd1.UnitExists", "Unit " + unit + " exists");
+            // systemd collects a scope once its processes are gone (the
+            // tasks' CollectMode); a stand-in without cgroups asks the PIDs.
+            if (auto it = units.find(unit); it != units.end()) {
+                bool alive = false;
+                for (auto pid : it->second.pids) alive = alive || ::kill(static_cast<pid_t>(pid), 0) == 0;
+                if (alive) throw sdbus::Error("org.freedesktop.systemd1.UnitExists", "Unit " + unit + " exists");
+                units.erase(it);
+            }
             Unit u;
             for (const auto& p : props)
                 if (p.get<0>() == "PIDs") u.pids = p.get<1>().get<std::vector<uint32_t>>();

@@ -346,6 +346,43 @@ int busRound(const std::string& pluginPath, const std::string& work) {
     }
     ok("stop_destroy_task");
 
+    // Tasks the manager has and Nomad holds no handle for (a start Nomad
+    // saw fail while the manager finished it, or lost it in a crash; a
+    // failed RecoverTask): a new plugin process holds none, and Nomad's
+    // new start of the same alloc and task replaces them, running or not.
+    {
+        auto kept = taskConfig(alloc, "kept", allocDir, "/bin/sleep", {"300"}, "none");
+        auto ended = taskConfig(alloc, "ended", allocDir, "/bin/true", {}, "none");
+        makeTaskDir(allocDir, "kept");
+        makeTaskDir(allocDir, "ended");
+        start(*d, kept, "leftover");
+        start(*d, ended, "leftover");
+        waitTask(*d, ended.id(), "leftover");
+        Plugin p2 = launch(pluginPath);
+        baseHandshake(p2, " (second plugin)");
+        auto d2 = pb::Driver::NewStub(p2.channel);
+        for (auto* t : {&kept, &ended}) {
+            auto again = *t;
+            again.set_id(t->alloc_id() + "/" + t->name() + "/5e6f7a8b");
+            start(*d2, again, "leftover");
+            pb::InspectTaskResponse ires;
+            checkStatus(inspect(*d2, again.id(), ires), "leftover");
+            if (t == &kept)
+                check(ires.task().state() == pb::RUNNING, "leftover", "the new start: " + ires.ShortDebugString());
+            pb::StopTaskRequest sreq;
+            sreq.set_task_id(again.id());
+            sreq.set_signal("SIGKILL");
+            pb::StopTaskResponse sres;
+            checkStatus(d2->StopTask(ctx().get(), sreq, &sres), "leftover");
+            destroyed(*d2, again.id(), true, "leftover");
+        }
+        auto ctl = plugin::GRPCController::NewStub(p2.channel);
+        plugin::Empty e;
+        checkStatus(ctl->Shutdown(ctx().get(), e, &e), "leftover");
+        waitExitOf(p2);
+    }
+    ok("leftover_replaced");
+
     // A third task, left running, whose stats stream is open at Shutdown.
     auto last = taskConfig(alloc, "last", allocDir, "/bin/sleep", {"300"}, "none");
     makeTaskDir(allocDir, "last");

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,8 @@ void writeAll(int fd, const char* data, size_t len) {
         const ssize_t n = ::write(fd, data, len);
         if (n < 0) {
             if (errno == EINTR) continue;
+            // The reader went away (`| head`): end as SIGPIPE would, quietly.
+            if (errno == EPIPE) std::_Exit(128 + SIGPIPE);
             die(std::string("write: ") + std::strerror(errno));
         }
         data += n;

@@ -81,7 +81,7 @@ void usage(FILE* out) {
                  "                      start a task; COMMAND fills the spec's command and args\n"
                  "  stop [--signal SIG] [--grace MS] [--no-wait] ALLOC TASK\n"
                  "                      stop a task: print its exit once it has exited (unless\n"
-                 "                      --no-wait) and exit 0\n"
+                 "                      --no-wait) and exit 0, also when it had already exited\n"
                  "  signal ALLOC TASK SIGNAL\n"
                  "  wait ALLOC TASK     wait until the task exits; exit with its code\n"
                  "  status ALLOC TASK   show one task\n"
@@ -265,7 +265,14 @@ int run(std::vector<std::string> args, bool json) {
         if (positional.size() != 2) die("stop takes ALLOC TASK; see --help", 2);
         m.watchAlloc = positional[0];
         m.watchTask = positional[1];
-        m.StopTask(positional[0], positional[1], sig, grace);
+        try {
+            m.StopTask(positional[0], positional[1], sig, grace);
+        } catch (const sdbus::Error& e) {
+            // Already exited: what a stop asks for is there (systemctl stop
+            // of a stopped unit says 0 too); its exit is printed below.
+            if (e.getName() != "org.taskscope.Error.NotRunning") throw;
+            wait = true;
+        }
         // The stop succeeded once the task has exited, whatever its code
         // (143 after SIGTERM): 0, as systemctl stop and docker stop say it.
         // wait and run --wait are the ones that pass the code on.

@@ -73,6 +73,8 @@ rc=0
 out=$($CTL --json stop a1 web) || rc=$?
 assert_eq "$rc" 0 "taskscopectl stop's own status"
 assert_eq "$(jq -r .exit_code <<<"$out")" 143 "stop of sleep (SIGTERM)"
+# Stopping it again is no error: it has exited, and that is printed again.
+assert_eq "$($CTL --json stop a1 web | jq -r .exit_code)" 143 "a second stop (exit 0, the same exit)"
 wait_until "scope a1-web.scope to go" 100 bash -c '! systemctl is-active --quiet a1-web.scope'
 ok "scope gone after stop"
 

@@ -149,6 +149,14 @@ Isolation recordedIsolation(const std::string& specJson, const IsolationConfig& 
     return spec->isolation;
 }
 
+// The longest unit name taskscope's own files can be named after: systemd
+// takes 255 characters, as a file name does, and the files named after the
+// unit add up to 9 (the record's "<unit>.json.tmp" while it is written, the
+// spool's "<unit>.release"). A longer one failed half-way: with logs, in
+// mkfifo (an Internal error); without, its record could not be written and
+// the manager aborted, taking every start under way with it.
+constexpr size_t kTaskUnitNameMax = 240;
+
 // A task's unit name, for a name every part of taskscope can keep. The
 // name is also the stem of the task's log files in its allocation's log
 // dir, so a slash is refused, as Nomad refuses it in task names for its
@@ -158,6 +166,10 @@ Result<std::string> taskUnitName(const std::string& allocId, const std::string& 
     if (!unit) return unit.error();
     if (task.find('/') != std::string::npos)
         return makeError("InvalidName", "task '" + task + "' contains '/': a task's name names its log files");
+    if (unit->size() > kTaskUnitNameMax)
+        return makeError("InvalidName", "unit name " + *unit + " is " + std::to_string(unit->size()) +
+                                            " characters; taskscope names files after it and takes at most " +
+                                            std::to_string(kTaskUnitNameMax));
     return unit;
 }
 

@@ -642,6 +642,29 @@ BOOST_FIXTURE_TEST_CASE(different_tasks_never_wait_for_each_other, Fixture) {
     BOOST_TEST(static_cast<bool>(*slow));
 }
 
+// systemd takes unit names up to 255 characters, but the files named after
+// the unit add a suffix: a name that long is refused up front (without logs
+// its record could not be written and the manager aborted; with logs,
+// mkfifo failed), and the longest taken runs and ends with its exit code
+// kept.
+BOOST_FIXTURE_TEST_CASE(a_unit_name_too_long_for_taskscopes_files_is_refused, Fixture) {
+    open();
+    const std::string alloc(240, 'a');  // a-...-web.scope: 250 characters
+    for (bool logs : {false, true}) {
+        auto r = tryStart(alloc, "web", spec("/bin/sleep", {"1000"}, {{"logs", logs}}));
+        BOOST_REQUIRE(!r);
+        BOOST_TEST(r.error().name == "InvalidName");
+        BOOST_TEST(r.error().message.find("at most 240") != std::string::npos);
+    }
+    BOOST_TEST(tasks->list().empty());
+    BOOST_TEST(systemd.count("startScope") == 0u);
+
+    const std::string longest(230, 'b');  // + "-web.scope": 240
+    start(longest, "web", spec("/bin/sh", {"-c", "exit 5"}));
+    BOOST_REQUIRE(runUntil([&] { return finished(longest, "web"); }));
+    BOOST_TEST((*tasks->get(longest, "web"))->exit.exitCode == 5);
+}
+
 // SIGTERM drains: the start under way finishes (its task runs, its caller
 // is answered), a new one is refused with nothing made, and the daemon is
 // let go only once no start is left.

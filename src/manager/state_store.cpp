@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include "common/files.hpp"
 #include "scope/unit_name.hpp"
@@ -49,9 +51,29 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
     return out;
 }
 
+pid_t StateStore::abortedShim(const std::string& unit) const {
+    auto text = common::readFile(abortedMark(unit));
+    if (!text || text->rfind("shim_pid=", 0) != 0) return 0;
+    return static_cast<pid_t>(std::atol(text->c_str() + 9));
+}
+
+std::vector<std::string> StateStore::abortedMarks() const {
+    constexpr std::string_view suffix = ".aborted";
+    std::vector<std::string> out;
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(exitsDir().c_str()), &::closedir);
+    if (!d) return out;
+    while (auto* e = ::readdir(d.get())) {
+        const std::string_view name = e->d_name;
+        if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+            out.emplace_back(name.substr(0, name.size() - suffix.size()));
+    }
+    return out;
+}
+
 void StateStore::remove(const TaskRecord& record) const {
     ::unlink(recordFile(record.unit).c_str());
     ::unlink(exitFile(record.unit).c_str());
+    ::unlink(abortedMark(record.unit).c_str());
     ::unlink(processSpecFile(record.unit).c_str());
 }
 

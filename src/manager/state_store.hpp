@@ -3,7 +3,10 @@
 // atomically, so a kill -9 at any instant leaves every task findable:
 //   <dir>/tasks/<unit>.json  the task record (written by the manager)
 //   <dir>/exits/<unit>       the exit record (written by the task's shim)
+//   <dir>/exits/<unit>.aborted  instead, when its start was cut off
 //   <dir>/logs/<alloc>/      the task's stdout and stderr
+
+#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -28,6 +31,12 @@ public:
 
     std::string exitsDir() const { return dir_ + "/exits"; }
     std::string exitFile(const std::string& unit) const { return exitsDir() + "/" + unit; }
+    /// What a shim leaves instead of an exit file when its start was
+    /// aborted before the task ran ("shim_pid=N"): its pid, or 0 if none.
+    std::string abortedMark(const std::string& unit) const { return exitFile(unit) + ".aborted"; }
+    pid_t abortedShim(const std::string& unit) const;
+    /// The units that have such a mark.
+    std::vector<std::string> abortedMarks() const;
     std::string processDir() const { return dir_ + "/process"; }
     /// The task's resolved process spec (launcher.hpp), for exec.
     std::string processSpecFile(const std::string& unit) const { return processDir() + "/" + unit; }

@@ -221,6 +221,7 @@ void TaskManager::persist(const TaskRecord& record, std::function<void()> durabl
 
 void TaskManager::unpersist(const TaskRecord& record, std::function<void()> gone) {
     ::unlink(store_.exitFile(record.unit).c_str());
+    ::unlink(store_.abortedMark(record.unit).c_str());
     ::unlink(store_.processSpecFile(record.unit).c_str());
     // In order with the record's pending writes, which must not bring it back.
     writer_->remove(store_.recordFile(record.unit), [unit = record.unit, gone = std::move(gone)](Result<void> r) {
@@ -259,6 +260,7 @@ Result<void> TaskManager::recover() {
     auto stored = common::takeStoredFds();
     recovering_ = true;
     size_t readopted = 0;
+    std::vector<Key> neverRan;
     for (auto& rec : *records) {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
@@ -302,6 +304,13 @@ Result<void> TaskManager::recover() {
                 if (auto ok = cpus_.restore(unit, r.cpus); !ok)
                     spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
             watchOrphan(e);
+        } else if (r.shimPid > 0 && store_.abortedShim(unit) == r.shimPid) {
+            // Its start was cut off (the manager before us died mid-start)
+            // and its shim left without running it: the caller was never
+            // told it started, so it goes, and asking again works. Once
+            // every record is in: its allocation's dirs go only with the
+            // allocation's last task.
+            neverRan.push_back(Key{r.allocId, r.name});
         } else {
             // Neither an exit record nor a living shim: the node rebooted or
             // the shim was killed. Say so rather than invent an exit code.
@@ -316,6 +325,20 @@ Result<void> TaskManager::recover() {
         }
     }
     if (readopted) spdlog::info("Re-adopted {} running tasks of {} recorded", readopted, records->size());
+    for (const auto& key : neverRan) {
+        const auto r = tasks_.at(key)->record;
+        spool_.remove(r.unit);
+        removeDirsOf(r);
+        unpersist(r);
+        (void)erase(r);
+    }
+    if (!neverRan.empty())
+        spdlog::info("Removed {} tasks whose start the previous manager did not finish: they never ran",
+                     neverRan.size());
+    // Marks of starts that failed while their manager lived (it removed
+    // the task then) or whose task is gone: nothing reads them any more.
+    for (const auto& unit : store_.abortedMarks())
+        if (!units_.count(unit)) ::unlink(store_.abortedMark(unit).c_str());
     // Holds of tasks no record names any more: not ours to keep.
     for (auto& [name, fd] : stored) common::unstoreFd(name);
     // Reservations that ended while we were away have left cores the
@@ -602,6 +625,7 @@ Result<Launch> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPath
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
     ::unlink(paths.exitFile.c_str());
+    ::unlink((paths.exitFile + ".aborted").c_str());  // a cut-off start's of this name
     if (spooled)
         if (auto added = spool_.add(unit, allocId, task, *spooled); !added)
             return added.error().context("prepare logs");

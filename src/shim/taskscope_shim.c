@@ -720,6 +720,31 @@ static int write_exit_file(char *path, int status, int have_status,
     return e ? -1 : 0;
 }
 
+/* An aborted start leaves no exit file: the task never ran. This mark,
+ * "<exit file>.aborted" holding our pid, tells a manager that recovers the
+ * task's record (its predecessor died mid-start) that the task never ran,
+ * rather than that its shim was killed. Best effort: without it the task
+ * is reported lost, as before. */
+static void write_aborted_mark(const char *exit_file)
+{
+    char p[PATH_MAX];
+    struct buf b = { p, 0, sizeof p, 0 };
+    b_str(&b, exit_file);
+    b_str(&b, ".aborted");
+    char c[32];
+    struct buf o = { c, 0, sizeof c, 0 };
+    b_str(&o, "shim_pid=");
+    b_i64(&o, (long long)getpid());
+    b_str(&o, "\n");
+    if (b.overflow || o.overflow)
+        return;
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    (void)write_all(fd, c, o.len);
+    close(fd);
+}
+
 /* ---- main ---- */
 
 static void ensure_std_fds(void)
@@ -1044,6 +1069,7 @@ int main(int argc, char **argv, char **envp)
         close(release[1]);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
+        write_aborted_mark(o.exit_file);
         return 0;
     }
 

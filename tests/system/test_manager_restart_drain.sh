@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # variants: v2 v1
-# `systemctl restart taskscope-manager` while a caller keeps 32 starts in
-# flight: the starts under way finish before the old manager exits, later
-# ones are refused with ShuttingDown or served by the new manager. No task
-# is left half-started ("lost"); every start that failed left nothing, so
-# asking again works. The starts come from one process (the fill bench's
+# `systemctl restart taskscope-manager`, then `systemctl kill -s KILL`,
+# while a caller keeps 32 starts in flight. At the restart the starts under
+# way finish before the old manager exits, and later ones are refused with
+# ShuttingDown or served by the new manager. Neither leaves a task
+# half-started ("lost"); every start that failed left nothing, so asking
+# again works. The starts come from one process (the fill bench's
 # client: fill<i/100>/t<i%100>), since a busctl process per call is slower
 # under emulation than the manager's start, and the restart would find
 # none under way.
@@ -44,4 +45,27 @@ if ((${failed:-0} > 0)); then
     "$FILL" start $N 32 >/dev/null || true  # those running say TaskExists
     assert_eq "$($CTL list | awk '$1 ~ /^fill/ && $3=="running"' | wc -l)" $N "tasks running after the failed starts were asked again"
 fi
+
+# systemctl kill -s KILL among starts: no drain. A start whose shim already
+# waits in taskscope-shims.scope for the go is cut off; the shim leaves
+# without running the task and marks that, and the next manager removes the
+# task instead of reporting it lost. Still none lost, and every task the
+# fill was told started runs.
+"$FILL" stop $N 32 >/dev/null
+journal_from=$(date '+%Y-%m-%d %H:%M:%S')
+"$FILL" start $N 32 >/run/drain-fill.out 2>&1 &
+fill=$!
+wait_until "the first starts of the second round" 600 bash -c "busctl call $I $M $I ListTasks | grep -q running"
+again
+systemctl kill -s KILL taskscope-manager
+wait $fill || true
+cat /run/drain-fill.out
+"$FILL" wait-running 1 120 >/dev/null || true  # the manager is back
+journalctl -u taskscope-manager --since "$journal_from" --no-pager | grep -E "never ran|is lost" | tail -3 || true
+assert_eq "$($CTL list | awk '$3=="lost"' | wc -l)" 0 "tasks left lost by the kill"
+failed=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' /run/drain-fill.out | head -1)
+running=$($CTL list | awk '$1 ~ /^fill/ && $3=="running"' | wc -l)
+((running >= N - ${failed:-0})) || fail "$running running, but $((N - ${failed:-0})) starts were answered with a task"
+"$FILL" start $N 32 >/dev/null || true
+assert_eq "$($CTL list | awk '$1 ~ /^fill/ && $3=="running"' | wc -l)" $N "tasks running after the failed starts were asked again"
 echo "PASS"

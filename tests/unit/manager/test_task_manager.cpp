@@ -365,6 +365,31 @@ BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_vanished_is_lost_after_restart, Fixtur
     BOOST_TEST((**tasks->get("a1", "web")).state == TaskState::Lost);
 }
 
+// A manager that dies mid-start (the scope asked for, the go not sent): the
+// shim leaves without running the task and marks that; the next manager
+// removes the task instead of reporting it lost, so the caller, who was
+// never told it started, can simply ask again. A shim killed outright
+// leaves no mark, and its task stays lost (above).
+BOOST_FIXTURE_TEST_CASE(a_start_cut_off_by_the_managers_death_leaves_no_task, Fixture) {
+    open();
+    systemd.hold("startScope");
+    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [](auto) {});
+    untilAsked("startScope", 1);
+    const pid_t shim = (**tasks->get("a1", "web")).shimPid;
+    tasks.reset();  // its pending record write finishes; the go pipe closes
+    systemd.parked.clear();
+    BOOST_REQUIRE(runUntil([&] { return processGone(shim); }));
+    BOOST_TEST(std::filesystem::exists(config.stateDir + "/tasks/a1-web.scope.json"));
+    BOOST_TEST(std::filesystem::exists(config.stateDir + "/exits/a1-web.scope.aborted"));
+    systemd.hold("startScope", false);
+    open();
+    BOOST_TEST(!tasks->get("a1", "web"));
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/tasks/a1-web.scope.json"));
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/exits/a1-web.scope.aborted"));
+    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+}
+
 // A shim killed while its task runs on (someone's kill -9, an OOM kill in
 // the shims' scope): the task is never reported ended while its scope has
 // processes; once it is empty the task is lost, with the reason.

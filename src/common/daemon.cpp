@@ -26,7 +26,8 @@ void quitOnTermination(EventLoop& loop, std::function<bool()> drainFirst) {
     const int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     loop.addFd(sfd, POLLIN, [&loop, sfd, drainFirst = std::move(drainFirst), seen = 0](short) mutable {
         signalfd_siginfo si;
-        const char* name = ::read(sfd, &si, sizeof si) == sizeof si ? strsignal(static_cast<int>(si.ssi_signo)) : "a signal";
+        const char* name =
+            ::read(sfd, &si, sizeof si) == sizeof si ? strsignal(static_cast<int>(si.ssi_signo)) : "a signal";
         if (seen++ == 0 && drainFirst && drainFirst()) {
             spdlog::info("Received {}, finishing the work under way before exiting", name);
             return;

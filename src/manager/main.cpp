@@ -134,7 +134,7 @@ int run(const Options& opts) {
 
     common::EventLoop loop;
     // SIGTERM (systemctl stop or restart) lets the starts under way finish
-    // and refuses new ones, so a restart leaves no task half-started.
+    // and refuses new ones: their callers are answered, not cut off.
     std::function<bool()> drainOnStop;
     common::quitOnTermination(loop, [&drainOnStop] { return drainOnStop && drainOnStop(); });
 

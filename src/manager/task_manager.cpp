@@ -500,8 +500,8 @@ void TaskManager::drain(std::chrono::milliseconds bound, std::function<void()> d
         const auto left = startsUnderWay();
         if (left == 0) return drained();
         if (common::EventLoop::Clock::now() >= deadline) {
-            spdlog::warn("{} starts still under way at the end of the drain; exiting: their tasks are found lost "
-                         "at the next start",
+            spdlog::warn("{} starts still under way at the end of the drain; exiting: their shims leave without "
+                         "running them, and the next start removes them",
                          left);
             return drained();
         }

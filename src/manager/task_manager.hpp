@@ -107,8 +107,8 @@ public:
     /// Before the daemon exits (SIGTERM): every later start is refused with
     /// ShuttingDown (nothing of it is made), and `drained` is called once no
     /// start is under way any more, or after `bound` at the latest. A start
-    /// cut off by the exit would leave its task "lost"; one finished here
-    /// is running, and one refused can simply be asked again.
+    /// finished here is running and answered; one refused can simply be
+    /// asked again (one cut off all the same is removed by the next start).
     void drain(std::chrono::milliseconds bound, std::function<void()> drained);
     /// Starts admitted and not yet answered.
     size_t startsUnderWay() const;
@@ -256,7 +256,7 @@ private:
     /// another off the loop. Declared after everything its work reads, so
     /// it is destroyed (and its thread joined) before them.
     std::unique_ptr<common::LoopWorker> spawner_;
-    size_t preparing_ = 0;  ///< starts admitted whose shim is not spawned yet
+    size_t preparing_ = 0;   ///< starts admitted whose shim is not spawned yet
     bool draining_ = false;  ///< the daemon is exiting: no start is admitted
     /// Expires with this manager: work it posted to the loop, which the loop
     /// outlives (a restart in the unit tier), then does nothing.

@@ -57,8 +57,9 @@ grpc::Status toStatus(const common::Error& e) {
 // A failed start as Nomad's client reads it: FailedPrecondition with a
 // RecoverableError detail saying whether a retry may help.
 grpc::Status startFailure(const common::Error& e) {
+    // ShuttingDown: the manager was restarting; the next try finds the new one.
     const bool recoverable = e.name == "NoManager" || e.name == "SystemdFailed" || e.name == "ResourceExhausted" ||
-                             e.name == "Internal" || e.name == "Busy";
+                             e.name == "Internal" || e.name == "Busy" || e.name == "ShuttingDown";
     hashicorp::nomad::plugins::shared::structs::RecoverableError detail;
     detail.set_recoverable(recoverable);
     google::rpc::Status st;

@@ -385,8 +385,8 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
     if (!started && started.error().name == "TaskExists" && !state_.holds(*key)) {
         // The manager has a task of this alloc and task that Nomad holds no
         // handle for: one whose start Nomad saw fail while the manager
-        // finished or lost it (a manager crash mid-start leaves it "lost"),
-        // or one whose RecoverTask failed. Nomad asks for a fresh start, so
+        // finished it (its answer lost) or lost it (a crash mid-start whose
+        // shim died too), or one whose RecoverTask failed. Nomad asks for a fresh start, so
         // the leftover goes first; otherwise every restart Nomad tries
         // would fail the same way.
         auto was = replaceLeftover(**c, *key);

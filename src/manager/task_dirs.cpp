@@ -1,10 +1,14 @@
 #include "manager/task_dirs.hpp"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
+#include <set>
+#include <string_view>
 
 #include "common/files.hpp"
 #include "manager/shared_source.hpp"
@@ -54,6 +58,37 @@ common::Result<void> prepareTaskDirs(Isolation& iso, const IsolationConfig& node
     if (iso.taskDirMade)
         if (auto r = common::makeDirs(iso.taskDir, 0755); !r) return r.error().context("create task dir");
     return {};
+}
+
+size_t sweepUnownedTaskDirs(const std::string& stateDir,
+                            const std::vector<std::pair<std::string, std::string>>& owned) {
+    std::set<std::string> allocs, tasks;
+    for (const auto& [alloc, task] : owned) {
+        allocs.insert(allocRootDir(stateDir, alloc));
+        tasks.insert(taskRootDir(stateDir, alloc, task));
+    }
+    const auto entries = [](const std::string& dir) {
+        std::vector<std::string> out;
+        std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
+        if (!d) return out;
+        while (auto* e = ::readdir(d.get()))
+            if (std::string_view(e->d_name) != "." && std::string_view(e->d_name) != "..")
+                out.push_back(dir + "/" + e->d_name);
+        return out;
+    };
+    size_t removed = 0;
+    const auto remove = [&removed](const std::string& path) {
+        if (auto r = removeTree(path); r) ++removed;
+    };
+    for (const auto& alloc : entries(stateDir + "/tasks-root")) {
+        if (!allocs.count(alloc)) {
+            remove(alloc);
+            continue;
+        }
+        for (const auto& task : entries(alloc + "/tasks"))
+            if (!tasks.count(task)) remove(task);
+    }
+    return removed;
 }
 
 common::Result<void> removeTree(const std::string& path) {

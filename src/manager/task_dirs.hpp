@@ -6,6 +6,8 @@
 // its last task; a dir the scheduler handed in is never removed.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/result.hpp"
 #include "manager/isolation.hpp"
@@ -25,6 +27,13 @@ common::Result<void> prepareTaskDirs(Isolation& iso, const IsolationConfig& node
 /// makes the removal fail rather than reach into the host).
 common::Result<void> removeTaskDirs(const Isolation& iso, const std::string& stateDir, const std::string& allocId,
                                     const std::string& task, bool lastOfAlloc);
+
+/// Removes the dirs under <state>/tasks-root that no task owns: what a start
+/// cut off before its record was written (the manager killed mid-start)
+/// left behind. `owned` holds every known task's allocation and task names
+/// (their dirs are kept, and their allocation's). Returns how many went.
+size_t sweepUnownedTaskDirs(const std::string& stateDir,
+                            const std::vector<std::pair<std::string, std::string>>& owned);
 
 /// rm -r without crossing mount points or following symlinks.
 common::Result<void> removeTree(const std::string& path);

@@ -335,6 +335,13 @@ Result<void> TaskManager::recover() {
     if (!neverRan.empty())
         spdlog::info("Removed {} tasks whose start the previous manager did not finish: they never ran",
                      neverRan.size());
+    // Task dirs of starts cut off before their record was written.
+    std::vector<std::pair<std::string, std::string>> owned;
+    for (const auto& [key, e] : tasks_) owned.push_back(key);
+    if (auto n = sweepUnownedTaskDirs(config_.stateDir, owned))
+        spdlog::info("Removed the dirs of {} tasks or allocations no task record names (starts cut off before "
+                     "their record was written)",
+                     n);
     // Marks of starts that failed while their manager lived (it removed
     // the task then) or whose task is gone: nothing reads them any more.
     for (const auto& unit : store_.abortedMarks())

@@ -38,3 +38,22 @@ BOOST_AUTO_TEST_CASE(an_allocation_without_dirs_is_nothing_to_remove) {
     BOOST_REQUIRE(removeTaskDirs(plain, s.dir, "b", "t", true).ok());
     BOOST_TEST(fs::exists(s.dir / "tasks-root/a/alloc/data/f"));
 }
+
+// A start cut off before its record was written leaves its dirs and no task
+// to remove them: recovery sweeps what no known task owns, and nothing else.
+BOOST_AUTO_TEST_CASE(recovery_sweeps_the_dirs_no_task_owns_and_keeps_the_rest) {
+    StateDir s;
+    fs::create_directories(s.dir / "tasks-root/a/tasks/web/tmp");
+    fs::create_directories(s.dir / "tasks-root/a/tasks/cut");      // a's task, no record
+    fs::create_directories(s.dir / "tasks-root/gone/tasks/t/etc");  // an allocation of no task
+    fs::create_directories(s.dir / "tasks-root/gone/alloc");
+    fs::create_directories(s.dir / ("tasks-root/" + taskRootDir("", "x y", "t w").substr(12)));
+    const auto n = sweepUnownedTaskDirs(s.dir, {{"a", "web"}, {"x y", "t w"}});
+    BOOST_TEST(n == 2u);
+    BOOST_TEST(fs::exists(s.dir / "tasks-root/a/tasks/web/tmp"));
+    BOOST_TEST(fs::exists(s.dir / "tasks-root/a/alloc/data/f"));
+    BOOST_TEST(!fs::exists(s.dir / "tasks-root/a/tasks/cut"));
+    BOOST_TEST(!fs::exists(s.dir / "tasks-root/gone"));
+    BOOST_TEST(fs::exists(taskRootDir(s.dir, "x y", "t w")));  // escaped names are matched as made
+    BOOST_TEST(sweepUnownedTaskDirs(s.dir / "nowhere", {}) == 0u);
+}

@@ -382,7 +382,10 @@ BOOST_FIXTURE_TEST_CASE(a_start_cut_off_by_the_managers_death_leaves_no_task, Fi
     BOOST_TEST(std::filesystem::exists(config.stateDir + "/tasks/a1-web.scope.json"));
     BOOST_TEST(std::filesystem::exists(config.stateDir + "/exits/a1-web.scope.aborted"));
     systemd.hold("startScope", false);
+    // And the dirs of a start cut off before its record was written.
+    std::filesystem::create_directories(config.stateDir + "/tasks-root/cut/tasks/t");
     open();
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/tasks-root/cut"));
     BOOST_TEST(!tasks->get("a1", "web"));
     BOOST_TEST(!std::filesystem::exists(config.stateDir + "/tasks/a1-web.scope.json"));
     BOOST_TEST(!std::filesystem::exists(config.stateDir + "/exits/a1-web.scope.aborted"));

@@ -431,8 +431,12 @@ BOOST_FIXTURE_TEST_CASE(a_caller_leaving_hangs_up_its_sessions, Fixture) {
     BOOST_TEST(w->signal == SIGHUP);
     BOOST_TEST(w->exitCode == 129);
 
-    auto stubborn = start(request({"sh", "-c", "trap '' HUP; sleep 30"}));
+    // The hangup only once the trap is set: under load the shell may not
+    // have read it yet, and SIGHUP would end it before the kill is needed.
+    const auto ready = tmp.path + "/hup-ignored";
+    auto stubborn = start(request({"sh", "-c", "trap '' HUP; touch " + ready + "; sleep 30"}));
     BOOST_REQUIRE(stubborn.ok());
+    BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(ready); }));
     service->clientGone(":1.42");
     auto k = wait(stubborn->session);
     BOOST_REQUIRE(k.ok());

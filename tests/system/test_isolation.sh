@@ -224,6 +224,14 @@ for t in k1 k2 k3; do
 done
 assert_eq "$(grep -c "$ROOTS" /proc/self/mountinfo || true)" 0 "host mounts under $ROOTS after the killed starts"
 same_mounts "after the killed starts"
+# A kill in the first instants of a start (before its record is written)
+# leaves its dirs with no record naming them: the next manager removes them.
+mkdir -p "$ROOTS/isocut/tasks/t/tmp" "$ROOTS/isocut/alloc"
+systemctl reset-failed taskscope-manager 2>/dev/null || true
+systemctl restart taskscope-manager
+mgr ListTasks >/dev/null
+[[ ! -e $ROOTS/isocut ]] || fail "dirs no task record names were left: $(find "$ROOTS/isocut" | head -3)"
+ok "dirs no task record names are removed when the manager starts"
 
 # --- pid_mode host, as nobody: the host's pid 1, the set as ambient ---
 spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh","/out/result"], user:"nobody",

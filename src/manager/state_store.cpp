@@ -32,14 +32,30 @@ common::Result<void> StateStore::save(const TaskRecord& record) const {
     return common::writeFileAtomic(recordFile(record.unit), recordText(record));
 }
 
+namespace {
+
+// The stems of the names in `dir` that end in `suffix` ("a.json" -> "a").
+common::Result<std::vector<std::string>> stemsEndingIn(const std::string& dir, std::string_view suffix) {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
+    if (!d) return common::errnoError("open " + dir, errno);
+    std::vector<std::string> out;
+    while (auto* e = ::readdir(d.get())) {
+        const std::string_view name = e->d_name;
+        if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+            out.emplace_back(name.substr(0, name.size() - suffix.size()));
+    }
+    return out;
+}
+
+}  // namespace
+
 common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
     std::vector<TaskRecord> out;
     const auto dir = dir_ + "/tasks";
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
-    if (!d) return common::errnoError("open " + dir, errno);
-    while (auto* e = ::readdir(d.get())) {
-        const std::string name = e->d_name;
-        if (name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+    auto stems = stemsEndingIn(dir, ".json");
+    if (!stems) return stems.error();
+    for (const auto& stem : *stems) {
+        const auto name = stem + ".json";
         auto text = common::readFile(dir + "/" + name);
         if (!text) return text.error();
         auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -58,16 +74,8 @@ pid_t StateStore::abortedShim(const std::string& unit) const {
 }
 
 std::vector<std::string> StateStore::abortedMarks() const {
-    constexpr std::string_view suffix = ".aborted";
-    std::vector<std::string> out;
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(exitsDir().c_str()), &::closedir);
-    if (!d) return out;
-    while (auto* e = ::readdir(d.get())) {
-        const std::string_view name = e->d_name;
-        if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
-            out.emplace_back(name.substr(0, name.size() - suffix.size()));
-    }
-    return out;
+    auto stems = stemsEndingIn(exitsDir(), ".aborted");
+    return stems ? std::move(*stems) : std::vector<std::string>{};
 }
 
 void StateStore::remove(const TaskRecord& record) const {

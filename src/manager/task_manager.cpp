@@ -497,27 +497,29 @@ size_t TaskManager::startsUnderWay() const {
 
 void TaskManager::drain(std::chrono::milliseconds bound, std::function<void()> drained) {
     draining_ = true;
-    const auto deadline = common::EventLoop::Clock::now() + bound;
+    drainDeadline_ = common::EventLoop::Clock::now() + bound;
+    drained_ = std::move(drained);
+    if (const auto left = startsUnderWay())
+        spdlog::info("Stopping: waiting for {} starts under way; new starts are refused", left);
+    checkDrained();
+}
+
+void TaskManager::checkDrained() {
     // A look every 50 ms: a start's end has several paths, and this runs
     // once per daemon lifetime.
-    auto check = std::make_shared<std::function<void()>>();
-    *check = [this, deadline, drained = std::move(drained), weak = std::weak_ptr<std::function<void()>>(check),
-              alive = std::weak_ptr<int>(lifetime_)] {
-        if (alive.expired()) return;
-        const auto left = startsUnderWay();
-        if (left == 0) return drained();
-        if (common::EventLoop::Clock::now() >= deadline) {
-            spdlog::warn("{} starts still under way at the end of the drain; exiting: their shims leave without "
-                         "running them, and the next start removes them",
-                         left);
-            return drained();
-        }
-        if (auto next = weak.lock()) loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::milliseconds(50),
-                                                    [next] { (*next)(); });
-    };
     const auto left = startsUnderWay();
-    if (left) spdlog::info("Stopping: waiting for {} starts under way; new starts are refused", left);
-    (*check)();
+    if (left > 0 && common::EventLoop::Clock::now() < drainDeadline_) {
+        loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::milliseconds(50),
+                       [this, alive = std::weak_ptr<int>(lifetime_)] {
+                           if (!alive.expired()) checkDrained();
+                       });
+        return;
+    }
+    if (left)
+        spdlog::warn("{} starts still under way at the end of the drain; exiting: their shims leave without "
+                     "running them, and the next start removes them",
+                     left);
+    drained_();
 }
 
 void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState>& state) {
@@ -632,7 +634,7 @@ Result<Launch> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPath
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
     ::unlink(paths.exitFile.c_str());
-    ::unlink((paths.exitFile + ".aborted").c_str());  // a cut-off start's of this name
+    ::unlink(store_.abortedMark(unit).c_str());  // a cut-off start's of this name
     if (spooled)
         if (auto added = spool_.add(unit, allocId, task, *spooled); !added)
             return added.error().context("prepare logs");

@@ -166,6 +166,8 @@ private:
     void submit(const Key& key, std::function<void()> op);
     void runNext(const Key& key);
     void operationDone(const Key& key);
+    /// The drain's look: lets go once no start is under way, or at the deadline.
+    void checkDrained();
     /// A start's steps, each run from the loop: the shim's pid report,
     /// systemd's answer, the shim's exec report.
     void watchShim(const Key& key, const std::shared_ptr<StartState>& state);
@@ -258,6 +260,8 @@ private:
     std::unique_ptr<common::LoopWorker> spawner_;
     size_t preparing_ = 0;   ///< starts admitted whose shim is not spawned yet
     bool draining_ = false;  ///< the daemon is exiting: no start is admitted
+    common::EventLoop::Clock::time_point drainDeadline_{};
+    std::function<void()> drained_;
     /// Expires with this manager: work it posted to the loop, which the loop
     /// outlives (a restart in the unit tier), then does nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);

@@ -17,8 +17,10 @@
 
 #include "cli/cli.hpp"
 #include "cli/stats_command.hpp"
+#include "common/bus_error.hpp"
 #include "common/files.hpp"
 #include "dbus/manager1_proxy.h"
+#include "spec/task_spec.hpp"
 
 namespace {
 
@@ -238,9 +240,14 @@ int run(std::vector<std::string> args, bool json) {
             j["command"] = command[0];
             j["args"] = std::vector<std::string>(command.begin() + 1, command.end());
         }
+        // The typed spec, checked here as the manager will check it, and
+        // sent in its one encoding.
+        auto typed = taskscope::spec::taskSpecFromJson(j);
+        if (!typed)
+            throw taskscope::common::toBusError(typed.error());
         m.watchAlloc = positional[0];
         m.watchTask = positional[1];
-        const auto path = m.StartTask(positional[0], positional[1], j.dump());
+        const auto path = m.StartTask(positional[0], positional[1], taskscope::spec::toText(*typed));
         if (!wait) {
             std::cout << (json ? nlohmann::json{{"object_path", std::string(path)}}.dump() : std::string(path)) << "\n";
             return 0;

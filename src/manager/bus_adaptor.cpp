@@ -4,13 +4,14 @@
 
 #include "common/bus_error.hpp"
 #include "common/cpu_list.hpp"
-#include "manager/spec_redaction.hpp"
+#include "spec/task_spec.hpp"
 
 namespace taskscope::manager {
 
 namespace {
 
 using common::unwrapForBus;
+using task::formatTime;
 
 constexpr size_t kCallerUidsKept = 4096;
 
@@ -31,8 +32,6 @@ TaskManager::Done replyWhenDone(sdbus::Result<>&& result) {
 }  // namespace
 
 std::string taskJson(const TaskRecord& r, SpecView view) {
-    nlohmann::json spec = nlohmann::json::parse(r.specJson, nullptr, false);
-    if (view == SpecView::Redacted) spec = redactSpec(spec);
     nlohmann::json j = {
         {"alloc_id", r.allocId},
         {"task", r.name},
@@ -50,7 +49,7 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
         {"oom_killed", r.exit.oomKilled},
         {"started_at", formatTime(r.startedAtUs)},
         {"finished_at", formatTime(r.exit.finishedAtUs)},
-        {"spec", spec.is_discarded() ? nlohmann::json(r.specJson) : spec},
+        {"spec", spec::toJson(view == SpecView::Full ? r.spec : spec::redacted(r.spec))},
     };
     if (!r.lostReason.empty()) j["lost_reason"] = r.lostReason;
     if (r.exit.execError) j["exec_error"] = r.exit.execErrorStep + ": errno " + std::to_string(r.exit.execError);
@@ -65,9 +64,9 @@ TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
 TaskObject::~TaskObject() { unregisterAdaptor(); }
 
 std::string TaskObject::Spec() {
-    if (redacted_.empty() || redactedFrom_ != record_.specJson) {
-        redacted_ = redactSpecJson(record_.specJson);
-        redactedFrom_ = record_.specJson;
+    if (redacted_.empty() || redactedFrom_ != record_.specText) {
+        redacted_ = spec::toText(spec::redacted(record_.spec));
+        redactedFrom_ = record_.specText;
     }
     return redacted_;
 }
@@ -163,8 +162,8 @@ std::string ManagerObject::GetTaskSpec(const std::string& allocId, const std::st
     // The bus policy lets only root call this; the check here holds on a bus
     // whose policy does not.
     if (!callerIsRoot())
-        throw common::toBusError(common::makeError("PermissionDenied", "GetTaskSpec is for root only"));
-    return unwrapForBus(tasks_.get(allocId, task))->specJson;
+        throw common::toBusError(common::makeError(common::errors::kPermissionDenied, "GetTaskSpec is for root only"));
+    return unwrapForBus(tasks_.get(allocId, task))->specText;
 }
 
 std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ManagerObject::ListTasks() {

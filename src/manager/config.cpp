@@ -95,7 +95,7 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
             if (!value.is_array()) return bad("an array of absolute paths");
             std::vector<std::string> paths;
             for (const auto& p : value) {
-                if (!p.is_string() || !isCleanAbsolutePath(p.get<std::string>()) || p == "/")
+                if (!p.is_string() || !spec::isCleanAbsolutePath(p.get<std::string>()) || p == "/")
                     return bad("an array of absolute paths without '..', not /");
                 paths.push_back(p.get<std::string>());
             }
@@ -105,7 +105,7 @@ common::Result<void> applyFile(const std::string& file, Config& c) {
             if (!value.is_array()) return bad("an array of capability names");
             uint64_t caps = 0;
             for (const auto& n : value) {
-                const int cap = n.is_string() ? capabilityNumber(n.get<std::string>()) : -1;
+                const int cap = n.is_string() ? spec::capabilityNumber(n.get<std::string>()) : -1;
                 if (cap < 0) return bad(("an array of capability names (" + n.dump() + " is not one)").c_str());
                 caps |= uint64_t{1} << cap;
             }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/files.hpp"
+#include "manager/isolation.hpp"
 extern "C" {
 #include "shim/shim_protocol.h"
 }
@@ -95,7 +96,7 @@ common::Result<pid_t> spawnShimProcess(const std::string& path, char* const argv
     return pid;
 }
 
-common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
+common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths) {
     auto report = highPipe();
     if (!report) return report.error();
     auto go = highPipe();
@@ -193,7 +194,7 @@ common::Result<std::string> readReportLine(int fd, std::string& pending) {
     }
 }
 
-common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths) {
+common::Result<Launch> spawnTask(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths) {
     auto launch = spawnShim(shimPath, spec, paths);
     if (!launch) return launch.error();
     auto line = readReportLine(launch->report.get(), launch->pending);

@@ -13,7 +13,7 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
-#include "manager/task_spec.hpp"
+#include "spec/task_spec.hpp"
 
 namespace taskscope::manager {
 
@@ -64,7 +64,7 @@ common::Result<pid_t> spawnShimProcess(const std::string& path, char* const argv
 
 /// Spawns the shim and returns at once; the report pipe is non-blocking.
 /// Its first line ("pid N", or "error ERRNO STEP") goes to acceptPid.
-common::Result<Launch> spawnShim(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths);
+common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths);
 
 /// The shim's first report: the task exists, blocked before exec.
 common::Result<void> acceptPid(Launch& launch, const std::string& line);
@@ -77,7 +77,7 @@ common::Result<void> acceptRelease(const std::string& line);
 
 /// Spawns the shim; returns once the task exists, blocked before exec.
 /// (Blocking forms of the above, for callers without an event loop.)
-common::Result<Launch> spawnTask(const std::string& shimPath, const TaskSpec& spec, const LaunchPaths& paths);
+common::Result<Launch> spawnTask(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths);
 
 /// Lets the task exec. ExecFailed when the command could not be executed.
 common::Result<void> releaseTask(Launch& launch);

@@ -111,10 +111,10 @@ void reportDanglingScopes(const manager::ReconcileOutcome& outcome, manager::Man
     for (const auto& s : outcome.stopped) {
         if (outcome.dryRun)
             spdlog::warn("Found dangling scope {} (active since {}, no task owns it); dry run: left running", s.unit,
-                         manager::formatTime(s.activeSinceUs));
+                         task::formatTime(s.activeSinceUs));
         else
             spdlog::warn("Stopped dangling scope {} (active since {}, no task owns it)", s.unit,
-                         manager::formatTime(s.activeSinceUs));
+                         task::formatTime(s.activeSinceUs));
         object.danglingScopeStopped(s.unit, outcome.dryRun);
     }
     for (const auto& f : outcome.failed)
@@ -170,7 +170,7 @@ int run(const Options& opts) {
             return plugins::queryIdentity(socket, withInfo, std::chrono::seconds(5));
         },
         [&tasks] { return tasks.list(); });
-    tasks.setStartHook([&registry](const std::string& allocId, const std::string& task, manager::TaskSpec& spec) {
+    tasks.setStartHook([&registry](const std::string& allocId, const std::string& task, spec::TaskSpec& spec) {
         return registry.prepareStart(allocId, task, spec);
     });
     if (auto r = tasks.recover(); !r) {

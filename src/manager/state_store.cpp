@@ -26,7 +26,7 @@ std::string StateStore::logDir(const std::string& allocId) const {
     return dir_ + "/logs/" + scope::escapeComponent(allocId);
 }
 
-std::string StateStore::recordText(const TaskRecord& record) { return toJson(record).dump() + "\n"; }
+std::string StateStore::recordText(const TaskRecord& record) { return task::toJson(record).dump() + "\n"; }
 
 common::Result<void> StateStore::save(const TaskRecord& record) const {
     return common::writeFileAtomic(recordFile(record.unit), recordText(record));
@@ -60,7 +60,7 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
         if (!text) return text.error();
         auto j = nlohmann::json::parse(*text, nullptr, false);
         if (j.is_discarded()) return common::makeError("Internal", "task record " + name + " is not valid JSON");
-        auto rec = recordFromJson(j);
+        auto rec = task::recordFromJson(j);
         if (!rec) return rec.error().context("task record " + name);
         out.push_back(std::move(*rec));
     }

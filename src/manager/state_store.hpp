@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "manager/task_record.hpp"
+#include "task/task_record.hpp"
 
 namespace taskscope::manager {
+
+using task::TaskRecord;
 
 class StateStore {
 public:

@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "manager/shared_source.hpp"
 #include "scope/unit_name.hpp"
@@ -38,16 +39,16 @@ std::string taskRootDir(const std::string& stateDir, const std::string& allocId,
     return allocRootDir(stateDir, allocId) + "/tasks/" + scope::escapeComponent(task);
 }
 
-common::Result<void> prepareTaskDirs(Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
+common::Result<void> prepareTaskDirs(spec::Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
                                      const std::string& allocId, const std::string& task) {
     if (!iso.filesystem) return {};
     if (!iso.taskDir.empty() && !isDir(iso.taskDir))
-        return common::makeError("InvalidSpec", "isolation.task_dir " + iso.taskDir + " is not a directory");
+        return common::makeError(common::errors::kInvalidSpec, "isolation.task_dir " + iso.taskDir + " is not a directory");
     if (!iso.allocDir.empty() && !isDir(iso.allocDir))
-        return common::makeError("InvalidSpec", "isolation.alloc_dir " + iso.allocDir + " is not a directory");
+        return common::makeError(common::errors::kInvalidSpec, "isolation.alloc_dir " + iso.allocDir + " is not a directory");
     if (auto r = resolveIsolation(iso, node, taskRootDir(stateDir, allocId, task)); !r) return r;
     for (const auto& v : iso.volumes)
-        if (v.propagation == Propagation::Bidirectional)
+        if (v.propagation == spec::Propagation::Bidirectional)
             if (auto r = ensureSharedSource(v.source); !r) return r;
     if (iso.allocDir.empty()) {
         // Shared by the allocation's tasks, whatever users they run as.
@@ -98,7 +99,7 @@ common::Result<void> removeTree(const std::string& path) {
     return {};
 }
 
-common::Result<void> removeTaskDirs(const Isolation& iso, const std::string& stateDir, const std::string& allocId,
+common::Result<void> removeTaskDirs(const spec::Isolation& iso, const std::string& stateDir, const std::string& allocId,
                                     const std::string& task, bool lastOfAlloc) {
     if (iso.filesystem && iso.taskDir.empty())
         if (auto r = removeTree(taskRootDir(stateDir, allocId, task)); !r) return r;

@@ -19,13 +19,13 @@ std::string taskRootDir(const std::string& stateDir, const std::string& allocId,
 
 /// Resolves `iso` against the node (resolveIsolation) and makes the dirs
 /// taskscope owns; a handed-in task or alloc dir must exist (InvalidSpec).
-common::Result<void> prepareTaskDirs(Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
+common::Result<void> prepareTaskDirs(spec::Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
                                      const std::string& allocId, const std::string& task);
 
 /// Removes what prepareTaskDirs made for the task; the allocation's dir too
 /// when `lastOfAlloc`. Never crosses a mount point (a mount still there
 /// makes the removal fail rather than reach into the host).
-common::Result<void> removeTaskDirs(const Isolation& iso, const std::string& stateDir, const std::string& allocId,
+common::Result<void> removeTaskDirs(const spec::Isolation& iso, const std::string& stateDir, const std::string& allocId,
                                     const std::string& task, bool lastOfAlloc);
 
 /// Removes the dirs under <state>/tasks-root that no task owns: what a start

@@ -4,29 +4,29 @@
 
 #include <vector>
 
-#include "manager/task_manager.hpp"
+#include "task/task_events.hpp"
 
 namespace taskscope::manager {
 
-class TaskEventsFanout final : public TaskEvents {
+class TaskEventsFanout final : public task::TaskEvents {
 public:
-    explicit TaskEventsFanout(std::vector<TaskEvents*> listeners) : listeners_(std::move(listeners)) {}
+    explicit TaskEventsFanout(std::vector<task::TaskEvents*> listeners) : listeners_(std::move(listeners)) {}
 
-    void taskAdded(const TaskRecord& t) override {
+    void taskAdded(const task::TaskRecord& t) override {
         for (auto* l : listeners_) l->taskAdded(t);
     }
-    void taskChanged(const TaskRecord& t) override {
+    void taskChanged(const task::TaskRecord& t) override {
         for (auto* l : listeners_) l->taskChanged(t);
     }
-    void taskExited(const TaskRecord& t) override {
+    void taskExited(const task::TaskRecord& t) override {
         for (auto* l : listeners_) l->taskExited(t);
     }
-    void taskRemoved(const TaskRecord& t) override {
+    void taskRemoved(const task::TaskRecord& t) override {
         for (auto* l : listeners_) l->taskRemoved(t);
     }
 
 private:
-    std::vector<TaskEvents*> listeners_;
+    std::vector<task::TaskEvents*> listeners_;
 };
 
 }  // namespace taskscope::manager

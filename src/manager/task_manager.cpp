@@ -27,8 +27,10 @@
 #include "common/unique_fd.hpp"
 #include "manager/fd_budget.hpp"
 #include "manager/launcher.hpp"
+#include "manager/exit_record.hpp"
+#include "manager/isolation.hpp"
 #include "manager/task_dirs.hpp"
-#include "manager/task_spec.hpp"
+#include "manager/task_resolve.hpp"
 #include "scope/cgroup_path.hpp"
 #include "scope/unit_name.hpp"
 
@@ -138,15 +140,6 @@ void addDeviceProperties(scope::UnitProperties& p) {
         allow.emplace_back(std::string(node), std::string("rwm"));
     allow.emplace_back(std::string("char-pts"), std::string("rw"));
     p.emplace_back("DeviceAllow", sdbus::Variant(allow));
-}
-
-// The isolation a recorded spec had, as forget needs it (which dirs were
-// taskscope's): the node's default applies to a spec without the object.
-Isolation recordedIsolation(const std::string& specJson, const IsolationConfig& node) {
-    auto spec = parseTaskSpec(specJson);
-    if (!spec) return {};
-    if (!spec->isolationGiven && node.defaultIsolated) spec->isolation.filesystem = true;
-    return spec->isolation;
 }
 
 // The longest unit name taskscope's own files can be named after: systemd
@@ -469,13 +462,18 @@ void TaskManager::start(const std::string& allocId, const std::string& task, con
     rec.name = task;
     rec.unit = *unit;
     rec.objectPath = scope::taskObjectPath(objectPrefix_, *unit);
-    rec.specJson = specJson;
+    // Parsed now (the text alone is kept for GetTaskSpec), refused on a
+    // later turn with the rest of the spec's work.
+    auto parsed = spec::parseTaskSpec(specJson);
+    rec.specText = specJson;
+    if (parsed) rec.spec = std::move(*parsed);
     rec.state = TaskState::Starting;
     entry.busy = true;
     insert(std::move(created));
     const Key key{allocId, task};
     auto state = std::make_shared<StartState>();
     state->done = std::move(done);
+    if (!parsed) state->refused = parsed.error();
     state->clock.onLoop("admit");
     // The rest (the spec parsed, users and paths resolved, task dirs made,
     // cores assigned: milliseconds under emulation) on a later turn of the
@@ -541,24 +539,26 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
         runOrphans(std::move(queued));
     };
 
-    auto spec = parseTaskSpec(rec.specJson);
-    if (!spec) return fail(spec.error());
-    if (!spec->isolationGiven && config_.isolation.defaultIsolated) spec->isolation.filesystem = true;
+    if (state->refused) return fail(*state->refused);
+    // The start's own copy: the node's defaults and the hook's additions
+    // are not the record's (GetTask shows the spec as asked).
+    auto run = std::make_optional(rec.spec);
+    if (!run->isolationGiven && config_.isolation.defaultIsolated) run->isolation.filesystem = true;
     // The node's limit, not systemd's 15% of pid_max: one fork bomb must not
     // take the process table and the CPUs from every other task.
-    if (!spec->resources.pidsMax && config_.defaultPidsMax) spec->resources.pidsMax = config_.defaultPidsMax;
-    if (auto r = resolveTaskSpec(*spec); !r) return fail(r.error());
+    if (!run->resources.pidsMax && config_.defaultPidsMax) run->resources.pidsMax = config_.defaultPidsMax;
+    if (auto r = resolveTaskSpec(*run); !r) return fail(r.error());
     clock.onLoop("spec");
     if (startHook_)
-        if (auto r = startHook_(allocId, task, *spec); !r) return fail(r.error());
+        if (auto r = startHook_(allocId, task, *run); !r) return fail(r.error());
     clock.onLoop("hook");
-    if (auto r = prepareTaskDirs(spec->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
+    if (auto r = prepareTaskDirs(run->isolation, config_.isolation, config_.stateDir, allocId, task); !r)
         return fail(r.error());
-    if (auto r = resolveRootIdentity(*spec); !r) return fail(r.error());
-    auto cpus = assignCpus(unit, spec->resources);
+    if (auto r = resolveRootIdentity(*run); !r) return fail(r.error());
+    auto cpus = assignCpus(unit, run->resources);
     if (!cpus) return fail(cpus.error());
-    spec->resources.allowedCpus = *cpus;
-    state->reserved = spec->resources.cores.value_or(0) > 0 || !spec->resources.cpuset.empty();
+    run->resources.allowedCpus = *cpus;
+    state->reserved = run->resources.cores.value_or(0) > 0 || !run->resources.cpuset.empty();
     // Known from here on, so that other starts count this one right.
     rec.cpus = *cpus;
     rec.reservedCores = state->reserved;
@@ -570,30 +570,30 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
     paths.processSpec = store_.processSpecFile(unit);
     rec.processSpec = paths.processSpec;
     if (shimHome_) paths.joinCgroups = shimHome_->procsFiles();
-    if (spec->joinAllocNetwork) {
+    if (run->joinsAllocNetwork()) {
         auto netns = netnsOf_ ? netnsOf_(allocId)
                               : common::Result<std::string>(makeError("NoSuchNetwork", "this manager has no networks"));
         if (!netns) return fail(netns.error().context("task " + taskLabel(allocId, task)));
         paths.netns = *netns;
     }
     std::optional<LogSettings> spooled;
-    if (spec->logs && !config_.streamer) {
+    if (run->logs && !config_.streamer) {
         const auto base = logDir + "/" + scope::escapeComponent(task);
         paths.stdoutFile = base + ".stdout.0";
         paths.stderrFile = base + ".stderr.0";
-    } else if (spec->logs) {
-        spooled = LogSettings{logDir, spec->logMaxFiles ? spec->logMaxFiles : config_.logMaxFiles,
-                              spec->logMaxFileSizeMb ? spec->logMaxFileSizeMb : config_.logMaxFileSizeMb};
+    } else if (run->logs) {
+        spooled = LogSettings{logDir, run->logMaxFiles ? run->logMaxFiles : config_.logMaxFiles,
+                              run->logMaxFileSizeMb ? run->logMaxFileSizeMb : config_.logMaxFileSizeMb};
         paths.stdoutFile = spool_.stdoutFifo(unit);
         paths.stderrFile = spool_.stderrFifo(unit);
         paths.releaseFifo = spool_.releaseFifo(unit);
     } else {
-        paths.stdoutFile = spec->stdoutPath;
-        paths.stderrFile = spec->stderrPath;
+        paths.stdoutFile = run->stdoutPath;
+        paths.stderrFile = run->stderrPath;
     }
     state->properties = baseProperties(config_, allocId, task);
-    for (auto& p : scope::resourceProperties(spec->resources)) state->properties.push_back(std::move(p));
-    if (spec->isolation.filesystem) addDeviceProperties(state->properties);
+    for (auto& p : scope::resourceProperties(run->resources)) state->properties.push_back(std::move(p));
+    if (run->isolation.filesystem) addDeviceProperties(state->properties);
     clock.onLoop("paths");
 
     // The rest makes files and a process: mkdir, mkfifo, the spool
@@ -603,7 +603,7 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
     // runs on the start worker, one start after another, and the start goes
     // on from the loop once the shim exists. Still counted in the
     // descriptor budget meanwhile (preparing_).
-    spawner_->submit([this, key, state, spec = std::move(*spec), paths = std::move(paths), spooled, logDir, unit,
+    spawner_->submit([this, key, state, spec = std::move(*run), paths = std::move(paths), spooled, logDir, unit,
                       allocId, task]() -> std::function<void()> {
         auto prepared = prepareLaunch(spec, paths, spooled, logDir, unit, allocId, task);
         return [this, key, state, prepared = std::make_shared<decltype(prepared)>(std::move(prepared))]() mutable {
@@ -621,7 +621,7 @@ void TaskManager::continueStart(const Key& key, const std::shared_ptr<StartState
     clock.onLoop("submit");
 }
 
-Result<Launch> TaskManager::prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+Result<Launch> TaskManager::prepareLaunch(const spec::TaskSpec& spec, const LaunchPaths& paths,
                                           const std::optional<LogSettings>& spooled, const std::string& logDir,
                                           const std::string& unit, const std::string& allocId,
                                           const std::string& task) const {
@@ -857,15 +857,13 @@ Result<void> TaskManager::stopNow(Entry& e, const std::string& text, int64_t gra
     const auto& task = e.record.name;
     auto& r = e.record;
     if (r.finished()) return makeError("NotRunning", "task " + taskLabel(allocId, task) + " has exited");
-    auto spec = parseTaskSpec(r.specJson);
-    if (!spec) return spec.error();
-    int sig = spec->killSignal;
+    int sig = r.spec.killSignal;
     if (!text.empty()) {
         auto parsed = common::parseSignal(text);
         if (!parsed) return parsed.error();
         sig = *parsed;
     }
-    const int64_t grace = graceMs < 0 ? spec->killTimeoutMs : graceMs;
+    const int64_t grace = graceMs < 0 ? r.spec.killTimeoutMs : graceMs;
     if (r.state != TaskState::Stopping) {
         r.state = TaskState::Stopping;
         if (events_) events_->taskChanged(r);
@@ -1214,7 +1212,7 @@ std::string TaskManager::sharedCpus() const {
 void TaskManager::update(const std::string& allocId, const std::string& task, const std::string& text, Done done) {
     auto found = find(allocId, task);
     if (!found) return done(found.error());
-    auto res = parseResources(text);
+    auto res = spec::parseResources(text);
     if (!res) return done(res.error());
     if (res->cores) return done(makeError("InvalidSpec", "resources.cores cannot change on a running task"));
     auto props = scope::resourceProperties(*res);
@@ -1222,8 +1220,7 @@ void TaskManager::update(const std::string& allocId, const std::string& task, co
     if (res->memoryMb && !res->memoryMaxMb) props.emplace_back("MemoryLow", sdbus::Variant(uint64_t{0}));
     if (props.empty()) return done(makeError("InvalidSpec", "no resources to change"));
     const Key key{allocId, task};
-    const bool dropMemoryMax = res->memoryMb && !res->memoryMaxMb;
-    submit(key, [this, key, text, props, dropMemoryMax, done] {
+    submit(key, [this, key, text, props, change = *res, done] {
         auto found = find(key.first, key.second);
         if (!found) return done(found.error());
         auto& r = (*found)->record;
@@ -1231,7 +1228,7 @@ void TaskManager::update(const std::string& allocId, const std::string& task, co
             done(makeError("NotRunning", "task " + taskLabel(key.first, key.second) + " has exited"));
             return operationDone(key);
         }
-        systemd_.setUnitPropertiesAsync(r.unit, props, [this, key, text, dropMemoryMax, done](Result<void> ok) {
+        systemd_.setUnitPropertiesAsync(r.unit, props, [this, key, text, change, done](Result<void> ok) {
             auto found = find(key.first, key.second);
             if (!found) return done(found.error());
             auto& r = (*found)->record;
@@ -1239,14 +1236,9 @@ void TaskManager::update(const std::string& allocId, const std::string& task, co
                 done(ok.error().context("update " + r.unit));
                 return operationDone(key);
             }
-            auto spec = nlohmann::json::parse(r.specJson, nullptr, false);
-            auto change = nlohmann::json::parse(text, nullptr, false);
-            if (spec.is_object() && change.is_object()) {
-                for (const auto& [k, v] : change.items()) spec["resources"][k] = v;
-                if (dropMemoryMax && spec["resources"].contains("memory_max_mb"))
-                    spec["resources"].erase("memory_max_mb");
-                r.specJson = spec.dump();
-            }
+            // What GetTaskSpec shows from now on: the spec as it now is.
+            r.spec.resources = spec::merged(r.spec.resources, change);
+            r.specText = spec::toText(r.spec);
             persist(r);
             spdlog::info("Updated task {}: {}", taskLabel(key.first, key.second), text);
             if (events_) events_->taskChanged(r);
@@ -1275,7 +1267,9 @@ void TaskManager::removeDirsOf(const TaskRecord& r) const {
     bool last = true;
     for (auto it = tasks_.lower_bound(Key{r.allocId, ""}); it != tasks_.end() && it->first.first == r.allocId; ++it)
         if (it->first.second != r.name) last = false;
-    const auto iso = recordedIsolation(r.specJson, config_.isolation);
+    // Which dirs were taskscope's: the node's default applies to a spec
+    // without the object.
+    const auto iso = effectiveIsolation(r.spec.isolation, r.spec.isolationGiven, config_.isolation);
     if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
         spdlog::warn("Failed to remove the dirs of task {}: {}", taskLabel(r.allocId, r.name), done.error().message);
 }

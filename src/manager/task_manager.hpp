@@ -24,8 +24,9 @@
 #include "manager/scope_reconciler.hpp"
 #include "manager/shim_home.hpp"
 #include "manager/state_store.hpp"
-#include "manager/task_record.hpp"
 #include "scope/systemd_client.hpp"
+#include "spec/task_spec.hpp"
+#include "task/task_events.hpp"
 
 namespace taskscope::manager {
 
@@ -37,15 +38,10 @@ struct CgroupHost {
     std::optional<bool> unified;  ///< unset: cgroup v2 when cgroup2 is mounted at root
 };
 
-/// What the outside (the bus) hears of tasks.
-class TaskEvents {
-public:
-    virtual ~TaskEvents() = default;
-    virtual void taskAdded(const TaskRecord& task) = 0;
-    virtual void taskChanged(const TaskRecord& task) = 0;
-    virtual void taskExited(const TaskRecord& task) = 0;
-    virtual void taskRemoved(const TaskRecord& task) = 0;
-};
+using task::ExitStatus;
+using task::TaskEvents;
+using task::TaskRecord;
+using task::TaskState;
 
 class TaskManager {
 public:
@@ -66,7 +62,7 @@ public:
     /// before anything is created: may refuse the start or add to its spec
     /// (the plugin registry claims the plugin's name and sets its endpoint).
     using StartHook = std::function<common::Result<void>(const std::string& allocId, const std::string& task,
-                                                         TaskSpec& spec)>;
+                                                         spec::TaskSpec& spec)>;
     void setStartHook(StartHook hook) { startHook_ = std::move(hook); }
     /// The namespace path of an allocation's ready network (NoSuchNetwork
     /// otherwise), for tasks whose spec joins it.
@@ -151,6 +147,7 @@ private:
         StartDone done;
         Launch launch;
         scope::UnitProperties properties;  ///< of the task's scope
+        std::optional<common::Error> refused;  ///< the spec did not parse (said on a later turn)
         uint64_t watch = 0;     ///< the loop's watch on the shim's report pipe
         bool released = false;  ///< told to exec; the next report is its outcome
         bool reserved = false;  ///< cores were reserved and go back on failure
@@ -183,7 +180,7 @@ private:
     /// A start's files and shim, made on the start worker (off the loop):
     /// the log directory, the spool's fifos and description, the spawn.
     /// Leaves nothing behind on error.
-    common::Result<Launch> prepareLaunch(const TaskSpec& spec, const LaunchPaths& paths,
+    common::Result<Launch> prepareLaunch(const spec::TaskSpec& spec, const LaunchPaths& paths,
                                          const std::optional<LogSettings>& spooled, const std::string& logDir,
                                          const std::string& unit, const std::string& allocId,
                                          const std::string& task) const;

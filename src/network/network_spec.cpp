@@ -2,50 +2,80 @@
 
 #include <cctype>
 
+#include "common/error_names.hpp"
+#include "spec/schema.hpp"
+
 namespace taskscope::network {
 
 namespace {
 
-using nlohmann::json;
 using common::makeError;
 using common::Result;
+using spec::Json;
+using spec::invalid;
 
-common::Error invalid(const std::string& message) { return makeError("InvalidSpec", message); }
+// More than any allocation forwards; a bound on what a caller makes us hold.
+constexpr size_t kMaxPorts = 1024;
 
-Result<uint16_t> port(const json& j, const std::string& key) {
-    if (!j.is_number_integer()) return invalid(key + " must be an integer");
-    const auto v = j.get<int64_t>();
-    if (v < 1 || v > 65535) return invalid(key + " is " + std::to_string(v) + ", outside 1..65535");
-    return static_cast<uint16_t>(v);
+spec::Codec<std::string> protocolCodec() {
+    return spec::oneOf<std::string>({{"tcp", "tcp"}, {"udp", "udp"}});
 }
 
-Result<PortMapping> parsePort(const json& j, size_t index) {
-    const auto at = "ports[" + std::to_string(index) + "]";
-    if (!j.is_object()) return invalid(at + " must be an object");
-    PortMapping p;
-    bool haveHost = false, haveContainer = false;
-    for (const auto& [key, value] : j.items()) {
-        if (key == "host_port") {
-            auto v = port(value, at + ".host_port");
-            if (!v) return v.error();
-            p.hostPort = *v;
-            haveHost = true;
-        } else if (key == "container_port") {
-            auto v = port(value, at + ".container_port");
-            if (!v) return v.error();
-            p.containerPort = *v;
-            haveContainer = true;
-        } else if (key == "protocol") {
-            if (!value.is_string() || (value != "tcp" && value != "udp"))
-                return invalid(at + ".protocol must be \"tcp\" or \"udp\"");
-            p.protocol = value.get<std::string>();
-        } else {
-            return invalid("unknown field " + at + "." + key);
-        }
-    }
-    if (!haveHost) return invalid(at + ".host_port is required");
-    if (!haveContainer) p.containerPort = p.hostPort;
-    return p;
+const spec::Schema<PortMapping>& portSchema() {
+    static const spec::Schema<PortMapping> schema{
+        {
+            spec::field("host_port", &PortMapping::hostPort, spec::integerAs<uint16_t>(1, 65535),
+                        spec::Presence::Always, true),
+            spec::field("container_port", &PortMapping::containerPort, spec::integerAs<uint16_t>(1, 65535)),
+            spec::field("protocol", &PortMapping::protocol, protocolCodec()),
+        },
+        {},
+        {},
+        // container_port defaults to host_port.
+        [](PortMapping& p) {
+            if (p.containerPort == 0) p.containerPort = p.hostPort;
+        }};
+    return schema;
+}
+
+spec::Codec<std::optional<Json>> conflistCodec() {
+    return {[](const Json& v, const std::string& at, spec::Strictness) -> Result<std::optional<Json>> {
+                if (!v.is_object() || !v.contains("plugins") || !v["plugins"].is_array() || v["plugins"].empty())
+                    return invalid(at + " must be a CNI network configuration list with plugins");
+                for (const auto& p : v["plugins"])
+                    if (!p.is_object() || !p.contains("type") || !p["type"].is_string())
+                        return invalid("every " + at + " plugin needs a type");
+                return std::optional<Json>(v);
+            },
+            [](const std::optional<Json>& v) { return v ? *v : Json(); }};
+}
+
+const spec::Schema<NetworkSpec>& networkSchema() {
+    static const spec::Schema<NetworkSpec> schema{
+        {
+            spec::field("mode", &NetworkSpec::mode, spec::oneOf<Mode>({{"none", Mode::None}, {"bridge", Mode::Bridge}})),
+            spec::field("ports", &NetworkSpec::ports, spec::objects(portSchema(), kMaxPorts)),
+            spec::field("conflist", &NetworkSpec::conflist, conflistCodec()),
+        },
+        {
+            [](const NetworkSpec& n, const std::string&) -> Result<void> {
+                for (size_t i = 0; i < n.ports.size(); ++i)
+                    for (size_t k = 0; k < i; ++k)
+                        if (n.ports[k].hostPort == n.ports[i].hostPort &&
+                            n.ports[k].protocol == n.ports[i].protocol)
+                            return invalid("host port " + std::to_string(n.ports[i].hostPort) + "/" +
+                                           n.ports[i].protocol + " is mapped twice");
+                return {};
+            },
+            [](const NetworkSpec& n, const std::string&) -> Result<void> {
+                if (n.mode == Mode::None && (!n.ports.empty() || n.conflist))
+                    return invalid("mode none has no ports and no plugins (use mode bridge)");
+                return {};
+            },
+        },
+        {},
+        {}};
+    return schema;
 }
 
 }  // namespace
@@ -53,51 +83,17 @@ Result<PortMapping> parsePort(const json& j, size_t index) {
 const char* toString(Mode mode) { return mode == Mode::Bridge ? "bridge" : "none"; }
 
 Result<NetworkSpec> parseNetworkSpec(const std::string& text) {
-    NetworkSpec spec;
-    if (text.empty()) return spec;
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded()) return invalid("network spec is not valid JSON");
-    if (!j.is_object()) return invalid("network spec must be a JSON object");
-    bool havePorts = false;
-    for (const auto& [key, value] : j.items()) {
-        if (key == "mode") {
-            if (value == "none") spec.mode = Mode::None;
-            else if (value == "bridge") spec.mode = Mode::Bridge;
-            else return invalid("mode must be \"none\" or \"bridge\", not " + value.dump());
-        } else if (key == "ports") {
-            if (!value.is_array()) return invalid("ports must be an array");
-            for (size_t i = 0; i < value.size(); ++i) {
-                auto p = parsePort(value[i], i);
-                if (!p) return p.error();
-                for (const auto& q : spec.ports)
-                    if (q.hostPort == p->hostPort && q.protocol == p->protocol)
-                        return invalid("host port " + std::to_string(p->hostPort) + "/" + p->protocol +
-                                       " is mapped twice");
-                spec.ports.push_back(*p);
-            }
-            havePorts = !spec.ports.empty();
-        } else if (key == "conflist") {
-            if (!value.is_object() || !value.contains("plugins") || !value["plugins"].is_array() ||
-                value["plugins"].empty())
-                return invalid("conflist must be a CNI network configuration list with plugins");
-            for (const auto& p : value["plugins"])
-                if (!p.is_object() || !p.contains("type") || !p["type"].is_string())
-                    return invalid("every conflist plugin needs a type");
-            spec.conflist = value;
-        } else {
-            return invalid("unknown field " + key);
-        }
-    }
-    if (spec.mode == Mode::None && (havePorts || spec.conflist))
-        return invalid("mode none has no ports and no plugins (use mode bridge)");
-    return spec;
+    if (text.empty()) return NetworkSpec{};
+    auto j = spec::parseObject(text, "network spec");
+    if (!j) return j.error();
+    return spec::readObject(networkSchema(), *j, "");
 }
 
 Result<void> checkAllocId(const std::string& id) {
     auto bad = [&] {
-        return makeError("InvalidName", "alloc_id '" + id +
-                                            "' must be 1-64 characters of [A-Za-z0-9_.-], starting with a letter "
-                                            "or digit");
+        return makeError(common::errors::kInvalidName,
+                         "alloc_id '" + id +
+                             "' must be 1-64 characters of [A-Za-z0-9_.-], starting with a letter or digit");
     };
     if (id.empty() || id.size() > 64 || !std::isalnum(static_cast<unsigned char>(id[0]))) return bad();
     for (char c : id)

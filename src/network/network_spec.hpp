@@ -1,6 +1,7 @@
 #pragma once
-// The network spec a caller hands to CreateNetwork, parsed strictly like a
-// task spec: an unknown field or a value out of range is InvalidSpec.
+// The network spec a caller hands to CreateNetwork, read with the same
+// tables as a task spec (spec/schema.hpp): an unknown field or a value out
+// of range is InvalidSpec.
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,8 @@ struct PortMapping {
     uint16_t hostPort = 0;
     uint16_t containerPort = 0;
     std::string protocol = "tcp";  ///< "tcp" or "udp"
+
+    bool operator==(const PortMapping&) const = default;
 };
 
 struct NetworkSpec {
@@ -29,6 +32,8 @@ struct NetworkSpec {
     std::vector<PortMapping> ports;  ///< bridge mode only
     /// A conflist that replaces the node's plugin chain (bridge mode).
     std::optional<nlohmann::json> conflist;
+
+    bool operator==(const NetworkSpec&) const = default;
 };
 
 /// Parses and range-checks a spec (InvalidSpec); "" means mode none.

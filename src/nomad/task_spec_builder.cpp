@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/cpu_list.hpp"
 #include "nomad/cty_msgpack.hpp"
+#include "spec/task_spec.hpp"
 
 namespace taskscope::nomad {
 
@@ -22,19 +24,19 @@ common::Error invalid(const std::string& message) { return makeError("InvalidCon
 // shares, which taskscope takes, are 2..262144.
 int64_t clampShares(int64_t shares) { return std::clamp<int64_t>(shares, 2, 262144); }
 
-Result<void> addDriverConfig(const json& config, json& spec, std::optional<FsMode>& isolation) {
+Result<void> addDriverConfig(const json& config, spec::TaskSpec& out, std::optional<FsMode>& isolation) {
     if (!config.is_object()) return invalid("the task's config block must be an object");
     for (const auto& [key, value] : config.items()) {
         if (value.is_null()) continue;  // an optional attribute the job left out
         if (key == "command") {
             if (!value.is_string() || value.get<std::string>().empty())
                 return invalid("config.command must be a non-empty string");
-            spec["command"] = value;
+            out.command = value.get<std::string>();
         } else if (key == "args") {
             if (!value.is_array()) return invalid("config.args must be a list of strings");
             for (const auto& a : value)
                 if (!a.is_string()) return invalid("config.args must be a list of strings");
-            spec["args"] = value;
+            out.args = value.get<std::vector<std::string>>();
         } else if (key == "isolation") {
             if (!value.is_string()) return invalid("config.isolation must be \"chroot\" or \"none\"");
             auto m = parseFsMode(value.get<std::string>());
@@ -44,20 +46,24 @@ Result<void> addDriverConfig(const json& config, json& spec, std::optional<FsMod
             return invalid("unknown attribute config." + key);
         }
     }
-    if (!spec.contains("command")) return invalid("config.command is required");
+    if (out.command.empty()) return invalid("config.command is required");
     return {};
 }
 
-json resources(const pb::Resources& r) {
-    json out = json::object();
+Result<spec::Resources> resources(const pb::Resources& r) {
+    spec::Resources out;
     const auto& alloc = r.allocated_resources();
-    if (alloc.memory().memory_mb() > 0) out["memory_mb"] = alloc.memory().memory_mb();
-    if (alloc.memory().memory_max_mb() > alloc.memory().memory_mb()) out["memory_max_mb"] = alloc.memory().memory_max_mb();
+    if (alloc.memory().memory_mb() > 0) out.memoryMb = alloc.memory().memory_mb();
+    if (alloc.memory().memory_max_mb() > alloc.memory().memory_mb()) out.memoryMaxMb = alloc.memory().memory_max_mb();
     if (alloc.cpu().cpu_shares() > 0)
-        out["cpu_shares"] = clampShares(alloc.cpu().cpu_shares());
+        out.cpuShares = static_cast<uint64_t>(clampShares(alloc.cpu().cpu_shares()));
     else if (r.linux_resources().cpu_shares() > 0)
-        out["cpu_shares"] = clampShares(r.linux_resources().cpu_shares());
-    if (!r.linux_resources().cpuset_cpus().empty()) out["cpuset"] = r.linux_resources().cpuset_cpus();
+        out.cpuShares = static_cast<uint64_t>(clampShares(r.linux_resources().cpu_shares()));
+    if (!r.linux_resources().cpuset_cpus().empty()) {
+        auto cpus = common::parseCpuList(r.linux_resources().cpuset_cpus());
+        if (!cpus) return invalid("resources.cpuset_cpus: " + cpus.error().message);
+        out.cpuset = std::move(*cpus);
+    }
     return out;
 }
 
@@ -76,7 +82,7 @@ NomadDirs nomadDirs(const pb::TaskConfig& cfg) {
     return {join(cfg.alloc_dir(), "alloc"), task, join(task, "local"), join(task, "secrets")};
 }
 
-Result<void> addChroot(const pb::TaskConfig& cfg, json& spec) {
+Result<void> addChroot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
     // taskscope's isolated task gets a private /dev of the standard nodes
     // and DevicePolicy=closed; it has no way yet to bind another node in
     // and allow it, so such a task is refused rather than started without
@@ -85,28 +91,31 @@ Result<void> addChroot(const pb::TaskConfig& cfg, json& spec) {
         return invalid("device " + cfg.devices(0).host_path() +
                        ": devices cannot be given to a task with isolation = \"chroot\" (taskscope's isolated "
                        "tasks get the standard devices only); use isolation = \"none\"");
-    json iso = {{"filesystem", true}};
-    json volumes = json::array();
+    spec::Isolation iso;
+    iso.filesystem = true;
     if (!cfg.alloc_dir().empty()) {
         const auto d = nomadDirs(cfg);
-        iso["task_dir"] = d.task;
-        iso["alloc_dir"] = d.shared;
+        iso.taskDir = d.task;
+        iso.allocDir = d.shared;
         // Nomad's own secrets dir (a tmpfs where it renders templates and
         // the Vault token), not a fresh one of taskscope's.
-        iso["secrets_dir"] = d.secrets;
+        iso.secretsDir = d.secrets;
     }
     for (const auto& m : cfg.mounts()) {
         if (m.host_path().empty() || m.task_path().empty()) return invalid("a mount needs host_path and task_path");
         // Nomad's propagation modes are taskscope's names ("" is private).
         const std::string prop = m.propagation_mode().empty() ? "private" : m.propagation_mode();
-        if (prop != "private" && prop != "host-to-task" && prop != "bidirectional")
+        spec::Volume v{m.host_path(), m.task_path(), m.readonly(), spec::Propagation::Private};
+        if (prop == "host-to-task")
+            v.propagation = spec::Propagation::HostToTask;
+        else if (prop == "bidirectional")
+            v.propagation = spec::Propagation::Bidirectional;
+        else if (prop != "private")
             return invalid("mount " + m.task_path() + ": unknown propagation_mode " + prop);
-        json v = {{"source", m.host_path()}, {"target", m.task_path()}, {"read_only", m.readonly()}};
-        if (prop != "private") v["propagation"] = prop;
-        volumes.push_back(std::move(v));
+        iso.volumes.push_back(std::move(v));
     }
-    if (!volumes.empty()) iso["volumes"] = std::move(volumes);
-    spec["isolation"] = std::move(iso);
+    out.isolation = std::move(iso);
+    out.isolationGiven = true;
     return {};
 }
 
@@ -132,28 +141,25 @@ Result<void> checkHostDevice(const pb::Device& d) {
     return {};
 }
 
-Result<void> addHostRoot(const pb::TaskConfig& cfg, json& spec) {
+Result<void> addHostRoot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
     if (cfg.mounts_size() > 0)
         return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
     for (const auto& d : cfg.devices())
         if (auto r = checkHostDevice(d); !r) return r;
     if (cfg.alloc_dir().empty()) return {};
     const auto d = nomadDirs(cfg);
-    spec["cwd"] = d.task;
+    out.cwd = d.task;
     // The driver reports filesystem isolation, so Nomad wrote the paths a
     // task sees in its own root (/alloc, /local, /secrets); on the host's
     // root they are these.
-    if (spec.contains("env")) {
-        auto& env = spec["env"];
-        const std::pair<const char*, const std::string*> dirs[] = {
-            {"NOMAD_ALLOC_DIR", &d.shared}, {"NOMAD_TASK_DIR", &d.local}, {"NOMAD_SECRETS_DIR", &d.secrets}};
-        for (const auto& [name, path] : dirs)
-            if (env.contains(name)) env[name] = *path;
-    }
+    const std::pair<const char*, const std::string*> dirs[] = {
+        {"NOMAD_ALLOC_DIR", &d.shared}, {"NOMAD_TASK_DIR", &d.local}, {"NOMAD_SECRETS_DIR", &d.secrets}};
+    for (const auto& [name, path] : dirs)
+        if (auto it = out.env.find(name); it != out.env.end()) it->second = *path;
     return {};
 }
 
-Result<void> addNetwork(const pb::TaskConfig& cfg, json& spec) {
+Result<void> addNetwork(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
     if (!cfg.has_network_isolation_spec()) return {};
     const auto& n = cfg.network_isolation_spec();
     switch (n.mode()) {
@@ -165,7 +171,7 @@ Result<void> addNetwork(const pb::TaskConfig& cfg, json& spec) {
             if (n.path() != allocNetnsPath(cfg.alloc_id()))
                 return invalid("network namespace " + n.path() + " is not allocation " + cfg.alloc_id() +
                                "'s (" + allocNetnsPath(cfg.alloc_id()) + ")");
-            spec["network_namespace"] = "alloc";
+            out.network = spec::NetworkNamespace::Alloc;
             return {};
         default:
             return invalid("network isolation mode " + pb::NetworkIsolationSpec::NetworkIsolationMode_Name(n.mode()) +
@@ -192,23 +198,23 @@ Result<TaskKey> taskKey(const pb::TaskConfig& cfg) {
 Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver) {
     auto config = decodeCty(cfg.msgpack_driver_config());
     if (!config) return config.error().context("decode the task's config");
-    json spec = json::object();
+    // The typed task, filled here and serialized by its one converter.
+    spec::TaskSpec task;
     std::optional<FsMode> isolation;
-    if (auto r = addDriverConfig(*config, spec, isolation); !r) return r.error();
-    json env = json::object();
-    for (const auto& [k, v] : cfg.env()) env[k] = v;
-    if (!env.empty()) spec["env"] = std::move(env);
-    if (!cfg.user().empty()) spec["user"] = cfg.user();
+    if (auto r = addDriverConfig(*config, task, isolation); !r) return r.error();
+    for (const auto& [k, v] : cfg.env()) task.env[k] = v;
+    if (!cfg.user().empty()) task.user = cfg.user();
     const auto fs = isolation.value_or(driver.defaultIsolation);
-    if (auto r = fs == FsMode::Chroot ? addChroot(cfg, spec) : addHostRoot(cfg, spec); !r) return r.error();
-    if (auto r = addNetwork(cfg, spec); !r) return r.error();
-    if (!cfg.stdout_path().empty()) spec["stdout_path"] = cfg.stdout_path();
-    if (!cfg.stderr_path().empty()) spec["stderr_path"] = cfg.stderr_path();
+    if (auto r = fs == FsMode::Chroot ? addChroot(cfg, task) : addHostRoot(cfg, task); !r) return r.error();
+    if (auto r = addNetwork(cfg, task); !r) return r.error();
+    task.stdoutPath = cfg.stdout_path();
+    task.stderrPath = cfg.stderr_path();
     if (cfg.has_resources()) {
         auto res = resources(cfg.resources());
-        if (!res.empty()) spec["resources"] = std::move(res);
+        if (!res) return res.error();
+        task.resources = std::move(*res);
     }
-    return spec;
+    return spec::toJson(task);
 }
 
 std::string encodeDriverState(const TaskKey& key) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "scope/unit_name.hpp"
 
@@ -15,8 +16,10 @@ namespace taskscope::plugins {
 
 using common::makeError;
 using common::Result;
-using manager::TaskRecord;
-using manager::TaskState;
+using spec::pluginHostDir;
+using spec::pluginId;
+using task::TaskRecord;
+using task::TaskState;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -67,21 +70,21 @@ PluginRegistry::~PluginRegistry() {
 std::string PluginRegistry::recordPath(const PluginSpec& spec) const { return pluginHostDir(root_, spec) + ".json"; }
 
 Result<void> PluginRegistry::prepareStart(const std::string& allocId, const std::string& task,
-                                          manager::TaskSpec& taskSpec) {
+                                          spec::TaskSpec& taskSpec) {
     if (!taskSpec.plugin) return {};
     const auto& plugin = *taskSpec.plugin;
     for (const auto* t : tasks_()) {
         if (t->finished() || (t->allocId == allocId && t->name == task)) continue;
-        auto other = pluginOfSpec(t->specJson);
+        const auto& other = t->spec.plugin;
         if (other && pluginId(*other) == pluginId(plugin))
-            return makeError("PluginNameInUse", "plugin " + pluginId(plugin) + " is already served by task " +
+            return makeError(common::errors::kPluginNameInUse, "plugin " + pluginId(plugin) + " is already served by task " +
                                                     t->allocId + "/" + t->name);
     }
     const auto dir = pluginHostDir(root_, plugin);
     const auto socket = dir + "/" + plugin.socket;
-    if (socket.size() > kMaxSocketPath)
-        return makeError("InvalidSpec", "plugin socket path " + socket + " is longer than a unix socket address holds (" +
-                                            std::to_string(kMaxSocketPath) + ")");
+    if (socket.size() > spec::kMaxSocketPath)
+        return makeError(common::errors::kInvalidSpec, "plugin socket path " + socket + " is longer than a unix socket address holds (" +
+                                            std::to_string(spec::kMaxSocketPath) + ")");
     if (auto r = common::makePrivateDir(dir); !r) return r.error().context("create plugin directory");
     // A socket left by the plugin's previous task would answer nothing and
     // look like this one's.
@@ -93,7 +96,7 @@ Result<void> PluginRegistry::prepareStart(const std::string& allocId, const std:
     // also carries mounts a storage plugin makes below it back to the host.
     if (taskSpec.isolation.filesystem) {
         taskSpec.isolation.volumes.push_back(
-            manager::Volume{dir, plugin.mountDir, false, manager::Propagation::Bidirectional});
+            spec::Volume{dir, plugin.mountDir, false, spec::Propagation::Bidirectional});
         taskSpec.env["CSI_ENDPOINT"] = "unix://" + plugin.mountDir + "/" + plugin.socket;
     } else {
         taskSpec.env["CSI_ENDPOINT"] = "unix://" + socket;
@@ -104,7 +107,7 @@ Result<void> PluginRegistry::prepareStart(const std::string& allocId, const std:
 void PluginRegistry::recover() {
     std::map<std::string, const TaskRecord*> byPlugin;
     for (const auto* t : tasks_())
-        if (auto spec = pluginOfSpec(t->specJson); spec && !t->finished()) byPlugin[pluginId(*spec)] = t;
+        if (t->spec.plugin && !t->finished()) byPlugin[pluginId(*t->spec.plugin)] = t;
 
     std::error_code ec;
     for (const auto& typeDir : std::filesystem::directory_iterator(root_, ec)) {
@@ -137,8 +140,7 @@ void PluginRegistry::recover() {
                 continue;
             }
             const auto& t = *it->second;
-            auto spec = pluginOfSpec(t.specJson);
-            watch(t, *spec);
+            watch(t, *t.spec.plugin);
             auto& p = *plugins_.at(Key{t.allocId, t.name});
             p.provider = j.value("provider", "");
             p.version = j.value("version", "");
@@ -166,7 +168,7 @@ void PluginRegistry::onTask(const TaskRecord& task) {
     const auto it = plugins_.find(key);
     if (it == plugins_.end()) {
         if (!serving(task)) return;
-        if (auto spec = pluginOfSpec(task.specJson)) watch(task, *spec);
+        if (task.spec.plugin) watch(task, *task.spec.plugin);
         return;
     }
     if (task.finished()) deregister(key, endReason(task));

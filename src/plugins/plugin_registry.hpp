@@ -17,12 +17,14 @@
 
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
-#include "manager/task_manager.hpp"
 #include "plugins/identity_client.hpp"
-#include "plugins/plugin_spec.hpp"
 #include "plugins/probe_worker.hpp"
+#include "spec/task_spec.hpp"
+#include "task/task_events.hpp"
 
 namespace taskscope::plugins {
+
+using spec::PluginSpec;
 
 /// What the registry knows of one plugin.
 struct PluginEntry {
@@ -57,10 +59,10 @@ public:
     virtual void pluginDeregistered(const PluginEntry& plugin, const std::string& reason) = 0;
 };
 
-class PluginRegistry final : public manager::TaskEvents {
+class PluginRegistry final : public task::TaskEvents {
 public:
     using Prober = std::function<common::Result<IdentityAnswer>(const std::string& socketPath, bool withInfo)>;
-    using TaskList = std::function<std::vector<const manager::TaskRecord*>()>;
+    using TaskList = std::function<std::vector<const task::TaskRecord*>()>;
 
     /// `root`: the host directories (<root>/<type>/<name>) and the
     /// registrations that outlive a restart (<root>/<type>/<name>.json).
@@ -75,7 +77,7 @@ public:
     /// to listen (CSI_ENDPOINT, as Nomad sets it).
     /// An isolated task sees the directory at the spec's mount_dir, through
     /// a bidirectional volume added to its spec.
-    common::Result<void> prepareStart(const std::string& allocId, const std::string& task, manager::TaskSpec& spec);
+    common::Result<void> prepareStart(const std::string& allocId, const std::string& task, spec::TaskSpec& spec);
 
     /// After the task manager recovered: plugins registered before a restart
     /// are published again (not announced twice) and probed at once; those
@@ -85,17 +87,17 @@ public:
 
     std::vector<const PluginEntry*> list() const;
 
-    // manager::TaskEvents
-    void taskAdded(const manager::TaskRecord& task) override { onTask(task); }
-    void taskChanged(const manager::TaskRecord& task) override { onTask(task); }
-    void taskExited(const manager::TaskRecord& task) override { onTask(task); }
-    void taskRemoved(const manager::TaskRecord& task) override;
+    // task::TaskEvents
+    void taskAdded(const task::TaskRecord& task) override { onTask(task); }
+    void taskChanged(const task::TaskRecord& task) override { onTask(task); }
+    void taskExited(const task::TaskRecord& task) override { onTask(task); }
+    void taskRemoved(const task::TaskRecord& task) override;
 
 private:
     using Key = std::pair<std::string, std::string>;  // (alloc, task)
 
-    void onTask(const manager::TaskRecord& task);
-    void watch(const manager::TaskRecord& task, const PluginSpec& spec);
+    void onTask(const task::TaskRecord& task);
+    void watch(const task::TaskRecord& task, const PluginSpec& spec);
     void schedule(const Key& key, std::chrono::milliseconds after);
     void check(const Key& key);
     void answered(const Key& key, uint64_t generation, common::Result<IdentityAnswer> answer);
@@ -116,6 +118,6 @@ private:
 };
 
 /// Why a plugin's task is no longer there to serve it.
-std::string endReason(const manager::TaskRecord& task);
+std::string endReason(const task::TaskRecord& task);
 
 }  // namespace taskscope::plugins

@@ -1,5 +1,5 @@
 #pragma once
-// A task's resource limits and how they become systemd unit properties.
+// How a task's resource limits become systemd unit properties.
 
 #include <sdbus-c++/Types.h>
 
@@ -9,21 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "spec/resources.hpp"
+
 namespace taskscope::scope {
 
-/// Limits as a job spec states them (Nomad's units: MB, shares, percent).
-struct Resources {
-    std::optional<int64_t> memoryMb;     ///< reservation; the hard limit unless memoryMaxMb is set
-    std::optional<int64_t> memoryMaxMb;  ///< hard limit for oversubscription; -1 = none
-    std::optional<uint64_t> cpuShares;   ///< 2..262144, Nomad/cgroup v1 shares
-    std::optional<uint64_t> cpuQuotaPercent;  ///< percent of one CPU, 100 = one full core
-    std::optional<uint64_t> pidsMax;
-    std::optional<uint32_t> cores;     ///< cores to reserve exclusively
-    /// These cores, reserved exclusively (a scheduler that already chose
-    /// them, as Nomad does); exclusive with `cores`.
-    std::set<unsigned> cpuset;
-    std::set<unsigned> allowedCpus;    ///< the cpuset assigned by the partitioner; empty = unset
-};
+/// A spec's limits (spec/resources.hpp), here where they become properties.
+using Resources = spec::Resources;
 
 using UnitProperty = sdbus::Struct<std::string, sdbus::Variant>;
 using UnitProperties = std::vector<UnitProperty>;

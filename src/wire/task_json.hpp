@@ -10,17 +10,9 @@
 #include <string_view>
 
 #include "common/result.hpp"
+#include "spec/task_spec.hpp"
 
 namespace taskscope::wire {
-
-/// The fields of a task's spec that the streamer uses.
-struct TaskSpecFields {
-    std::string user = "root";
-    std::string group;  ///< empty: the user's primary group
-    std::string cwd = "/";
-    std::map<std::string, std::string> env;
-    bool logs = true;  ///< false: the task runs with log collection off
-};
 
 struct TaskInfo {
     std::string allocId;
@@ -32,13 +24,16 @@ struct TaskInfo {
     /// The file holding the task's resolved process spec (root's alone),
     /// which exec'd commands are set up from; empty when none was given.
     std::string processSpec;
-    /// Empty when the spec is not a JSON object (GetTask embeds it as an
-    /// object, or as the stored string when that does not parse).
-    std::optional<TaskSpecFields> spec;
+    /// The task's spec (spec/task_spec.hpp), read leniently (a newer
+    /// manager's fields are skipped). Empty when the spec is not a JSON
+    /// object (GetTask embeds it as an object; a manager before 0.3 as the
+    /// stored string when that did not parse).
+    std::optional<spec::TaskSpec> spec;
 };
 
 /// Reads GetTask's JSON. Internal when it is not a JSON object, lacks
-/// state, pid, unit, cgroup or spec, or has a field of the wrong type.
+/// state, pid, unit, cgroup or spec, or has a field of the wrong type
+/// (its spec's included).
 common::Result<TaskInfo> parseTaskJson(std::string_view json);
 
 }  // namespace taskscope::wire

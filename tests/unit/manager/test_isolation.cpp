@@ -5,9 +5,10 @@
 #include <algorithm>
 
 #include "manager/isolation.hpp"
-#include "manager/task_spec.hpp"
+#include "spec/task_spec.hpp"
 
 using namespace taskscope::manager;
+using namespace taskscope::spec;
 namespace bdata = boost::unit_test::data;
 
 namespace {

@@ -7,6 +7,7 @@
 #include "manager/task_dirs.hpp"
 
 using namespace taskscope::manager;
+using taskscope::spec::Isolation;
 namespace fs = std::filesystem;
 
 namespace {

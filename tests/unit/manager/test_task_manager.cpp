@@ -41,11 +41,11 @@ using manager::TaskRecord;
 using manager::TaskState;
 using test::FakeSystemdClient;
 
-namespace taskscope::manager {
+namespace taskscope::wire {
 std::ostream& operator<<(std::ostream& out, TaskState s) {
     return out << toString(s);
 }
-}  // namespace taskscope::manager
+}  // namespace taskscope::wire
 
 namespace {
 
@@ -77,7 +77,7 @@ std::string me() {
     return pw ? pw->pw_name : "root";
 }
 
-std::string spec(const std::string& command, const std::vector<std::string>& args, nlohmann::json extra = {}) {
+std::string taskSpec(const std::string& command, const std::vector<std::string>& args, nlohmann::json extra = {}) {
     nlohmann::json j = {{"command", command}, {"args", args}, {"user", me()}};
     if (extra.is_object())
         for (const auto& [k, v] : extra.items()) j[k] = v;
@@ -220,7 +220,7 @@ struct Fixture {
 
 BOOST_FIXTURE_TEST_CASE(start_puts_the_stopped_task_in_its_scope_then_runs_it, Fixture) {
     open();
-    const auto& r = start("a1", "web", spec("/bin/sleep", {"1000"}));
+    const auto& r = start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(r.state == TaskState::Running);
     BOOST_TEST(r.unit == "a1-web.scope");
     BOOST_TEST(r.pid > 0);
@@ -249,7 +249,7 @@ uint64_t tasksMaxOf(const FakeSystemdClient& systemd, const std::string& unit) {
 BOOST_FIXTURE_TEST_CASE(a_spec_without_pids_max_gets_the_nodes_default, Fixture) {
     config.defaultPidsMax = 321;
     open();
-    start("a1", "plain", spec("/bin/sleep", {"1000"}));
+    start("a1", "plain", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(tasksMaxOf(systemd, "a1-plain.scope") == 321u);
     start("a1", "own", R"({"command":"/bin/sleep","args":["1000"],"resources":{"pids_max":7}})");
     BOOST_TEST(tasksMaxOf(systemd, "a1-own.scope") == 7u);
@@ -258,14 +258,14 @@ BOOST_FIXTURE_TEST_CASE(a_spec_without_pids_max_gets_the_nodes_default, Fixture)
 BOOST_FIXTURE_TEST_CASE(a_node_default_of_zero_leaves_systemds_tasks_max, Fixture) {
     config.defaultPidsMax = 0;
     open();
-    start("a1", "plain", spec("/bin/sleep", {"1000"}));
+    start("a1", "plain", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(tasksMaxOf(systemd, "a1-plain.scope") == 0u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_second_start_of_one_task_is_refused, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
-    auto again = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    auto again = tryStart("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!again);
     BOOST_TEST(again.error().name == "TaskExists");
     BOOST_TEST(systemd.count("startScope") == 1u);
@@ -273,7 +273,7 @@ BOOST_FIXTURE_TEST_CASE(a_second_start_of_one_task_is_refused, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(an_exit_is_collected_from_the_shims_record, Fixture) {
     open();
-    start("a1", "job", spec("/bin/sh", {"-c", "exit 3"}));
+    start("a1", "job", taskSpec("/bin/sh", {"-c", "exit 3"}));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
     const auto& r = **tasks->get("a1", "job");
     BOOST_TEST(r.state == TaskState::Exited);
@@ -286,7 +286,7 @@ BOOST_FIXTURE_TEST_CASE(an_exit_is_collected_from_the_shims_record, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(stop_without_grace_kills_every_process_through_systemd_on_v1, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(stopTask("a1", "web", "", 0));
     BOOST_TEST(state("a1", "web") == TaskState::Stopping);
     // cgroup v1: freeze, SIGKILL all, thaw (each step once systemd answered the one before).
@@ -301,7 +301,7 @@ BOOST_FIXTURE_TEST_CASE(stop_without_grace_kills_every_process_through_systemd_o
 
 BOOST_FIXTURE_TEST_CASE(stop_kills_when_the_grace_ends, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     // The signal only goes to a PID inside the task's scope; the fake has
     // no cgroups, so here only the kill at the end of the grace ends it.
     BOOST_REQUIRE(stopTask("a1", "web", "SIGTERM", 200));
@@ -314,7 +314,7 @@ BOOST_FIXTURE_TEST_CASE(stop_kills_when_the_grace_ends, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(a_stop_of_an_exited_task_is_refused, Fixture) {
     open();
-    start("a1", "job", spec("/bin/true", {}));
+    start("a1", "job", taskSpec("/bin/true", {}));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
     auto r = stopTask("a1", "job", "", 0);
     BOOST_REQUIRE(!r);
@@ -323,7 +323,7 @@ BOOST_FIXTURE_TEST_CASE(a_stop_of_an_exited_task_is_refused, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(a_restarted_manager_readopts_a_running_task, Fixture) {
     open();
-    const pid_t pid = start("a1", "web", spec("/bin/sleep", {"1000"})).pid;
+    const pid_t pid = start("a1", "web", taskSpec("/bin/sleep", {"1000"})).pid;
     tasks.reset();  // the manager goes away; the shim and the task stay
     BOOST_TEST(!processGone(pid));
     open();
@@ -337,7 +337,7 @@ BOOST_FIXTURE_TEST_CASE(a_restarted_manager_readopts_a_running_task, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(an_exit_while_the_manager_was_away_is_reported_after_restart, Fixture) {
     open();
-    const pid_t pid = start("a1", "web", spec("/bin/sleep", {"1000"})).pid;
+    const pid_t pid = start("a1", "web", taskSpec("/bin/sleep", {"1000"})).pid;
     tasks.reset();
     ::kill(pid, SIGKILL);
     const auto exitFile = config.stateDir + "/exits/a1-web.scope";
@@ -355,7 +355,7 @@ BOOST_FIXTURE_TEST_CASE(an_exit_while_the_manager_was_away_is_reported_after_res
 
 BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_vanished_is_lost_after_restart, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     const pid_t shim = (**tasks->get("a1", "web")).shimPid;
     tasks.reset();
     // SIGKILL the shim: no exit record can be written.
@@ -373,7 +373,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_vanished_is_lost_after_restart, Fixtur
 BOOST_FIXTURE_TEST_CASE(a_start_cut_off_by_the_managers_death_leaves_no_task, Fixture) {
     open();
     systemd.hold("startScope");
-    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [](auto) {});
+    tasks->start("a1", "web", taskSpec("/bin/sleep", {"1000"}), [](auto) {});
     untilAsked("startScope", 1);
     const pid_t shim = (**tasks->get("a1", "web")).shimPid;
     tasks.reset();  // its pending record write finishes; the go pipe closes
@@ -390,7 +390,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_cut_off_by_the_managers_death_leaves_no_task, Fi
     // The record goes through the writer, in order with any write pending.
     BOOST_TEST(runUntil([&] { return !std::filesystem::exists(config.stateDir + "/tasks/a1-web.scope.json"); }));
     BOOST_TEST(!std::filesystem::exists(config.stateDir + "/exits/a1-web.scope.aborted"));
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(state("a1", "web") == TaskState::Running);
 }
 
@@ -399,7 +399,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_cut_off_by_the_managers_death_leaves_no_task, Fi
 // processes; once it is empty the task is lost, with the reason.
 BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_is_killed_runs_on_until_its_scope_is_empty, Fixture) {
     open();
-    const auto& rec = start("a1", "web", spec("/bin/sleep", {"1000"}));
+    const auto& rec = start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!rec.cgroup.empty());
     // cgroup v1 here (host.unified = false): processes are tracked in name=systemd.
     const auto dir = host.root + "/systemd" + rec.cgroup;
@@ -425,7 +425,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_is_killed_runs_on_until_its_scope_is_e
 BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spool, Fixture) {
     open();
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
-    auto r = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
+    auto r = tryStart("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "SystemdFailed");
     BOOST_TEST(!tasks->get("a1", "web"));
@@ -437,13 +437,13 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spoo
     BOOST_TEST(runUntil([&] { return processGone(pid); }));
     BOOST_TEST(events.count("added") == 0u);
     // The same task can start afterwards.
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
 }
 
 BOOST_FIXTURE_TEST_CASE(a_command_that_cannot_run_leaves_nothing_and_stops_its_scope, Fixture) {
     open();
     const auto bin = vanishingBinary();
-    auto r = tryStart("a1", "web", spec(bin, {}));
+    auto r = tryStart("a1", "web", taskSpec(bin, {}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "ExecFailed");
     BOOST_TEST(!tasks->get("a1", "web"));
@@ -457,10 +457,10 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_reserved_cores_back, Fixture) {
     open();
     BOOST_TEST(tasks->sharedCpus() == "0-3");
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
-    auto r = tryStart("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    auto r = tryStart("a1", "db", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(tasks->sharedCpus() == "0-3");
-    const auto& ok = start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    const auto& ok = start("a1", "db", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
     BOOST_TEST(ok.reservedCores);
     BOOST_TEST(tasks->sharedCpus() == "2-3");
 }
@@ -469,10 +469,10 @@ BOOST_FIXTURE_TEST_CASE(a_reservation_moves_every_shared_task_to_the_new_pool, F
     usable = {0, 1, 2, 3};
     host.unified = true;
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
-    start("a1", "api", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    start("a1", "api", taskSpec("/bin/sleep", {"1000"}));
     const auto before = systemd.count("setUnitProperties");
-    start("a1", "db", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    start("a1", "db", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
     // Today: one SetUnitProperties per shared task.
     BOOST_TEST(systemd.count("setUnitProperties") - before == 2u);
     BOOST_TEST(common::formatCpuList((**tasks->get("a1", "web")).cpus) == "1-3");
@@ -482,7 +482,7 @@ BOOST_FIXTURE_TEST_CASE(a_reservation_moves_every_shared_task_to_the_new_pool, F
 // when it ends), so a full node's forgets never queue behind its stops.
 BOOST_FIXTURE_TEST_CASE(forget_asks_nothing_of_systemd, Fixture) {
     open();
-    start("a1", "job", spec("/bin/true", {}));
+    start("a1", "job", taskSpec("/bin/true", {}));
     std::string collect;
     for (const auto& p : systemd.scopes.at("a1-job.scope").properties)
         if (p.get<0>() == "CollectMode") collect = p.get<1>().get<std::string>();
@@ -501,18 +501,18 @@ BOOST_FIXTURE_TEST_CASE(forget_asks_nothing_of_systemd, Fixture) {
     BOOST_TEST(events.count("removed") == 1u);
     BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
     // The name is free again.
-    start("a1", "job", spec("/bin/true", {}));
+    start("a1", "job", taskSpec("/bin/true", {}));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
 }
 
 // The shim holds the task's log fifos; the manager holds nothing per task.
 BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_no_descriptor, Fixture) {
     open();
-    start("a1", "warm", spec("/bin/sleep", {"1000"}));  // lazily opened things (journal, /dev/null) first
+    start("a1", "warm", taskSpec("/bin/sleep", {"1000"}));  // lazily opened things (journal, /dev/null) first
     const auto before = openFds();
-    const auto& web = start("a1", "web", spec("/bin/sleep", {"1000"}));
+    const auto& web = start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(openFds() == before);
-    start("a1", "quiet", spec("/bin/sleep", {"1000"}, {{"logs", false}}));
+    start("a1", "quiet", taskSpec("/bin/sleep", {"1000"}, {{"logs", false}}));
     BOOST_TEST(openFds() == before);
     // ... and the shim does: both fifos, and the release fifo it waits on.
     size_t held = 0;
@@ -528,7 +528,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_no_descriptor, Fixtur
 // shim whose task never ran does not wait.
 BOOST_FIXTURE_TEST_CASE(a_shim_keeps_the_fifos_of_an_ended_task_until_released, Fixture) {
     open();
-    const auto& rec = start("a1", "job", spec("/bin/sh", {"-c", "echo kept"}));
+    const auto& rec = start("a1", "job", taskSpec("/bin/sh", {"-c", "echo kept"}));
     const auto shim = rec.shimPid;
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
     BOOST_TEST(::kill(shim, 0) == 0);
@@ -548,9 +548,9 @@ BOOST_FIXTURE_TEST_CASE(a_shim_keeps_the_fifos_of_an_ended_task_until_released, 
 // it never learns of a task whose logs are off, so such a task makes none.
 BOOST_FIXTURE_TEST_CASE(a_task_with_logs_off_makes_no_log_directory, Fixture) {
     open();
-    start("quiet-alloc", "quiet", spec("/bin/sleep", {"1000"}, {{"logs", false}}));
+    start("quiet-alloc", "quiet", taskSpec("/bin/sleep", {"1000"}, {{"logs", false}}));
     BOOST_TEST(!std::filesystem::exists(config.stateDir + "/logs/quiet-alloc"));
-    start("loud-alloc", "web", spec("/bin/sleep", {"1000"}));
+    start("loud-alloc", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(std::filesystem::is_directory(config.stateDir + "/logs/loud-alloc"));
 }
 
@@ -558,8 +558,8 @@ BOOST_FIXTURE_TEST_CASE(a_task_with_logs_off_makes_no_log_directory, Fixture) {
 // no call on it ever reaches the first.
 BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {
     open();
-    const pid_t first = start("x-a", "b", spec("/bin/sleep", {"1000"})).pid;
-    auto second = tryStart("x", "a-b", spec("/bin/sleep", {"1000"}));
+    const pid_t first = start("x-a", "b", taskSpec("/bin/sleep", {"1000"})).pid;
+    auto second = tryStart("x", "a-b", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!second);
     BOOST_TEST(second.error().name == "UnitNameCollision");
     BOOST_TEST(second.error().message.find("x-a/b") != std::string::npos);
@@ -583,18 +583,18 @@ BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {
     BOOST_REQUIRE(stopTask("x-a", "b", "", 0));
     BOOST_REQUIRE(runUntil([&] { return finished("x-a", "b"); }));
     BOOST_REQUIRE(forgetTask("x-a", "b"));
-    start("x", "a-b", spec("/bin/sleep", {"1000"}));
+    start("x", "a-b", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(state("x", "a-b") == TaskState::Running);
 }
 
 BOOST_FIXTURE_TEST_CASE(colliding_tasks_stay_apart_after_a_restart, Fixture) {
     open();
-    start("x-a", "b", spec("/bin/sleep", {"1000"}));
+    start("x-a", "b", taskSpec("/bin/sleep", {"1000"}));
     tasks.reset();
     open();
     BOOST_TEST(state("x-a", "b") == TaskState::Running);
     BOOST_TEST(!tasks->get("x", "a-b"));
-    auto second = tryStart("x", "a-b", spec("/bin/sleep", {"1000"}));
+    auto second = tryStart("x", "a-b", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!second);
     BOOST_TEST(second.error().name == "UnitNameCollision");
 }
@@ -612,7 +612,7 @@ BOOST_FIXTURE_TEST_CASE(a_name_no_unit_can_have_is_invalid_not_missing, Fixture)
 // anything exists, and a read of such a name says why rather than "no task".
 BOOST_FIXTURE_TEST_CASE(a_task_name_with_a_slash_is_refused_and_leaves_nothing, Fixture) {
     open();
-    auto r = tryStart("a1", "web/1", spec("/bin/sleep", {"1000"}));
+    auto r = tryStart("a1", "web/1", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "InvalidName");
     BOOST_TEST(r.error().message.find("'/'") != std::string::npos);
@@ -623,7 +623,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_name_with_a_slash_is_refused_and_leaves_nothing, 
     BOOST_REQUIRE(!got);
     BOOST_TEST(got.error().name == "InvalidName");
     // The allocation may have one: it is only ever a directory's escaped name.
-    start("a/1", "web", spec("/bin/sleep", {"1000"}));
+    start("a/1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_TEST(state("a/1", "web") == TaskState::Running);
 }
 
@@ -634,11 +634,11 @@ BOOST_FIXTURE_TEST_CASE(a_start_under_way_is_a_starting_task_and_its_requests_wa
     open();
     systemd.hold("startScope");
     std::vector<std::string> answers;
-    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}),
+    tasks->start("a1", "web", taskSpec("/bin/sleep", {"1000"}),
                  [&](common::Result<const TaskRecord*> r) { answers.push_back(r ? "started" : r.error().name); });
     BOOST_TEST(state("a1", "web") == TaskState::Starting);
     BOOST_TEST(tasks->list().size() == 1u);
-    auto again = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
+    auto again = tryStart("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!again);
     BOOST_TEST(again.error().name == "TaskExists");
     tasks->update("a1", "web", R"({"pids_max": 10})",
@@ -661,8 +661,8 @@ BOOST_FIXTURE_TEST_CASE(different_tasks_never_wait_for_each_other, Fixture) {
     open();
     systemd.hold("startScope");
     std::optional<common::Result<const TaskRecord*>> slow, fast;
-    tasks->start("a1", "slow", spec("/bin/sleep", {"1000"}), [&](auto r) { slow = std::move(r); });
-    tasks->start("a1", "fast", spec("/bin/sleep", {"1000"}), [&](auto r) { fast = std::move(r); });
+    tasks->start("a1", "slow", taskSpec("/bin/sleep", {"1000"}), [&](auto r) { slow = std::move(r); });
+    tasks->start("a1", "fast", taskSpec("/bin/sleep", {"1000"}), [&](auto r) { fast = std::move(r); });
     untilAsked("startScope", 2);
     BOOST_TEST(systemd.release("a1-fast.scope") == 1u);
     BOOST_REQUIRE(runUntil([&] { return fast.has_value(); }));
@@ -686,7 +686,7 @@ BOOST_FIXTURE_TEST_CASE(a_unit_name_too_long_for_taskscopes_files_is_refused, Fi
     open();
     const std::string alloc(240, 'a');  // a-...-web.scope: 250 characters
     for (bool logs : {false, true}) {
-        auto r = tryStart(alloc, "web", spec("/bin/sleep", {"1000"}, {{"logs", logs}}));
+        auto r = tryStart(alloc, "web", taskSpec("/bin/sleep", {"1000"}, {{"logs", logs}}));
         BOOST_REQUIRE(!r);
         BOOST_TEST(r.error().name == "InvalidName");
         BOOST_TEST(r.error().message.find("at most 240") != std::string::npos);
@@ -695,7 +695,7 @@ BOOST_FIXTURE_TEST_CASE(a_unit_name_too_long_for_taskscopes_files_is_refused, Fi
     BOOST_TEST(systemd.count("startScope") == 0u);
 
     const std::string longest(230, 'b');  // + "-web.scope": 240
-    start(longest, "web", spec("/bin/sh", {"-c", "exit 5"}));
+    start(longest, "web", taskSpec("/bin/sh", {"-c", "exit 5"}));
     BOOST_REQUIRE(runUntil([&] { return finished(longest, "web"); }));
     BOOST_TEST((*tasks->get(longest, "web"))->exit.exitCode == 5);
 }
@@ -707,11 +707,11 @@ BOOST_FIXTURE_TEST_CASE(a_drain_finishes_the_starts_under_way_and_refuses_new_on
     open();
     systemd.hold("startScope");
     std::optional<common::Result<const TaskRecord*>> first;
-    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](auto r) { first = std::move(r); });
+    tasks->start("a1", "web", taskSpec("/bin/sleep", {"1000"}), [&](auto r) { first = std::move(r); });
     untilAsked("startScope", 1);
     bool drained = false;
     tasks->drain(10s, [&] { drained = true; });
-    auto refused = tryStart("a1", "late", spec("/bin/sleep", {"1000"}));
+    auto refused = tryStart("a1", "late", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!refused);
     BOOST_TEST(refused.error().name == "ShuttingDown");
     BOOST_TEST(!tasks->get("a1", "late"));
@@ -730,7 +730,7 @@ BOOST_FIXTURE_TEST_CASE(a_drain_finishes_the_starts_under_way_and_refuses_new_on
 
 BOOST_FIXTURE_TEST_CASE(a_drain_with_nothing_under_way_lets_go_at_once, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     bool drained = false;
     tasks->drain(10s, [&] { drained = true; });
     BOOST_TEST(drained);
@@ -742,7 +742,7 @@ BOOST_FIXTURE_TEST_CASE(requests_behind_a_failed_start_get_no_such_task, Fixture
     systemd.hold("startScope");
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
     std::vector<std::string> answers;
-    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}),
+    tasks->start("a1", "web", taskSpec("/bin/sleep", {"1000"}),
                  [&](auto r) { answers.push_back(r ? "started" : r.error().name); });
     tasks->stop("a1", "web", "", 0, [&](auto r) { answers.push_back(r ? "stopped" : r.error().name); });
     untilAsked("startScope", 1);
@@ -758,10 +758,10 @@ BOOST_FIXTURE_TEST_CASE(the_shared_pool_is_applied_once_per_task_while_calls_are
     usable = {0, 1, 2, 3};
     host.unified = true;
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     systemd.hold("setUnitProperties");
-    start("a1", "db1", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
-    start("a1", "db2", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    start("a1", "db1", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    start("a1", "db2", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
     BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 1u);  // db2's change waits behind db1's
     systemd.hold("setUnitProperties", false);
     systemd.release();
@@ -787,7 +787,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_is_admitted_at_once_and_its_spec_read_on_a_later
     std::optional<common::Result<const TaskRecord*>> bad, good;
     tasks->start("a1", "bad", R"({"command": "/bin/true", "bogus": 1})",
                  [&](common::Result<const TaskRecord*> r) { bad = std::move(r); });
-    tasks->start("a1", "good", spec("/bin/sleep", {"1000"}),
+    tasks->start("a1", "good", taskSpec("/bin/sleep", {"1000"}),
                  [&](common::Result<const TaskRecord*> r) { good = std::move(r); });
     BOOST_TEST(!bad.has_value());
     BOOST_TEST(state("a1", "bad") == TaskState::Starting);
@@ -807,7 +807,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_is_admitted_at_once_and_its_spec_read_on_a_later
 BOOST_FIXTURE_TEST_CASE(a_start_posted_by_a_manager_since_destroyed_does_nothing, Fixture) {
     open();
     bool answered = false;
-    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](common::Result<const TaskRecord*>) { answered = true; });
+    tasks->start("a1", "web", taskSpec("/bin/sleep", {"1000"}), [&](common::Result<const TaskRecord*>) { answered = true; });
     tasks.reset();
     runUntil([] { return false; }, 100ms);
     BOOST_TEST(!answered);
@@ -832,7 +832,7 @@ void writeExitRecord(const std::string& stateDir, const std::string& unit, const
 // lost with the reason: never "running" forever.
 BOOST_FIXTURE_TEST_CASE(an_unreadable_exit_record_makes_the_task_lost_not_running, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     writeExitRecord(config.stateDir, "a1-web.scope", "garbage\n");
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
     const auto& r = **tasks->get("a1", "web");
@@ -850,7 +850,7 @@ BOOST_FIXTURE_TEST_CASE(an_unreadable_exit_record_makes_the_task_lost_not_runnin
 
 BOOST_FIXTURE_TEST_CASE(an_exit_record_readable_on_a_retry_is_collected, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     // The shim's own record would race ours; keep the task alive and write both.
     writeExitRecord(config.stateDir, "a1-web.scope", "garbage\n");
     // One turn of the loop sees it fail once; the retry then finds the good one.
@@ -867,7 +867,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_rollback_stop_reaches_the_caller, Fixture) {
     open();
     const auto bin = vanishingBinary();
     systemd.failNext("stopUnit", common::makeError("SystemdFailed", "stop a1-web.scope: access denied"));
-    auto r = tryStart("a1", "web", spec(bin, {}));
+    auto r = tryStart("a1", "web", taskSpec(bin, {}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "ExecFailed");
     BOOST_TEST(r.error().message.find("its scope was not stopped") != std::string::npos);
@@ -896,11 +896,11 @@ struct FdLimit {
 // up front, named, with the numbers, and nothing of it exists.
 BOOST_FIXTURE_TEST_CASE(a_start_near_the_descriptor_limit_is_refused_with_the_numbers, Fixture) {
     open();
-    start("a1", "web", spec("/bin/sleep", {"1000"}));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     const auto startsBefore = systemd.count("startScope");
     {
         FdLimit limit(openFds() + manager::kFdsReserved + manager::kFdsPerStart - 1);
-        auto r = tryStart("a1", "api", spec("/bin/sleep", {"1000"}));
+        auto r = tryStart("a1", "api", taskSpec("/bin/sleep", {"1000"}));
         BOOST_REQUIRE(!r);
         BOOST_TEST(r.error().name == "ResourceExhausted");
         BOOST_TEST(r.error().message.find("file descriptors") != std::string::npos);
@@ -912,19 +912,19 @@ BOOST_FIXTURE_TEST_CASE(a_start_near_the_descriptor_limit_is_refused_with_the_nu
     BOOST_TEST(filesIn(config.logSpoolDir) == 4u);  // web's three fifos and description only
     BOOST_TEST(filesIn(config.stateDir + "/tasks") == 1u);
     // With room again the same start works.
-    start("a1", "api", spec("/bin/sleep", {"1000"}));
+    start("a1", "api", taskSpec("/bin/sleep", {"1000"}));
 }
 
 // What a start holds while systemd works, and what a task keeps after.
 BOOST_FIXTURE_TEST_CASE(a_start_stays_within_its_descriptor_budget, Fixture) {
     open();
-    start("a1", "warm", spec("/bin/sleep", {"1000"}));  // lazily opened things (journal, /dev/null) first
+    start("a1", "warm", taskSpec("/bin/sleep", {"1000"}));  // lazily opened things (journal, /dev/null) first
     const auto before = openFds();
     size_t during = 0;
     systemd.duringNext("startScope", [&] { during = openFds() - before; });
     {
         FdLimit limit(before + manager::kFdsReserved + manager::kFdsPerStart);  // the least that passes
-        start("a1", "web", spec("/bin/sleep", {"1000"}));
+        start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     }
     BOOST_TEST(during <= manager::kFdsPerStart);
     BOOST_TEST(openFds() - before == manager::kFdsPerTask);
@@ -937,14 +937,14 @@ BOOST_FIXTURE_TEST_CASE(a_reservation_leaves_a_core_for_the_shared_tasks_but_not
     usable = {0, 1, 2, 3};
     host.unified = true;
     open();
-    start("c1", "a", spec("/bin/sleep", {"1000"}));
-    start("c1", "b", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
-    auto c = tryStart("c1", "c", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    start("c1", "a", taskSpec("/bin/sleep", {"1000"}));
+    start("c1", "b", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
+    auto c = tryStart("c1", "c", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));
     BOOST_REQUIRE(!c);
     BOOST_TEST(c.error().name == "InsufficientCores");
     BOOST_TEST(c.error().message.find("leave no core for 1 running shared task") != std::string::npos,
                c.error().message);
-    const auto& d = start("c1", "d", spec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    const auto& d = start("c1", "d", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
     BOOST_TEST(common::formatCpuList(d.cpus) == "2");
     BOOST_TEST(tasks->sharedCpus() == "3");
 }
@@ -958,7 +958,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_is_still_being_spawned_reads_as_start
     open();
     std::vector<std::optional<common::Result<const TaskRecord*>>> out(3);
     for (size_t i = 0; i < out.size(); ++i)
-        tasks->start("a1", "t" + std::to_string(i), spec("/bin/sleep", {"1000"}),
+        tasks->start("a1", "t" + std::to_string(i), taskSpec("/bin/sleep", {"1000"}),
                      [&out, i](common::Result<const TaskRecord*> r) { out[i] = std::move(r); });
     // Back from start() with the loop not run since: every start is at
     // most on the worker, and the manager answers from memory.
@@ -968,7 +968,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_is_still_being_spawned_reads_as_start
         BOOST_TEST(!out[i].has_value());
         BOOST_TEST(state("a1", "t" + std::to_string(i)) == TaskState::Starting);
     }
-    auto again = tryStart("a1", "t0", spec("/bin/sleep", {"1000"}));
+    auto again = tryStart("a1", "t0", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!again);
     BOOST_TEST(again.error().name == "TaskExists");
     BOOST_REQUIRE(runUntil([&] { return out[0] && out[1] && out[2]; }));
@@ -986,7 +986,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_whose_shim_cannot_be_spawned_leaves_nothing, Fix
     config.streamer = true;
     config.shimPath = dir.path + "/no-such-shim";
     open();
-    auto r = tryStart("a1", "web", spec("/bin/sleep", {"1000"}));
+    auto r = tryStart("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().message.find("no-such-shim") != std::string::npos, r.error().message);
     BOOST_TEST(!tasks->get("a1", "web"));
@@ -1003,7 +1003,7 @@ BOOST_FIXTURE_TEST_CASE(a_starts_record_is_written_while_systemd_makes_the_scope
     open();
     systemd.hold("startScope");
     std::optional<common::Result<const TaskRecord*>> out;
-    tasks->start("a1", "web", spec("/bin/sleep", {"1000"}), [&](auto r) { out = std::move(r); });
+    tasks->start("a1", "web", taskSpec("/bin/sleep", {"1000"}), [&](auto r) { out = std::move(r); });
     const auto file = config.stateDir + "/tasks/a1-web.scope.json";
     BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(file); }));
     BOOST_TEST(!out.has_value());
@@ -1020,7 +1020,7 @@ BOOST_FIXTURE_TEST_CASE(a_starts_record_is_written_while_systemd_makes_the_scope
     systemd.hold("startScope");
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
     std::optional<common::Result<const TaskRecord*>> failed;
-    tasks->start("a1", "api", spec("/bin/sleep", {"1000"}), [&](auto r) { failed = std::move(r); });
+    tasks->start("a1", "api", taskSpec("/bin/sleep", {"1000"}), [&](auto r) { failed = std::move(r); });
     const auto apiFile = config.stateDir + "/tasks/a1-api.scope.json";
     BOOST_REQUIRE(runUntil([&] { return std::filesystem::exists(apiFile); }));
     systemd.release();

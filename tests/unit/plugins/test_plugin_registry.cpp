@@ -8,14 +8,14 @@
 #include <atomic>
 #include <filesystem>
 
-#include "manager/task_spec.hpp"
+#include "spec/task_spec.hpp"
 #include "plugins/plugin_registry.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace taskscope;
 using namespace std::chrono_literals;
-using manager::TaskRecord;
-using manager::TaskState;
+using task::TaskRecord;
+using task::TaskState;
 using plugins::IdentityAnswer;
 using plugins::PluginEntry;
 
@@ -35,27 +35,24 @@ struct Heard final : plugins::PluginEvents {
     }
 };
 
-TaskRecord task(const std::string& alloc, const std::string& name, const std::string& pluginName,
+TaskRecord pluginTask(const std::string& alloc, const std::string& name, const std::string& pluginName,
                 TaskState state = TaskState::Running, int64_t timeoutMs = 60000) {
     TaskRecord r;
     r.allocId = alloc;
     r.name = name;
     r.state = state;
-    r.specJson = nlohmann::json{{"command", "/bin/true"},
+    r.specText = nlohmann::json{{"command", "/bin/true"},
                                 {"plugin",
                                  {{"type", "csi"},
                                   {"name", pluginName},
                                   {"health_interval_ms", 100},
                                   {"socket_timeout_ms", timeoutMs}}}}
                      .dump();
+    r.spec = *spec::parseTaskSpec(r.specText);
     return r;
 }
 
-manager::TaskSpec specOf(const TaskRecord& r) {
-    auto spec = manager::parseTaskSpec(r.specJson);
-    BOOST_REQUIRE(spec);
-    return *spec;
-}
+spec::TaskSpec specOf(const TaskRecord& r) { return r.spec; }
 
 // A bound unix socket: what the registry waits for before it probes.
 void listenAt(const std::string& path) {
@@ -105,7 +102,7 @@ struct Fixture {
 }  // namespace
 
 BOOST_FIXTURE_TEST_CASE(a_second_live_claimant_of_a_name_is_refused, Fixture) {
-    tasks.push_back(task("a", "p", "hostpath"));
+    tasks.push_back(pluginTask("a", "p", "hostpath"));
     auto spec = specOf(tasks[0]);
     auto r = registry.prepareStart("b", "p", spec);
     BOOST_REQUIRE(!r);
@@ -121,7 +118,7 @@ BOOST_FIXTURE_TEST_CASE(a_second_live_claimant_of_a_name_is_refused, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(an_isolated_plugin_sees_its_directory_at_mount_dir, Fixture) {
-    tasks.push_back(task("a", "p", "hostpath"));
+    tasks.push_back(pluginTask("a", "p", "hostpath"));
     auto spec = specOf(tasks[0]);
     spec.isolation.filesystem = true;
     BOOST_REQUIRE(registry.prepareStart("a", "p", spec));
@@ -130,11 +127,11 @@ BOOST_FIXTURE_TEST_CASE(an_isolated_plugin_sees_its_directory_at_mount_dir, Fixt
     BOOST_TEST(spec.isolation.volumes[0].source == dir.path + "/csi/hostpath");
     BOOST_TEST(spec.isolation.volumes[0].target == "/csi");
     BOOST_TEST(!spec.isolation.volumes[0].readOnly);
-    BOOST_TEST((spec.isolation.volumes[0].propagation == manager::Propagation::Bidirectional));
+    BOOST_TEST((spec.isolation.volumes[0].propagation == spec::Propagation::Bidirectional));
 }
 
 BOOST_FIXTURE_TEST_CASE(a_socket_that_never_appears_registers_an_unhealthy_plugin, Fixture) {
-    tasks.push_back(task("a", "p", "silent", TaskState::Running, 200));
+    tasks.push_back(pluginTask("a", "p", "silent", TaskState::Running, 200));
     registry.taskChanged(tasks[0]);
     runFor(loop, 100ms);
     BOOST_TEST(heard.log.empty());  // still within the timeout
@@ -150,7 +147,7 @@ BOOST_FIXTURE_TEST_CASE(a_socket_that_never_appears_registers_an_unhealthy_plugi
 }
 
 BOOST_FIXTURE_TEST_CASE(registered_probed_and_deregistered_with_its_task, Fixture) {
-    tasks.push_back(task("a", "p", "hostpath"));
+    tasks.push_back(pluginTask("a", "p", "hostpath"));
     auto spec = specOf(tasks[0]);
     BOOST_REQUIRE(registry.prepareStart("a", "p", spec));
     listenAt(dir.path + "/csi/hostpath/csi.sock");
@@ -182,12 +179,12 @@ BOOST_FIXTURE_TEST_CASE(registered_probed_and_deregistered_with_its_task, Fixtur
 }
 
 BOOST_FIXTURE_TEST_CASE(a_restart_republishes_quietly_and_drops_plugins_of_ended_tasks, Fixture) {
-    tasks.push_back(task("a", "p", "kept"));
-    tasks.push_back(task("a", "q", "gone"));
+    tasks.push_back(pluginTask("a", "p", "kept"));
+    tasks.push_back(pluginTask("a", "q", "gone"));
     for (auto& t : tasks) {
         auto spec = specOf(t);
         BOOST_REQUIRE(registry.prepareStart(t.allocId, t.name, spec));
-        listenAt(dir.path + "/csi/" + plugins::pluginOfSpec(t.specJson)->name + "/csi.sock");
+        listenAt(dir.path + "/csi/" + t.spec.plugin->name + "/csi.sock");
         registry.taskChanged(t);
     }
     runFor(loop, 300ms);

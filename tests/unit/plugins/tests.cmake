@@ -1,2 +1,1 @@
-taskscope_unit_test(plugins/test_plugin_spec.cpp taskscope_plugin_spec)
 taskscope_unit_test(plugins/test_plugin_registry.cpp taskscope_plugins)

@@ -1,5 +1,7 @@
 #pragma once
-// What the manager knows of one task, and its persisted form.
+// What taskscope knows of one task, and its persisted form. Shared by the
+// manager, which keeps one per task, and by the parts around it that hear
+// of tasks (the plugin registry): below both, so neither reaches up.
 
 #include <sys/types.h>
 
@@ -10,14 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
+#include "spec/task_spec.hpp"
+#include "wire/task_state.hpp"
 
-namespace taskscope::manager {
+namespace taskscope::task {
 
-enum class TaskState { Starting, Running, Stopping, Exited, Lost };
+using wire::TaskState;
 
-std::string toString(TaskState state);
-
-/// How a task's main process ended, as the shim recorded it.
+/// How a task's main process ended, as its shim recorded it.
 struct ExitStatus {
     int exitCode = -1;  ///< exit status, or 128+signal
     int signal = 0;
@@ -27,21 +29,25 @@ struct ExitStatus {
     std::string execErrorStep;
 };
 
-/// Parses the shim's key=value exit file.
-common::Result<ExitStatus> parseExitFile(const std::string& text);
-
 struct TaskRecord {
     std::string allocId;
     std::string name;
     std::string unit;
     std::string objectPath;
-    std::string specJson;
+    /// The spec as asked (the node's defaults and a plugin's additions are
+    /// the start's, not the record's).
+    spec::TaskSpec spec;
+    /// The caller's text of it, for GetTaskSpec ("as given to StartTask");
+    /// an UpdateTask replaces it with the updated spec's.
+    std::string specText;
     TaskState state = TaskState::Starting;
     pid_t pid = 0;      ///< the task's main process
     pid_t shimPid = 0;  ///< its parent, which records the exit
+    /// The scope's cgroup as the kernel has the task in it (read once when
+    /// its scope is made, or asked of systemd); empty until then.
     std::string cgroup;
-    /// The task's saved process spec (LaunchPaths::processSpec), which exec
-    /// reads; empty for a task started before there was one.
+    /// The task's saved process spec, which exec reads; empty for a task
+    /// started before there was one.
     std::string processSpec;
     std::set<unsigned> cpus;     ///< AllowedCPUs as applied; empty on cgroup v1
     bool reservedCores = false;  ///< cpus are this task's own, not the shared pool
@@ -56,13 +62,19 @@ struct TaskRecord {
     /// without a record, or its exit record could not be read.
     std::string lostReason;
 
-    bool finished() const { return state == TaskState::Exited || state == TaskState::Lost; }
+    bool finished() const { return wire::isFinished(state); }
 };
 
+/// The record's file content ("spec" holds specText), and back: the spec
+/// is read into its struct, and a record whose spec does not read is an
+/// error naming the record.
 nlohmann::json toJson(const TaskRecord& record);
 common::Result<TaskRecord> recordFromJson(const nlohmann::json& j);
 
 /// RFC 3339 UTC with microseconds, "" for 0.
 std::string formatTime(uint64_t usSinceEpoch);
 
-}  // namespace taskscope::manager
+/// "alloc/task", as messages name a task.
+inline std::string label(const TaskRecord& r) { return r.allocId + "/" + r.name; }
+
+}  // namespace taskscope::task

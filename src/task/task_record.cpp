@@ -1,61 +1,11 @@
-#include "manager/task_record.hpp"
+#include "task/task_record.hpp"
 
 #include <ctime>
 
 #include "common/cpu_list.hpp"
+#include "common/error_names.hpp"
 
-namespace taskscope::manager {
-
-namespace {
-
-constexpr std::pair<TaskState, const char*> kStates[] = {
-    {TaskState::Starting, "starting"}, {TaskState::Running, "running"}, {TaskState::Stopping, "stopping"},
-    {TaskState::Exited, "exited"},     {TaskState::Lost, "lost"},
-};
-
-}  // namespace
-
-std::string toString(TaskState state) {
-    for (const auto& [s, name] : kStates)
-        if (s == state) return name;
-    return "unknown";
-}
-
-common::Result<ExitStatus> parseExitFile(const std::string& text) {
-    ExitStatus st;
-    bool sawExit = false;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        auto end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        const auto line = text.substr(pos, end - pos);
-        pos = end + 1;
-        const auto eq = line.find('=');
-        if (eq == std::string::npos) continue;
-        const auto key = line.substr(0, eq);
-        const auto value = line.substr(eq + 1);
-        try {
-            if (key == "exit_code") {
-                st.exitCode = std::stoi(value);
-                sawExit = true;
-            } else if (key == "signal") {
-                st.signal = std::stoi(value);
-            } else if (key == "oom_killed") {
-                st.oomKilled = value == "1";
-            } else if (key == "finished_at_us") {
-                st.finishedAtUs = std::stoull(value);
-            } else if (key == "exec_error") {
-                st.execError = std::stoi(value);
-            } else if (key == "exec_error_step") {
-                st.execErrorStep = value;
-            }
-        } catch (const std::exception&) {
-            return common::makeError("Internal", "exit record has a bad value for " + key + ": '" + value + "'");
-        }
-    }
-    if (!sawExit) return common::makeError("Internal", "exit record has no exit_code");
-    return st;
-}
+namespace taskscope::task {
 
 std::string formatTime(uint64_t us) {
     if (us == 0) return "";
@@ -74,7 +24,7 @@ nlohmann::json toJson(const TaskRecord& r) {
         {"alloc_id", r.allocId},
         {"task", r.name},
         {"unit", r.unit},
-        {"spec", r.specJson},
+        {"spec", r.specText},
         {"state", toString(r.state)},
         {"pid", r.pid},
         {"shim_pid", r.shimPid},
@@ -101,15 +51,17 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.allocId = j.at("alloc_id").get<std::string>();
         r.name = j.at("task").get<std::string>();
         r.unit = j.at("unit").get<std::string>();
-        r.specJson = j.at("spec").get<std::string>();
-        const auto state = j.at("state").get<std::string>();
-        bool known = false;
-        for (const auto& [s, name] : kStates)
-            if (state == name) {
-                r.state = s;
-                known = true;
-            }
-        if (!known) return common::makeError("Internal", "unknown task state '" + state + "'");
+        r.specText = j.at("spec").get<std::string>();
+        // Checked when it was accepted, by this version or an older one;
+        // read leniently, so that a field only a newer one knows costs no task.
+        auto specJson = nlohmann::json::parse(r.specText, nullptr, false);
+        auto spec = spec::taskSpecFromJson(specJson, spec::Strictness::Lenient);
+        if (!spec) return common::makeError(common::errors::kInternal, "task spec: " + spec.error().message);
+        r.spec = std::move(*spec);
+        const auto stateName = j.at("state").get<std::string>();
+        const auto state = wire::parseTaskState(stateName);
+        if (!state) return common::makeError(common::errors::kInternal, "unknown task state '" + stateName + "'");
+        r.state = *state;
         r.pid = j.at("pid").get<pid_t>();
         r.shimPid = j.at("shim_pid").get<pid_t>();
         r.cgroup = j.at("cgroup").get<std::string>();
@@ -130,8 +82,8 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.lostReason = j.value("lost_reason", "");
         return r;
     } catch (const nlohmann::json::exception& e) {
-        return common::makeError("Internal", std::string("task record: ") + e.what());
+        return common::makeError(common::errors::kInternal, std::string("task record: ") + e.what());
     }
 }
 
-}  // namespace taskscope::manager
+}  // namespace taskscope::task

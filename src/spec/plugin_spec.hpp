@@ -1,17 +1,11 @@
 #pragma once
 // A task that is a plugin (Nomad's csi_plugin stanza): what its spec says,
-// and where its socket lives on the host. Pure; the manager parses the
-// "plugin" object with it and the registry reads it back from records.
+// and where its socket lives on the host.
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "common/result.hpp"
-
-namespace taskscope::plugins {
+namespace taskscope::spec {
 
 struct PluginSpec {
     std::string type;                 ///< "csi" (the registry itself is generic)
@@ -19,15 +13,10 @@ struct PluginSpec {
     std::string mountDir = "/csi";    ///< where an isolated task sees the plugins' directory
     std::string socket = "csi.sock";  ///< the socket's file name in that directory
     int64_t healthIntervalMs = 30000;
-    int64_t socketTimeoutMs = 60000;  ///< unhealthy (not a hung start) when it never appears
+    int64_t socketTimeoutMs = 60000;  ///< unhealthy (with that reason) when it never appears
+
+    bool operator==(const PluginSpec&) const = default;
 };
-
-/// Parses and checks the spec's "plugin" object (InvalidSpec on error).
-common::Result<PluginSpec> parsePluginSpec(const nlohmann::json& value);
-
-/// The plugin a stored task spec declares, if any (specs on record were
-/// checked when they were accepted).
-std::optional<PluginSpec> pluginOfSpec(const std::string& specJson);
 
 /// "<type>/<name>": one plugin of a name per type on the node.
 std::string pluginId(const PluginSpec& spec);
@@ -38,4 +27,4 @@ std::string pluginHostDir(const std::string& root, const PluginSpec& spec);
 /// The longest path a unix socket address holds (sun_path less its NUL).
 inline constexpr size_t kMaxSocketPath = 107;
 
-}  // namespace taskscope::plugins
+}  // namespace taskscope::spec

@@ -2,9 +2,9 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "manager/task_spec.hpp"
+#include "spec/task_spec.hpp"
 
-using namespace taskscope::manager;
+using namespace taskscope::spec;
 namespace bdata = boost::unit_test::data;
 
 BOOST_AUTO_TEST_CASE(full_spec) {
@@ -51,29 +51,6 @@ BOOST_DATA_TEST_CASE(bad_specs_are_named, bdata::make(kBad), b) {
     BOOST_TEST(s.error().message.find(b.says) != std::string::npos, s.error().message);
 }
 
-BOOST_AUTO_TEST_CASE(resolve_finds_binary_in_path_and_user) {
-    auto s = parseTaskSpec(R"({"command":"sh"})");
-    BOOST_REQUIRE(s.ok());
-    auto r = resolveTaskSpec(*s);
-    BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
-    BOOST_TEST(s->path.find("/sh") != std::string::npos);
-    BOOST_TEST(s->uid == 0u);
-    BOOST_TEST(!s->env.at("PATH").empty());
-}
-
-BOOST_AUTO_TEST_CASE(resolve_errors_are_named) {
-    auto s = parseTaskSpec(R"({"command":"no-such-binary-xyz"})");
-    BOOST_TEST(resolveTaskSpec(*s).error().name == "NoSuchBinary");
-    s = parseTaskSpec(R"({"command":"/etc/passwd"})");
-    BOOST_TEST(resolveTaskSpec(*s).error().name == "NoSuchBinary");
-    s = parseTaskSpec(R"({"command":"/bin/true","user":"no-such-user-xyz"})");
-    BOOST_TEST(resolveTaskSpec(*s).error().name == "UnknownUser");
-    s = parseTaskSpec(R"({"command":"/bin/true","group":"no-such-group-xyz"})");
-    BOOST_TEST(resolveTaskSpec(*s).error().name == "UnknownUser");
-    s = parseTaskSpec(R"({"command":"/bin/true","cwd":"/no/such/dir"})");
-    BOOST_TEST(resolveTaskSpec(*s).error().name == "InvalidSpec");
-}
-
 // A scheduler's own output files (Nomad's log fifos) and its chosen cores.
 BOOST_AUTO_TEST_CASE(output_paths_and_explicit_cpuset) {
     auto s = parseTaskSpec(R"({"command":"true","stdout_path":"/a/out.fifo","stderr_path":"/a/err.fifo",
@@ -93,4 +70,54 @@ BOOST_AUTO_TEST_CASE(output_paths_and_explicit_cpuset) {
         BOOST_TEST(!r.ok(), bad);
         if (!r.ok()) BOOST_TEST(r.error().name == "InvalidSpec");
     }
+}
+
+// The converter's other way: a spec written and read back is the spec, and
+// only what differs from the defaults is written (command and args always).
+BOOST_AUTO_TEST_CASE(a_spec_round_trips_through_its_json) {
+    auto s = parseTaskSpec(R"({"command":"/bin/sleep","args":["60"],"env":{"A":"1"},"cwd":"/tmp","user":"nobody",
+        "kill_signal":"SIGINT","kill_timeout_ms":250,"logs":false,"secret_args":true,"network_namespace":"alloc",
+        "resources":{"memory_mb":64,"memory_max_mb":128,"cpu_shares":512,"cpuset":"2-3,5"},
+        "plugin":{"type":"csi","name":"n","socket":"s.sock"},
+        "isolation":{"volumes":[{"source":"/a","target":"/b","read_only":true}],"cap_drop":["ALL"],"cap_add":["kill"],
+        "pid_mode":"host","secrets_size_kb":64}})");
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
+    auto back = taskSpecFromJson(toJson(*s));
+    BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? std::string() : back.error().message));
+    BOOST_TEST((*back == *s));
+    const auto j = toJson(*s);
+    BOOST_TEST(j["kill_signal"] == "SIGINT");
+    BOOST_TEST(j["resources"]["cpuset"] == "2-3,5");
+    BOOST_TEST(j["isolation"]["cap_drop"] == Json::array({"ALL"}));
+    BOOST_TEST(j["isolation"]["cap_add"] == Json::array({"KILL"}));
+    BOOST_TEST(j["isolation"]["pid_mode"] == "host");
+    BOOST_TEST(j["isolation"]["secrets_size_kb"] == 64);
+    BOOST_TEST(!j["plugin"].contains("mount_dir"));
+    BOOST_TEST(toText(*parseTaskSpec(R"({"command":"true"})")) == R"({"args":[],"command":"true"})");
+}
+
+// GetTask's spec as another daemon reads it: a newer manager's fields are
+// skipped, a value of the wrong type is not.
+BOOST_AUTO_TEST_CASE(a_lenient_read_skips_unknown_fields_only) {
+    const auto j = Json::parse(R"({"command":"true","future_field":1,"isolation":{"future":true}})");
+    BOOST_TEST(!taskSpecFromJson(j).ok());
+    auto lenient = taskSpecFromJson(j, Strictness::Lenient);
+    BOOST_REQUIRE(lenient.ok());
+    BOOST_TEST(lenient->isolationGiven);
+    BOOST_TEST(!taskSpecFromJson(Json::parse(R"({"command":"true","env":{"A":1}})"), Strictness::Lenient).ok());
+}
+
+BOOST_AUTO_TEST_CASE(resources_alone_and_their_merge) {
+    auto change = parseResources(R"({"memory_mb":256})");
+    BOOST_REQUIRE(change.ok());
+    Resources base;
+    base.memoryMb = 64;
+    base.memoryMaxMb = 128;
+    base.pidsMax = 10;
+    const auto m = merged(base, *change);
+    BOOST_TEST(*m.memoryMb == 256);
+    BOOST_TEST(!m.memoryMaxMb.has_value());  // no longer oversubscribed
+    BOOST_TEST(*m.pidsMax == 10u);
+    BOOST_TEST(!parseResources("{").ok());
+    BOOST_TEST(parseResources(R"({"gpu":1})").error().message.find("unknown field resources.gpu") != std::string::npos);
 }

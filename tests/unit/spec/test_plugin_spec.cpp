@@ -1,11 +1,11 @@
 #define BOOST_TEST_MODULE plugin_spec
 #include <boost/test/unit_test.hpp>
 
-#include "plugins/plugin_spec.hpp"
+#include "spec/task_spec.hpp"
 
-using taskscope::plugins::parsePluginSpec;
-using taskscope::plugins::pluginHostDir;
-using taskscope::plugins::pluginOfSpec;
+using taskscope::spec::parsePluginSpec;
+using taskscope::spec::parseTaskSpec;
+using taskscope::spec::pluginHostDir;
 using nlohmann::json;
 
 BOOST_AUTO_TEST_CASE(defaults_follow_nomad_s_csi_plugin_stanza) {
@@ -60,10 +60,11 @@ BOOST_AUTO_TEST_CASE(bad_plugins_are_invalid_specs) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(a_stored_spec_tells_its_plugin) {
-    BOOST_TEST(!pluginOfSpec(R"({"command":"/bin/true"})"));
-    BOOST_TEST(!pluginOfSpec("not json"));
-    auto p = pluginOfSpec(R"({"command":"/bin/true","plugin":{"type":"csi","name":"n"}})");
-    BOOST_REQUIRE(p);
-    BOOST_TEST(p->name == "n");
+BOOST_AUTO_TEST_CASE(a_spec_tells_its_plugin) {
+    BOOST_TEST(!parseTaskSpec(R"({"command":"/bin/true"})")->plugin);
+    BOOST_TEST(!parseTaskSpec("not json"));
+    auto s = parseTaskSpec(R"({"command":"/bin/true","plugin":{"type":"csi","name":"n"}})");
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE(s->plugin);
+    BOOST_TEST(s->plugin->name == "n");
 }

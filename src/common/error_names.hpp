@@ -1,0 +1,62 @@
+#pragma once
+// The names of taskscope's errors: the last component of the D-Bus error
+// org.taskscope.Error.<name> (common/bus_error.hpp), and what callers
+// compare an Error's name with. One list, so a name is never spelled twice
+// (dbus/org.taskscope.Manager1.xml documents which call returns which).
+
+namespace taskscope::common::errors {
+
+// Anything the caller cannot act on but report.
+inline constexpr const char kInternal[] = "Internal";
+inline constexpr const char kInvalidArgument[] = "InvalidArgument";
+inline constexpr const char kCancelled[] = "Cancelled";
+inline constexpr const char kTimeout[] = "Timeout";
+inline constexpr const char kBusy[] = "Busy";
+inline constexpr const char kNotFound[] = "NotFound";
+inline constexpr const char kNotSupported[] = "NotSupported";
+inline constexpr const char kPermissionDenied[] = "PermissionDenied";
+/// Out of descriptors or another per-process limit.
+inline constexpr const char kResourceExhausted[] = "ResourceExhausted";
+
+// What a caller handed in.
+inline constexpr const char kInvalidSpec[] = "InvalidSpec";
+inline constexpr const char kInvalidConfig[] = "InvalidConfig";
+inline constexpr const char kInvalidName[] = "InvalidName";
+inline constexpr const char kInvalidSignal[] = "InvalidSignal";
+inline constexpr const char kInvalidCpuList[] = "InvalidCpuList";
+inline constexpr const char kUnknownUser[] = "UnknownUser";
+inline constexpr const char kNoSuchBinary[] = "NoSuchBinary";
+
+// Tasks.
+inline constexpr const char kNoSuchTask[] = "NoSuchTask";
+inline constexpr const char kTaskExists[] = "TaskExists";
+inline constexpr const char kUnitNameCollision[] = "UnitNameCollision";
+inline constexpr const char kNotRunning[] = "NotRunning";
+inline constexpr const char kStillRunning[] = "StillRunning";
+inline constexpr const char kShuttingDown[] = "ShuttingDown";
+inline constexpr const char kExecFailed[] = "ExecFailed";
+inline constexpr const char kInsufficientCores[] = "InsufficientCores";
+
+// systemd's answers, named (scope/sdbus_systemd_client.cpp maps them).
+inline constexpr const char kSystemdFailed[] = "SystemdFailed";
+inline constexpr const char kNoSuchUnit[] = "NoSuchUnit";
+inline constexpr const char kUnitExists[] = "UnitExists";
+inline constexpr const char kUnsupportedProperty[] = "UnsupportedProperty";
+
+// Allocation networks.
+inline constexpr const char kNoSuchNetwork[] = "NoSuchNetwork";
+inline constexpr const char kNetworkExists[] = "NetworkExists";
+inline constexpr const char kNetworkInUse[] = "NetworkInUse";
+inline constexpr const char kPortInUse[] = "PortInUse";
+inline constexpr const char kCniFailed[] = "CniFailed";
+
+// Plugins.
+inline constexpr const char kPluginNameInUse[] = "PluginNameInUse";
+inline constexpr const char kPluginFailed[] = "PluginFailed";
+
+// The streamer and its clients.
+inline constexpr const char kNoSuchSession[] = "NoSuchSession";
+/// A client could not reach taskscope-manager (no such name on the bus).
+inline constexpr const char kNoManager[] = "NoManager";
+
+}  // namespace taskscope::common::errors

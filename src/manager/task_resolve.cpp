@@ -1,0 +1,94 @@
+#include "manager/task_resolve.hpp"
+
+#include <algorithm>
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error_names.hpp"
+#include "common/identity.hpp"
+
+namespace taskscope::manager {
+
+namespace {
+
+using common::makeError;
+using common::Result;
+using spec::invalid;
+
+constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+Result<std::string> findExecutable(const std::string& command, const std::string& pathVar) {
+    auto isExecutable = [](const std::string& p) {
+        struct stat st {};
+        return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+    };
+    if (command.find('/') != std::string::npos) {
+        if (command.front() != '/') return invalid("command '" + command + "' must be absolute or a bare name");
+        if (isExecutable(command)) return command;
+        return makeError(common::errors::kNoSuchBinary, "command " + command + " is not an executable file");
+    }
+    size_t start = 0;
+    while (start <= pathVar.size()) {
+        auto end = pathVar.find(':', start);
+        if (end == std::string::npos) end = pathVar.size();
+        const auto dir = pathVar.substr(start, end - start);
+        if (!dir.empty() && isExecutable(dir + "/" + command)) return dir + "/" + command;
+        start = end + 1;
+    }
+    return makeError(common::errors::kNoSuchBinary, "command '" + command + "' not found in PATH " + pathVar);
+}
+
+}  // namespace
+
+Result<void> resolveTaskSpec(spec::TaskSpec& spec) {
+    // An isolated task's user is looked up in its root once that is known
+    // (resolveRootIdentity), not in the host's databases.
+    if (!spec.isolation.filesystem) {
+        auto id = common::resolveIdentity(spec.user, spec.group);
+        if (!id) return id.error();
+        spec.uid = id->uid;
+        spec.gid = id->gid;
+        spec.groups = std::move(id->groups);
+    }
+
+    if (!spec.env.count("PATH")) spec.env["PATH"] = kDefaultPath;
+    auto path = findExecutable(spec.command, spec.env["PATH"]);
+    if (!path) return path.error();
+    spec.path = *path;
+
+    // An isolated task's cwd is a path in its root, which only exists once
+    // the shim built it: the shim's chdir step reports a missing one.
+    if (spec.isolation.filesystem) return {};
+    struct stat st {};
+    if (::stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return invalid("cwd " + spec.cwd + " is not a directory");
+    return {};
+}
+
+Result<void> resolveRootIdentity(spec::TaskSpec& spec) {
+    if (!spec.isolation.filesystem) return {};
+    // The root's /etc is the host's when chroot_env binds it there, else
+    // the task dir's own etc/ (a per-task chroot_env without /etc).
+    const auto& env = spec.isolation.chrootEnv.value_or(std::vector<std::string>{});
+    const bool hostEtc = std::find(env.begin(), env.end(), "/etc") != env.end();
+    const auto etc = hostEtc ? std::string("/etc") : spec.isolation.taskDir + "/etc";
+    struct stat st {};
+    if (spec.user == "root" && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
+        // A root without a user database still has root.
+        spec.uid = 0;
+        spec.gid = 0;
+        spec.groups = {0};
+        return {};
+    }
+    auto id = common::resolveIdentityIn(etc, spec.user, spec.group);
+    if (!id) return id.error();
+    spec.uid = id->uid;
+    spec.gid = id->gid;
+    spec.groups = std::move(id->groups);
+    return {};
+}
+
+}  // namespace taskscope::manager

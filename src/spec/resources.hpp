@@ -1,0 +1,38 @@
+#pragma once
+// A task's resource limits as a spec states them (Nomad's units: MB,
+// shares, percent). scope/resources.hpp turns them into unit properties.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "common/result.hpp"
+
+namespace taskscope::spec {
+
+struct Resources {
+    std::optional<int64_t> memoryMb;     ///< reservation; the hard limit unless memoryMaxMb is set
+    std::optional<int64_t> memoryMaxMb;  ///< hard limit for oversubscription; -1 = none
+    std::optional<uint64_t> cpuShares;   ///< 2..262144, Nomad/cgroup v1 shares
+    std::optional<uint64_t> cpuQuotaPercent;  ///< percent of one CPU, 100 = one full core
+    std::optional<uint64_t> pidsMax;
+    std::optional<uint32_t> cores;  ///< cores to reserve exclusively
+    /// These cores, reserved exclusively (a scheduler that already chose
+    /// them, as Nomad does); exclusive with `cores`.
+    std::set<unsigned> cpuset;
+    /// Not part of a spec: the cpuset the partitioner assigned; empty = unset.
+    std::set<unsigned> allowedCpus;
+
+    bool operator==(const Resources&) const = default;
+};
+
+/// Parses a resources object alone (UpdateTask's argument): InvalidSpec.
+common::Result<Resources> parseResources(std::string_view json);
+
+/// `change` laid over `base`: every limit `change` sets replaces base's;
+/// a memory_mb without memory_max_mb drops an old memory_max_mb (the task
+/// no longer oversubscribes). What UpdateTask keeps of a task's spec.
+Resources merged(const Resources& base, const Resources& change);
+
+}  // namespace taskscope::spec

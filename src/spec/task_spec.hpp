@@ -1,0 +1,94 @@
+#pragma once
+// The task spec: what a caller asks StartTask for, as one typed struct
+// shared by every part of taskscope that makes, reads or shows a spec (the
+// manager, the Nomad driver, taskscopectl, the streamer). JSON is only its
+// encoding at the edges, through the one converter below, whose tables
+// (task_spec_json.cpp) are also its validation: an unknown field or a value
+// out of range is InvalidSpec naming the field, never silently ignored.
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.hpp"
+#include "spec/isolation.hpp"
+#include "spec/plugin_spec.hpp"
+#include "spec/resources.hpp"
+#include "spec/schema.hpp"
+
+namespace taskscope::spec {
+
+/// The namespace a task's network lives in ("network_namespace").
+enum class NetworkNamespace {
+    Host,   ///< the host's (the default)
+    Alloc,  ///< its allocation's (CreateNetwork), joined before its first instruction
+};
+
+inline constexpr int kDefaultKillSignal = 15;  // SIGTERM
+inline constexpr int64_t kDefaultKillTimeoutMs = 5000;
+
+struct TaskSpec {
+    std::string command;
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;  ///< values are secret: redacted for all but root
+    bool secretArgs = false;  ///< args hold secrets too: redacted like env values
+    std::string cwd = "/";
+    std::string user = "root";
+    std::string group;  ///< empty: the user's primary group
+    int killSignal = kDefaultKillSignal;
+    int64_t killTimeoutMs = kDefaultKillTimeoutMs;
+    bool logs = true;          ///< collect stdout/stderr into the task's log files
+    int logMaxFiles = 0;       ///< 0: the manager's default
+    int logMaxFileSizeMb = 0;  ///< 0: the manager's default
+    /// Files (typically fifos a scheduler's log collector reads) the
+    /// task's stdout/stderr go to instead of the streamer's log files;
+    /// setting either turns log collection off (`logs` false).
+    std::string stdoutPath;
+    std::string stderrPath;
+    Resources resources;
+    std::optional<PluginSpec> plugin;  ///< the task serves a plugin (CSI)
+    Isolation isolation;               ///< filesystem false: not isolated
+    bool isolationGiven = false;       ///< the spec has an isolation object (else the node's default applies)
+    NetworkNamespace network = NetworkNamespace::Host;
+
+    // Filled by the manager's start from the system's user and file
+    // databases (manager/task_resolve.hpp); never part of the JSON.
+    std::string path;  ///< the executable that will run
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+
+    bool joinsAllocNetwork() const { return network == NetworkNamespace::Alloc; }
+    bool operator==(const TaskSpec&) const = default;
+};
+
+/// Parses and range-checks a caller's spec (InvalidSpec, naming the field).
+common::Result<TaskSpec> parseTaskSpec(std::string_view json);
+/// The same from JSON already parsed. Lenient: a spec another daemon wrote
+/// (GetTask's), whose unknown fields are skipped.
+common::Result<TaskSpec> taskSpecFromJson(const Json& j, Strictness how = Strictness::Strict);
+
+/// The spec as JSON: every field that differs from its default (command
+/// and args always), so a spec read back is the spec written.
+Json toJson(const TaskSpec& spec);
+/// toJson as text.
+std::string toText(const TaskSpec& spec);
+
+/// The marker that replaces every secret value; keys and shape stay.
+inline constexpr const char* kRedactedValue = "<redacted>";
+/// The spec as any local user may see it: every env value, and every
+/// argument when secretArgs is set, replaced by kRedactedValue. Scheduler
+/// agents put secrets (Vault tokens, passwords) in a task's environment,
+/// and the bus hands properties and signals to anyone.
+TaskSpec redacted(const TaskSpec& spec);
+
+/// The plugin object of a spec alone (InvalidSpec naming "plugin.<field>").
+common::Result<PluginSpec> parsePluginSpec(const Json& j);
+
+}  // namespace taskscope::spec

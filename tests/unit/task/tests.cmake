@@ -1,0 +1,1 @@
+taskscope_unit_test(task/test_task_record.cpp taskscope_task)

@@ -149,6 +149,25 @@ Field<S> field(std::string name, T S::*member, Codec<T> codec, Presence when = P
     return f;
 }
 
+/// A member of a member (a section of a config), written unless default.
+template <class S, class M, class T>
+Field<S> field(std::string name, M S::*outer, T M::*inner, Codec<T> codec) {
+    Field<S> f;
+    f.name = name;
+    f.read = [outer, inner, codec](const Json& v, S& out, const std::string& at, Strictness how) -> common::Result<void> {
+        auto value = codec.read(v, at, how);
+        if (!value) return value.error();
+        (out.*outer).*inner = std::move(*value);
+        return {};
+    };
+    f.write = [name, outer, inner, codec](const S& in, Json& object) {
+        static const S kDefault{};
+        if ((in.*outer).*inner == (kDefault.*outer).*inner) return;
+        object[name] = codec.write((in.*outer).*inner);
+    };
+    return f;
+}
+
 /// An optional member: written when set.
 template <class S, class T>
 Field<S> field(std::string name, std::optional<T> S::*member, Codec<T> codec) {
@@ -168,15 +187,14 @@ Field<S> field(std::string name, std::optional<T> S::*member, Codec<T> codec) {
 
 // --- reading and writing --------------------------------------------------
 
-/// Reads `j` (an object) into a fresh S. `prefix` names the object for
+/// Reads the fields `j` (an object) has into `out`, leaving the others as
+/// they are (a drop-in over a config). `prefix` names the object for
 /// messages ("resources." for resources' fields, "" at the top).
 template <class S>
-common::Result<S> readObject(const Schema<S>& schema, const Json& j, const std::string& prefix,
-                             Strictness how = Strictness::Strict) {
+common::Result<void> applyObject(const Schema<S>& schema, const Json& j, S& out, const std::string& prefix,
+                                 Strictness how = Strictness::Strict) {
     const std::string self = prefix.empty() ? std::string("spec") : prefix.substr(0, prefix.size() - 1);
     if (!j.is_object()) return invalid(self + " must be an object");
-    S out{};
-    if (schema.init) schema.init(out);
     for (const auto& [key, value] : j.items()) {
         const Field<S>* f = nullptr;
         for (const auto& candidate : schema.fields)
@@ -194,6 +212,16 @@ common::Result<S> readObject(const Schema<S>& schema, const Json& j, const std::
             if (auto r = check(out, prefix); !r) return r.error();
     }
     if (schema.derive) schema.derive(out);
+    return {};
+}
+
+/// Reads `j` (an object) into a fresh S.
+template <class S>
+common::Result<S> readObject(const Schema<S>& schema, const Json& j, const std::string& prefix,
+                             Strictness how = Strictness::Strict) {
+    S out{};
+    if (schema.init) schema.init(out);
+    if (auto r = applyObject(schema, j, out, prefix, how); !r) return r.error();
     return out;
 }
 

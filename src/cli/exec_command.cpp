@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "common/bus_error.hpp"
 #include "dbus/exec1_proxy.h"
 
 namespace taskscope::cli {
@@ -338,7 +339,7 @@ int once(sdbus::IConnection& conn, const Options& o) {
             .withArguments(o.alloc, o.task, o.command, std::map<std::string, std::string>{}, *o.timeoutMs, o.maxOutput)
             .storeResultsTo(code, sig, output, truncated);
     } catch (const sdbus::Error& e) {
-        if (e.getName() != "org.taskscope.Error.Timeout") throw;
+        if (e.getName() != common::busErrorName(common::errors::kTimeout)) throw;
         die(e.getMessage() + " (" + e.getName() + ")", kTimeoutExit);
     }
     writeAll(STDOUT_FILENO, reinterpret_cast<const char*>(output.data()), output.size());
@@ -354,9 +355,9 @@ int execCommand(sdbus::IConnection& conn, const std::vector<std::string>& args) 
         return o.timeoutMs ? once(conn, o) : interactive(conn, o);
     } catch (const sdbus::Error& e) {
         // As a shell reports a command it cannot run.
-        const int code = e.getName() == "org.taskscope.Error.NoSuchBinary" ? 127
-                         : e.getName() == "org.taskscope.Error.ExecFailed" ? 126
-                                                                           : 1;
+        const int code = e.getName() == common::busErrorName(common::errors::kNoSuchBinary) ? 127
+                         : e.getName() == common::busErrorName(common::errors::kExecFailed) ? 126
+                                                                                            : 1;
         die(e.getMessage() + " (" + e.getName() + ")", code);
     }
 }

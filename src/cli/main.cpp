@@ -21,6 +21,7 @@
 #include "common/files.hpp"
 #include "dbus/manager1_proxy.h"
 #include "spec/task_spec.hpp"
+#include "wire/task_json.hpp"
 
 namespace {
 
@@ -123,14 +124,17 @@ Exited waitExit(sdbus::IConnection& conn, ManagerProxy& m) {
     return *m.exited;
 }
 
+// GetTask's reply through its one reader (wire/task_json.hpp).
+taskscope::wire::TaskInfo readTask(const std::string& json) {
+    auto t = taskscope::wire::parseTaskJson(json);
+    if (!t) throw taskscope::common::toBusError(t.error());
+    return std::move(*t);
+}
+
 std::optional<Exited> exitedNow(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc,
                                 const std::string& task) {
-    auto j = nlohmann::json::parse(m.getTask(conn, alloc, task));
-    const auto state = j.at("state").get<std::string>();
-    if (state == "exited" || state == "lost") {
-        const int code = j.at("exit_code").is_null() ? -1 : j.at("exit_code").get<int>();
-        return Exited{code, j.at("signal").get<int>(), j.at("oom_killed").get<bool>()};
-    }
+    const auto t = readTask(m.getTask(conn, alloc, task));
+    if (t.finished()) return Exited{t.exitCode.value_or(-1), t.signal, t.oomKilled};
     return std::nullopt;
 }
 
@@ -277,7 +281,7 @@ int run(std::vector<std::string> args, bool json) {
         } catch (const sdbus::Error& e) {
             // Already exited: what a stop asks for is there (systemctl stop
             // of a stopped unit says 0 too); its exit is printed below.
-            if (e.getName() != "org.taskscope.Error.NotRunning") throw;
+            if (e.getName() != taskscope::common::busErrorName(taskscope::common::errors::kNotRunning)) throw;
             wait = true;
         }
         // The stop succeeded once the task has exited, whatever its code
@@ -299,13 +303,27 @@ int run(std::vector<std::string> args, bool json) {
     }
     if (cmd == "status") {
         need(2);
-        auto j = nlohmann::json::parse(m.getTask(*conn, args[0], args[1]));
+        const auto reply = m.getTask(*conn, args[0], args[1]);
         if (json) {
-            std::cout << j.dump() << "\n";
+            std::cout << reply << "\n";
         } else {
-            for (const auto* k : {"alloc_id", "task", "state", "unit", "cgroup", "cpus", "pid", "exit_code", "signal",
-                                  "oom_killed", "started_at", "finished_at"})
-                std::cout << k << ": " << (j[k].is_string() ? j[k].get<std::string>() : j[k].dump()) << "\n";
+            const auto t = readTask(reply);
+            const auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+            const std::pair<const char*, std::string> lines[] = {
+                {"alloc_id", t.allocId},
+                {"task", t.task},
+                {"state", t.state},
+                {"unit", t.unit},
+                {"cgroup", t.cgroup},
+                {"cpus", t.cpus},
+                {"pid", std::to_string(t.pid)},
+                {"exit_code", t.exitCode ? std::to_string(*t.exitCode) : "null"},
+                {"signal", std::to_string(t.signal)},
+                {"oom_killed", b(t.oomKilled)},
+                {"started_at", t.startedAt},
+                {"finished_at", t.finishedAt},
+            };
+            for (const auto& [k, v] : lines) std::cout << k << ": " << v << "\n";
         }
         return 0;
     }

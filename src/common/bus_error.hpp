@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/error_names.hpp"
 #include "common/result.hpp"
 
 namespace taskscope::common {
@@ -24,8 +25,12 @@ inline Error fromBusError(const sdbus::Error& e, const std::string& what) {
     const auto& name = e.getName();
     if (name.rfind(kBusErrorPrefix, 0) == 0)
         return Error{name.substr(std::char_traits<char>::length(kBusErrorPrefix)), e.getMessage()};
-    return Error{"Internal", what + ": " + name + ": " + e.getMessage()};
+    return Error{errors::kInternal, what + ": " + name + ": " + e.getMessage()};
 }
+
+/// The D-Bus error name of a taskscope error name ("NotRunning" ->
+/// "org.taskscope.Error.NotRunning"), for callers holding an sdbus::Error.
+inline std::string busErrorName(const char* name) { return std::string(kBusErrorPrefix) + name; }
 
 /// The value of r, or throws its error as an sdbus::Error.
 template <class T>

@@ -1,6 +1,7 @@
 #include "common/cpu_list.hpp"
 
 #include "common/files.hpp"
+#include "common/error_names.hpp"
 
 #include <charconv>
 
@@ -10,7 +11,7 @@ namespace {
 
 
 Error invalid(std::string_view text, const std::string& why) {
-    return makeError("InvalidCpuList", "invalid CPU list '" + std::string(text) + "': " + why);
+    return makeError(common::errors::kInvalidCpuList, "invalid CPU list '" + std::string(text) + "': " + why);
 }
 
 // from_chars stops at the first non-digit, so it must also consume the

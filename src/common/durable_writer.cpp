@@ -1,14 +1,11 @@
 #include "common/durable_writer.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <map>
-#include <system_error>
 
 #include "common/files.hpp"
 
@@ -24,22 +21,9 @@ std::string dirOf(const std::string& path) {
 
 }  // namespace
 
-DurableWriter::DurableWriter(EventLoop& loop) : loop_(loop) {
-    wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    if (!wake_) throw std::system_error(errno, std::generic_category(), "eventfd");
-    watch_ = loop_.addFd(wake_.get(), POLLIN, [this](short) { deliver(); });
-    worker_ = std::thread([this] { run(); });
-}
+DurableWriter::DurableWriter(EventLoop& loop) : worker_(loop, 1) {}
 
-DurableWriter::~DurableWriter() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    work_.notify_all();
-    worker_.join();
-    loop_.removeFd(watch_);
-}
+DurableWriter::~DurableWriter() { flush(); }
 
 void DurableWriter::write(std::string path, std::string content, unsigned mode, Done done) {
     Op op;
@@ -59,36 +43,36 @@ void DurableWriter::remove(std::string path, Done done) {
 }
 
 void DurableWriter::enqueue(Op op) {
-    {
-        std::lock_guard lock(mutex_);
-        queue_.push_back(std::move(op));
-    }
-    work_.notify_one();
+    queue_.push_back(std::move(op));
+    startRound();
+}
+
+void DurableWriter::startRound() {
+    if (busy_ || queue_.empty()) return;
+    busy_ = true;
+    auto round = std::make_shared<std::vector<Op>>(std::move(queue_));
+    queue_.clear();
+    worker_.submit([this, round, alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        applyRound(*round);
+        return [this, round, alive] {
+            if (alive.expired()) return;
+            busy_ = false;
+            // Everything asked meanwhile goes in one round, before these
+            // completions can ask more.
+            startRound();
+            for (auto& op : *round)
+                if (op.done) op.done(std::move(op.result));
+        };
+    });
 }
 
 void DurableWriter::flush() {
-    std::unique_lock lock(mutex_);
-    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
-}
-
-void DurableWriter::run() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-        work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) break;  // stopping, and nothing left
-        std::vector<Op> round(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
-        queue_.clear();
-        busy_ = true;
-        lock.unlock();
-        applyRound(round);
-        lock.lock();
-        busy_ = false;
-        for (auto& op : round) completed_.push_back(std::move(op));
-        const uint64_t one = 1;
-        (void)!::write(wake_.get(), &one, sizeof one);
-        if (queue_.empty()) idle_.notify_all();
-    }
-    idle_.notify_all();
+    // The round under way first, then what waits, here on this thread.
+    worker_.waitIdle();
+    if (queue_.empty()) return;
+    std::vector<Op> rest;
+    rest.swap(queue_);
+    applyRound(rest);
 }
 
 void DurableWriter::applyRound(std::vector<Op>& round) {
@@ -154,18 +138,6 @@ void DurableWriter::applyRound(std::vector<Op>& round) {
     // Earlier operations on a path share the outcome of the last one.
     for (size_t i = 0; i < round.size(); ++i)
         if (last[round[i].path] != i) round[i].result = round[last[round[i].path]].result;
-}
-
-void DurableWriter::deliver() {
-    uint64_t n;
-    (void)!::read(wake_.get(), &n, sizeof n);
-    std::vector<Op> done;
-    {
-        std::lock_guard lock(mutex_);
-        done.swap(completed_);
-    }
-    for (auto& op : done)
-        if (op.done) op.done(std::move(op.result));
 }
 
 }  // namespace taskscope::common

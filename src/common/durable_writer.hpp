@@ -3,7 +3,7 @@
 //
 // Each write replaces its file atomically (a temporary file renamed over
 // it) and is on disk when its completion runs. The work happens on a
-// thread of its own: a daemon whose loop waited for fsync answered its
+// Worker of its own (common/worker.hpp): a daemon whose loop waited for fsync answered its
 // readers after the disk, and a journal commit in a busy guest takes tens
 // of milliseconds (seen in the test bed: ListTasks p99 of seconds while
 // 16 starts ran). Everything asked while a round ran is written in the
@@ -12,20 +12,17 @@
 //
 // Operations apply in the order asked; of several for one path in a round
 // only the last is done (each still completes). Completions run on the
-// event loop, in order.
+// event loop, in order. Asked from the loop's thread only.
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
-#include "common/unique_fd.hpp"
+#include "common/worker.hpp"
 
 namespace taskscope::common {
 
@@ -57,21 +54,15 @@ private:
     };
 
     void enqueue(Op op);
-    void run();
-    void applyRound(std::vector<Op>& round);
-    void deliver();
+    /// Hands what is queued to the worker as one round, unless one runs.
+    void startRound();
+    static void applyRound(std::vector<Op>& round);
 
-    EventLoop& loop_;
-    UniqueFd wake_;  ///< eventfd: the worker tells the loop completions wait
-    uint64_t watch_ = 0;
-    std::mutex mutex_;
-    std::condition_variable work_;
-    std::condition_variable idle_;
-    std::deque<Op> queue_;
-    std::vector<Op> completed_;
-    bool busy_ = false;
-    bool stopping_ = false;
-    std::thread worker_;
+    std::vector<Op> queue_;  ///< asked while a round ran: the next round
+    bool busy_ = false;      ///< a round is on the worker
+    /// Expires with this writer: a round's result delivered after it does nothing.
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+    Worker worker_;  ///< last: its thread stops before the rest goes
 };
 
 }  // namespace taskscope::common

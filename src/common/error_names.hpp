@@ -13,6 +13,8 @@ inline constexpr const char kCancelled[] = "Cancelled";
 inline constexpr const char kTimeout[] = "Timeout";
 inline constexpr const char kBusy[] = "Busy";
 inline constexpr const char kNotFound[] = "NotFound";
+/// A cgroup (or another kernel object) went away while it was read.
+inline constexpr const char kGone[] = "Gone";
 inline constexpr const char kNotSupported[] = "NotSupported";
 inline constexpr const char kPermissionDenied[] = "PermissionDenied";
 /// Out of descriptors or another per-process limit.
@@ -56,6 +58,8 @@ inline constexpr const char kPluginFailed[] = "PluginFailed";
 
 // The streamer and its clients.
 inline constexpr const char kNoSuchSession[] = "NoSuchSession";
+/// A task the stats sampler has no sample of (yet).
+inline constexpr const char kNoSample[] = "NoSample";
 /// A client could not reach taskscope-manager (no such name on the bus).
 inline constexpr const char kNoManager[] = "NoManager";
 

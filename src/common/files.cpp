@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/unique_fd.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::common {
 
@@ -54,13 +55,13 @@ std::string_view trim(std::string_view s) {
 
 Result<std::string> readFile(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? "NotFound" : "Internal");
+    if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
     return readAll(fd.get(), path);
 }
 
 Result<std::string> readFileAt(int dirFd, const std::string& name) {
     UniqueFd fd(::openat(dirFd, name.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return errnoError("open " + name, errno, errno == ENOENT ? "NotFound" : "Internal");
+    if (!fd) return errnoError("open " + name, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
     return readAll(fd.get(), name);
 }
 

@@ -1,4 +1,5 @@
 #include "common/identity.hpp"
+#include "common/error_names.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -13,14 +14,14 @@ Result<Identity> resolveIdentity(const std::string& user, const std::string& gro
     // getpwnam_r/getgrnam_r with fixed buffers would truncate on large group
     // databases; both daemons are single-threaded, so the plain calls are safe.
     const passwd* pw = ::getpwnam(user.c_str());
-    if (pw == nullptr) return makeError("UnknownUser", "user '" + user + "' does not exist");
+    if (pw == nullptr) return makeError(common::errors::kUnknownUser, "user '" + user + "' does not exist");
     Identity id;
     id.uid = pw->pw_uid;
     id.gid = pw->pw_gid;
     const std::string userName = pw->pw_name;
     if (!group.empty()) {
         const struct group* gr = ::getgrnam(group.c_str());
-        if (gr == nullptr) return makeError("UnknownUser", "group '" + group + "' does not exist");
+        if (gr == nullptr) return makeError(common::errors::kUnknownUser, "group '" + group + "' does not exist");
         id.gid = gr->gr_gid;
     }
     int n = 0;
@@ -47,16 +48,16 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
     // host (sssd, systemd's dynamic users) have no say over another root.
     const auto passwdFile = etcDir + "/passwd", groupFile = etcDir + "/group";
     File pf(std::fopen(passwdFile.c_str(), "re"));
-    if (!pf) return makeError("UnknownUser", "cannot read " + passwdFile + " of the task's root");
+    if (!pf) return makeError(common::errors::kUnknownUser, "cannot read " + passwdFile + " of the task's root");
     std::optional<Identity> id;
     while (const passwd* pw = ::fgetpwent(pf.get()))
         if (user == pw->pw_name) {
             id = Identity{pw->pw_uid, pw->pw_gid, {}};
             break;
         }
-    if (!id) return makeError("UnknownUser", "user '" + user + "' does not exist in " + passwdFile);
+    if (!id) return makeError(common::errors::kUnknownUser, "user '" + user + "' does not exist in " + passwdFile);
     File gf(std::fopen(groupFile.c_str(), "re"));
-    if (!gf) return makeError("UnknownUser", "cannot read " + groupFile + " of the task's root");
+    if (!gf) return makeError(common::errors::kUnknownUser, "cannot read " + groupFile + " of the task's root");
     bool groupFound = group.empty();
     std::vector<gid_t> member;
     while (const struct group* gr = ::fgetgrent(gf.get())) {
@@ -71,7 +72,7 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
     id->groups = {id->gid};
     for (gid_t g : member)
         if (g != id->gid) id->groups.push_back(g);
-    if (!groupFound) return makeError("UnknownUser", "group '" + group + "' does not exist in " + groupFile);
+    if (!groupFound) return makeError(common::errors::kUnknownUser, "group '" + group + "' does not exist in " + groupFile);
     return *id;
 }
 

@@ -7,6 +7,8 @@
 #include <utility>
 #include <variant>
 
+#include "common/error_names.hpp"
+
 namespace taskscope::common {
 
 /// A failure with a stable name (the last component of the D-Bus error
@@ -61,6 +63,6 @@ private:
 
 /// errno as an Error with a message like "open /x: No such file or directory".
 /// EMFILE and ENFILE are named ResourceExhausted unless the caller names them.
-Error errnoError(const std::string& what, int err, const std::string& name = "Internal");
+Error errnoError(const std::string& what, int err, const std::string& name = errors::kInternal);
 
 }  // namespace taskscope::common

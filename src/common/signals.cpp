@@ -1,4 +1,5 @@
 #include "common/signals.hpp"
+#include "common/error_names.hpp"
 
 #include <signal.h>
 
@@ -34,12 +35,12 @@ Result<int> parseSignal(const std::string& text) {
     const auto [end, ec] = std::from_chars(up.data(), up.data() + up.size(), number);
     if (!up.empty() && ec == std::errc() && end == up.data() + up.size()) {
         if (number >= 1 && number <= SIGRTMAX) return number;
-        return makeError("InvalidSignal", "signal number " + text + " is out of range 1-" + std::to_string(SIGRTMAX));
+        return makeError(common::errors::kInvalidSignal, "signal number " + text + " is out of range 1-" + std::to_string(SIGRTMAX));
     }
     const std::string bare = up.rfind("SIG", 0) == 0 ? up.substr(3) : up;
     for (const auto& [name, value] : kSignals)
         if (bare == name) return value;
-    return makeError("InvalidSignal", "unknown signal '" + text + "'");
+    return makeError(common::errors::kInvalidSignal, "unknown signal '" + text + "'");
 }
 
 std::string signalName(int signal) {

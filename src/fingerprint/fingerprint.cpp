@@ -10,6 +10,7 @@
 
 #include "common/cpu_list.hpp"
 #include "common/files.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::fingerprint {
 
@@ -69,7 +70,7 @@ std::optional<T> parseNumber(std::string_view s) {
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-bool isNotFound(const Error& e) { return e.name == "NotFound"; }
+bool isNotFound(const Error& e) { return e.name == common::errors::kNotFound; }
 
 struct MountEntry {
     std::string mountPoint;
@@ -111,7 +112,7 @@ Result<std::vector<MountEntry>> parseMounts(std::string_view table, const std::s
         ++lineNo;
         const auto fields = split(line, " \t");
         if (fields.size() < 4)
-            return makeError("Internal", path + ":" + std::to_string(lineNo) + ": malformed mount entry '" +
+            return makeError(common::errors::kInternal, path + ":" + std::to_string(lineNo) + ": malformed mount entry '" +
                                              std::string(line) + "'");
         MountEntry entry{unescapeMountField(fields[1]), unescapeMountField(fields[2]), {}};
         for (auto option : split(fields[3], ",")) entry.options.emplace_back(option);
@@ -266,9 +267,9 @@ Result<std::uint64_t> readMemTotal(const Roots& roots) {
         // The kernel has printed "kB" (meaning KiB) here forever.
         if (fields.size() == 2 && fields[1] == "kB")
             if (auto kib = parseNumber<std::uint64_t>(fields[0])) return *kib * 1024;
-        return makeError("Internal", path + ": malformed line '" + std::string(line) + "'");
+        return makeError(common::errors::kInternal, path + ": malformed line '" + std::string(line) + "'");
     }
-    return makeError("Internal", path + ": no MemTotal line");
+    return makeError(common::errors::kInternal, path + ": no MemTotal line");
 }
 
 Result<std::string> readKernelVersion(const Roots& roots) {
@@ -276,7 +277,7 @@ Result<std::string> readKernelVersion(const Roots& roots) {
     auto text = readFile(path);
     if (!text) return text.error().context("read kernel version");
     const auto version = trim(*text);
-    if (version.empty()) return makeError("Internal", path + " is empty");
+    if (version.empty()) return makeError(common::errors::kInternal, path + " is empty");
     return std::string(version);
 }
 

@@ -1,10 +1,9 @@
 #include "manager/bus_adaptor.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include "common/bus_error.hpp"
 #include "common/cpu_list.hpp"
 #include "spec/task_spec.hpp"
+#include "wire/task_json.hpp"
 
 namespace taskscope::manager {
 
@@ -22,7 +21,7 @@ std::shared_ptr<sdbus::Result<Out...>> replyLater(sdbus::Result<Out...>&& result
     return std::make_shared<sdbus::Result<Out...>>(std::move(result));
 }
 
-TaskManager::Done replyWhenDone(sdbus::Result<>&& result) {
+TaskRegistry::Done replyWhenDone(sdbus::Result<>&& result) {
     return [reply = replyLater(std::move(result))](common::Result<void> r) {
         if (!r) return reply->returnError(common::toBusError(r.error()));
         reply->returnResults();
@@ -32,28 +31,27 @@ TaskManager::Done replyWhenDone(sdbus::Result<>&& result) {
 }  // namespace
 
 std::string taskJson(const TaskRecord& r, SpecView view) {
-    nlohmann::json j = {
-        {"alloc_id", r.allocId},
-        {"task", r.name},
-        {"unit", r.unit},
-        {"object_path", r.objectPath},
-        {"state", toString(r.state)},
-        {"pid", r.pid},
-        {"shim_pid", r.finished() ? 0 : r.shimPid},
-        {"cgroup", r.cgroup},
-        {"process_spec", r.finished() ? std::string() : r.processSpec},
-        {"cpus", common::formatCpuList(r.cpus)},
-        {"reserved_cores", r.reservedCores},
-        {"exit_code", r.finished() ? nlohmann::json(r.exit.exitCode) : nlohmann::json(nullptr)},
-        {"signal", r.exit.signal},
-        {"oom_killed", r.exit.oomKilled},
-        {"started_at", formatTime(r.startedAtUs)},
-        {"finished_at", formatTime(r.exit.finishedAtUs)},
-        {"spec", spec::toJson(view == SpecView::Full ? r.spec : spec::redacted(r.spec))},
-    };
-    if (!r.lostReason.empty()) j["lost_reason"] = r.lostReason;
-    if (r.exit.execError) j["exec_error"] = r.exit.execErrorStep + ": errno " + std::to_string(r.exit.execError);
-    return j.dump();
+    wire::TaskInfo t;
+    t.allocId = r.allocId;
+    t.task = r.name;
+    t.unit = r.unit;
+    t.objectPath = r.objectPath;
+    t.state = toString(r.state);
+    t.pid = r.pid;
+    t.shimPid = r.finished() ? 0 : r.shimPid;
+    t.cgroup = r.cgroup;
+    t.processSpec = r.finished() ? std::string() : r.processSpec;
+    t.cpus = common::formatCpuList(r.cpus);
+    t.reservedCores = r.reservedCores;
+    if (r.finished()) t.exitCode = r.exit.exitCode;
+    t.signal = r.exit.signal;
+    t.oomKilled = r.exit.oomKilled;
+    t.startedAt = formatTime(r.startedAtUs);
+    t.finishedAt = formatTime(r.exit.finishedAtUs);
+    t.lostReason = r.lostReason;
+    if (r.exit.execError) t.execError = r.exit.execErrorStep + ": errno " + std::to_string(r.exit.execError);
+    t.spec = view == SpecView::Full ? r.spec : spec::redacted(r.spec);
+    return wire::toJson(t);
 }
 
 TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
@@ -79,7 +77,7 @@ void TaskObject::changed() {
                                  "Signal", "OOMKilled", "FinishedAt", "Spec"});
 }
 
-ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, network::NetworkManager& networks,
+ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskRegistry& tasks, network::NetworkManager& networks,
                              NodeFacts facts)
     : AdaptorInterfaces(connection, kManagerPath),
       connection_(connection),
@@ -132,8 +130,8 @@ void ManagerObject::StopTask(sdbus::Result<>&& result, std::string allocId, std:
     tasks_.stop(allocId, task, signal, graceMs, replyWhenDone(std::move(result)));
 }
 
-void ManagerObject::SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) {
-    unwrapForBus(tasks_.signal(allocId, task, signal));
+void ManagerObject::SignalTask(sdbus::Result<>&& result, std::string allocId, std::string task, std::string signal) {
+    tasks_.signal(allocId, task, signal, replyWhenDone(std::move(result)));
 }
 
 bool ManagerObject::callerIsRoot() {

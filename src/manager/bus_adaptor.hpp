@@ -11,7 +11,7 @@
 
 #include "dbus/manager1_adaptor.h"
 #include "dbus/task1_adaptor.h"
-#include "manager/task_manager.hpp"
+#include "manager/task_registry.hpp"
 #include "network/network_manager.hpp"
 
 namespace taskscope::manager {
@@ -68,7 +68,7 @@ class ManagerObject final
       public TaskEvents,
       public network::NetworkEvents {
 public:
-    ManagerObject(sdbus::IConnection& connection, TaskManager& tasks, network::NetworkManager& networks,
+    ManagerObject(sdbus::IConnection& connection, TaskRegistry& tasks, network::NetworkManager& networks,
                   NodeFacts facts);
     ~ManagerObject();
     ManagerObject(const ManagerObject&) = delete;
@@ -98,8 +98,7 @@ private:
     void UpdateTask(sdbus::Result<>&& result, std::string allocId, std::string task,
                     std::string resourcesJson) override;
     void ForgetTask(sdbus::Result<>&& result, std::string allocId, std::string task) override;
-    // Answered from memory, at once.
-    void SignalTask(const std::string& allocId, const std::string& task, const std::string& signal) override;
+    void SignalTask(sdbus::Result<>&& result, std::string allocId, std::string task, std::string signal) override;
     std::string GetTask(const std::string& allocId, const std::string& task) override;
     std::string GetTaskSpec(const std::string& allocId, const std::string& task) override;
     std::vector<sdbus::Struct<std::string, std::string, std::string, sdbus::ObjectPath>> ListTasks() override;
@@ -124,7 +123,7 @@ private:
     bool callerIsRoot();
 
     sdbus::IConnection& connection_;
-    TaskManager& tasks_;
+    TaskRegistry& tasks_;
     network::NetworkManager& networks_;
     NodeFacts facts_;
     std::map<std::string, std::unique_ptr<TaskObject>> objects_;  // by unit

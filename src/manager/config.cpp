@@ -29,7 +29,8 @@ using Check = std::function<std::optional<std::string>(const std::string&)>;
 
 Check absolutePath(size_t minSize = 1) {
     return [minSize](const std::string& s) -> std::optional<std::string> {
-        if (s.size() < minSize || s[0] != '/') return minSize > 1 ? "must be an absolute path other than /" : "must be an absolute path";
+        if (s.size() < minSize || s[0] != '/')
+            return minSize > 1 ? "must be an absolute path other than /" : "must be an absolute path";
         return std::nullopt;
     };
 }
@@ -70,23 +71,24 @@ Codec<std::vector<std::string>> hostPaths() {
 }
 
 Codec<uint64_t> capabilitySet() {
-    return {[](const Json& v, const std::string& at, Strictness) -> Result<uint64_t> {
-                if (!v.is_array()) return spec::invalid(at + " must be an array of capability names");
-                uint64_t caps = 0;
-                for (const auto& n : v) {
-                    const int cap = n.is_string() ? spec::capabilityNumber(n.get<std::string>()) : -1;
-                    if (cap < 0)
-                        return spec::invalid(at + " must be an array of capability names (" + n.dump() + " is not one)");
-                    caps |= uint64_t{1} << cap;
-                }
-                return caps;
-            },
-            [](const uint64_t& caps) {
-                Json out = Json::array();
-                for (int c = 0; c < 64; ++c)
-                    if (caps & (uint64_t{1} << c)) out.push_back(spec::capabilityName(c));
-                return out;
-            }};
+    return {
+        [](const Json& v, const std::string& at, Strictness) -> Result<uint64_t> {
+            if (!v.is_array()) return spec::invalid(at + " must be an array of capability names");
+            uint64_t caps = 0;
+            for (const auto& n : v) {
+                const int cap = n.is_string() ? spec::capabilityNumber(n.get<std::string>()) : -1;
+                if (cap < 0)
+                    return spec::invalid(at + " must be an array of capability names (" + n.dump() + " is not one)");
+                caps |= uint64_t{1} << cap;
+            }
+            return caps;
+        },
+        [](const uint64_t& caps) {
+            Json out = Json::array();
+            for (int c = 0; c < 64; ++c)
+                if (caps & (uint64_t{1} << c)) out.push_back(spec::capabilityName(c));
+            return out;
+        }};
 }
 
 const spec::Schema<Config>& configSchema() {

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "common/cpu_list.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::manager {
 
@@ -32,22 +33,22 @@ std::set<unsigned> CpuPartitions::shared() const { return free(); }
 common::Result<std::set<unsigned>> CpuPartitions::sharedForNewTask() const {
     auto pool = free();
     if (pool.empty())
-        return makeError("InsufficientCores", "no shared cores left: all " + std::to_string(usable_.size()) +
+        return makeError(common::errors::kInsufficientCores, "no shared cores left: all " + std::to_string(usable_.size()) +
                                                   " usable cores (" + describe(usable_) + ") are reserved");
     return pool;
 }
 
 common::Result<std::set<unsigned>> CpuPartitions::reserve(const std::string& owner, unsigned count,
                                                           size_t sharedTasks) {
-    if (owners_.count(owner)) return makeError("Internal", owner + " already holds a reservation");
-    if (count == 0) return makeError("InvalidSpec", "a reservation needs at least one core");
+    if (owners_.count(owner)) return makeError(common::errors::kInternal, owner + " already holds a reservation");
+    if (count == 0) return makeError(common::errors::kInvalidSpec, "a reservation needs at least one core");
     const auto pool = free();
     if (count > pool.size())
-        return makeError("InsufficientCores", "asked for " + std::to_string(count) + " cores, " +
+        return makeError(common::errors::kInsufficientCores, "asked for " + std::to_string(count) + " cores, " +
                                                   std::to_string(pool.size()) + " free (" + describe(pool) +
                                                   ") of " + std::to_string(usable_.size()) + " usable");
     if (count == pool.size() && sharedTasks > 0)
-        return makeError("InsufficientCores", "asked for " + std::to_string(count) + " cores, which would leave no core for " +
+        return makeError(common::errors::kInsufficientCores, "asked for " + std::to_string(count) + " cores, which would leave no core for " +
                                                   std::to_string(sharedTasks) + " running shared task(s); free: " +
                                                   describe(pool));
     std::set<unsigned> mine;
@@ -58,15 +59,15 @@ common::Result<std::set<unsigned>> CpuPartitions::reserve(const std::string& own
 
 common::Result<std::set<unsigned>> CpuPartitions::reserveExact(const std::string& owner,
                                                                const std::set<unsigned>& cpus, size_t sharedTasks) {
-    if (owners_.count(owner)) return makeError("Internal", owner + " already holds a reservation");
+    if (owners_.count(owner)) return makeError(common::errors::kInternal, owner + " already holds a reservation");
     const auto pool = free();
     for (unsigned cpu : cpus)
         if (!pool.count(cpu))
-            return makeError("InsufficientCores", "asked for cores " + describe(cpus) + ", but core " +
+            return makeError(common::errors::kInsufficientCores, "asked for cores " + describe(cpus) + ", but core " +
                                                       std::to_string(cpu) + " is not free (free: " + describe(pool) +
                                                       ")");
     if (cpus.size() == pool.size() && sharedTasks > 0)
-        return makeError("InsufficientCores", "asked for cores " + describe(cpus) + ", which would leave no core for " +
+        return makeError(common::errors::kInsufficientCores, "asked for cores " + describe(cpus) + ", which would leave no core for " +
                                                   std::to_string(sharedTasks) + " running shared task(s)");
     owners_[owner] = cpus;
     return cpus;
@@ -76,7 +77,7 @@ common::Result<void> CpuPartitions::restore(const std::string& owner, const std:
     const auto pool = free();
     for (unsigned cpu : cpus)
         if (!pool.count(cpu))
-            return makeError("InsufficientCores", owner + " held core " + std::to_string(cpu) +
+            return makeError(common::errors::kInsufficientCores, owner + " held core " + std::to_string(cpu) +
                                                       ", which is not free now (free: " + describe(pool) + ")");
     owners_[owner] = cpus;
     return {};

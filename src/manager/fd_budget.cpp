@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/files.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::manager {
 
@@ -37,7 +38,7 @@ common::Result<void> checkStartBudget(const FdUsage& u, size_t pendingStarts) {
     if (u.limit >= need + kFdsReserved && u.open <= u.limit - need - kFdsReserved) return {};
     const std::string pending =
         pendingStarts ? " (and " + std::to_string(pendingStarts) + " starts on their way will open theirs)" : "";
-    return common::makeError("ResourceExhausted",
+    return common::makeError(common::errors::kResourceExhausted,
                              "the manager has " + std::to_string(u.open) + " of its " + std::to_string(u.limit) +
                                  " file descriptors (RLIMIT_NOFILE) open" + pending + "; a start needs " +
                                  std::to_string(kFdsPerStart) + " and " + std::to_string(kFdsReserved) +

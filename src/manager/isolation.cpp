@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdio>
 
-#include "spec/schema.hpp"
+#include "spec/json.hpp"
 
 extern "C" {
 #include "shim/shim_protocol.h"

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "manager/isolation.hpp"
 extern "C" {
@@ -44,7 +45,7 @@ std::string joinGroups(const std::vector<gid_t>& groups) {
 }
 
 // "pid N", "started", "execfailed ERRNO STEP", "error ERRNO STEP": short.
-constexpr size_t kMaxReportLine = 512;
+constexpr size_t kMaxReportLine = SHIM_REPORT_LINE_MAX;
 
 }  // namespace
 
@@ -56,7 +57,7 @@ common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& p
             return std::optional<std::string>(std::move(line));
         }
         if (pending.size() > kMaxReportLine)
-            return common::makeError("Internal", "shim report line longer than " + std::to_string(kMaxReportLine) +
+            return common::makeError(common::errors::kInternal, "shim report line longer than " + std::to_string(kMaxReportLine) +
                                                      " bytes");
         // The shim writes each line in one write(2): one read usually
         // brings the whole line (it used to be read a byte at a time).
@@ -67,7 +68,7 @@ common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& p
             if (errno == EAGAIN) return std::optional<std::string>();
             return common::errnoError("read from shim", errno);
         }
-        if (n == 0) return common::makeError("Internal", "shim exited before reporting (read '" + pending + "')");
+        if (n == 0) return common::makeError(common::errors::kInternal, "shim exited before reporting (read '" + pending + "')");
         pending.append(buf, static_cast<size_t>(n));
     }
 }
@@ -118,14 +119,14 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
             return r.error().context("save the task's process spec");
     }
 
-    std::vector<std::string> argv = {shimPath, "--exit-file", paths.exitFile};
+    std::vector<std::string> argv = {shimPath, SHIM_OPT_EXIT_FILE, paths.exitFile};
     argv.insert(argv.end(), process.begin(), process.end());
-    argv.insert(argv.end(), {"--stdout", paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
-    argv.insert(argv.end(), {"--stderr", paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
-    if (!paths.releaseFifo.empty()) argv.insert(argv.end(), {"--release-fifo", paths.releaseFifo});
-    for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {"--join-cgroup", procs});
-    if (!paths.netns.empty()) argv.insert(argv.end(), {"--netns", paths.netns});
-    argv.insert(argv.end(), {"--", spec.path, spec.command});
+    argv.insert(argv.end(), {SHIM_OPT_STDOUT, paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
+    argv.insert(argv.end(), {SHIM_OPT_STDERR, paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
+    if (!paths.releaseFifo.empty()) argv.insert(argv.end(), {SHIM_OPT_RELEASE_FIFO, paths.releaseFifo});
+    for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {SHIM_OPT_JOIN_CGROUP, procs});
+    if (!paths.netns.empty()) argv.insert(argv.end(), {SHIM_OPT_NETNS, paths.netns});
+    argv.insert(argv.end(), {SHIM_OPT_END, spec.path, spec.command});
     argv.insert(argv.end(), spec.args.begin(), spec.args.end());
     std::vector<std::string> envs;
     for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
@@ -137,7 +138,7 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
     cenv.push_back(nullptr);
 
     auto spawned = spawnShimProcess(shimPath, cargv.data(), cenv.data(),
-                                    {{report->second.get(), 3}, {go->first.get(), 4}});
+                                    {{report->second.get(), SHIM_REPORT_PIPE_FD}, {go->first.get(), SHIM_GO_PIPE_FD}});
     if (!spawned) return spawned.error();
     const pid_t pid = *spawned;
 
@@ -156,32 +157,32 @@ common::Result<void> acceptPid(Launch& launch, const std::string& line) {
     std::istringstream in(line);
     std::string word;
     in >> word;
-    if (word != "pid") return common::makeError("Internal", "shim could not fork the task: " + line);
+    if (word != SHIM_LINE_PID) return common::makeError(common::errors::kInternal, "shim could not fork the task: " + line);
     in >> launch.taskPid;
-    if (launch.taskPid <= 0) return common::makeError("Internal", "shim reported a bad pid: " + line);
+    if (launch.taskPid <= 0) return common::makeError(common::errors::kInternal, "shim reported a bad pid: " + line);
     return {};
 }
 
 common::Result<void> sendGo(Launch& launch) {
-    const char g = 'g';
+    const char g = SHIM_GO_BYTE;
     if (::write(launch.go.get(), &g, 1) != 1) return common::errnoError("release task", errno);
     launch.go.reset();
     return {};
 }
 
 common::Result<void> acceptRelease(const std::string& line) {
-    if (line == "started") return {};
+    if (line == SHIM_LINE_STARTED) return {};
     std::istringstream in(line);
     std::string word, step;
     int err = 0;
     in >> word >> err >> step;
-    if (word == "execfailed")
-        return common::makeError("ExecFailed", "could not run the command (" + step + "): " + std::strerror(err));
+    if (word == SHIM_LINE_EXECFAILED)
+        return common::makeError(common::errors::kExecFailed, "could not run the command (" + step + "): " + std::strerror(err));
     // The shim's own step failed after the task's pid was known (it joins
     // its scope then): nothing of the command ran.
-    if (word == "error")
-        return common::makeError("Internal", "the task's shim failed (" + step + "): " + std::strerror(err));
-    return common::makeError("Internal", "unexpected report from shim: " + line);
+    if (word == SHIM_LINE_ERROR)
+        return common::makeError(common::errors::kInternal, "the task's shim failed (" + step + "): " + std::strerror(err));
+    return common::makeError(common::errors::kInternal, "unexpected report from shim: " + line);
 }
 
 common::Result<std::string> readReportLine(int fd, std::string& pending) {

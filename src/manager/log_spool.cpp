@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include "common/fd_store.hpp"
 #include "common/files.hpp"
 
@@ -31,10 +29,8 @@ common::Result<void> LogSpool::add(const std::string& unit, const std::string& a
             return common::errnoError("mkfifo " + fifo, err);
         }
     }
-    const nlohmann::json j = {{"alloc_id", allocId},      {"task", task},
-                              {"log_dir", s.logDir},      {"max_files", s.maxFiles},
-                              {"max_file_size_mb", s.maxFileSizeMb}, {"exited", false}};
-    if (auto r = common::writeFileAtomic(description(unit), j.dump() + "\n"); !r) {
+    const wire::SpoolDescription d{allocId, task, s.logDir, s.maxFiles, s.maxFileSizeMb, false};
+    if (auto r = common::writeFileAtomic(description(unit), wire::describe(d)); !r) {
         remove(unit);
         return r.error();
     }
@@ -42,8 +38,8 @@ common::Result<void> LogSpool::add(const std::string& unit, const std::string& a
 }
 
 void LogSpool::release(const std::string& unit) const {
-    common::unstoreFd(unit + ".stdout");
-    common::unstoreFd(unit + ".stderr");
+    common::unstoreFd(wire::spoolName(unit, wire::kSpoolStdout));
+    common::unstoreFd(wire::spoolName(unit, wire::kSpoolStderr));
 }
 
 std::optional<LogSpool::Hold> LogSpool::readopt(const std::string& unit,
@@ -56,7 +52,7 @@ std::optional<LogSpool::Hold> LogSpool::readopt(const std::string& unit,
         }
         return fd;
     };
-    Hold hold{take(unit + ".stdout"), take(unit + ".stderr")};
+    Hold hold{take(wire::spoolName(unit, wire::kSpoolStdout)), take(wire::spoolName(unit, wire::kSpoolStderr))};
     if (!hold.first && !hold.second) return std::nullopt;  // the task's shim holds its fifos
     if (::access(description(unit).c_str(), F_OK) != 0) {
         release(unit);
@@ -68,10 +64,9 @@ std::optional<LogSpool::Hold> LogSpool::readopt(const std::string& unit,
 void LogSpool::markExited(const std::string& unit) const {
     auto text = common::readFile(description(unit));
     if (!text) return;  // the streamer already finished with it, or logs were off
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return;
-    j["exited"] = true;
-    (void)common::writeFileAtomic(description(unit), j.dump() + "\n");
+    auto marked = wire::markedExited(*text);
+    if (!marked) return;
+    (void)common::writeFileAtomic(description(unit), *marked);
 }
 
 void LogSpool::remove(const std::string& unit) const {

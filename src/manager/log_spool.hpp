@@ -12,8 +12,8 @@
 //                                  and the shim outlives both daemons. The
 //                                  streamer writes a byte once it has
 //                                  drained them, and the shim exits.
-//   <unit>.json                    {"alloc_id","task","log_dir","max_files",
-//                                  "max_file_size_mb","exited"}, replaced
+//   <unit>.json                    the description (wire/spool.hpp: alloc,
+//                                  task, log dir, rotation), replaced
 //                                  atomically; "exited" turns true once the
 //                                  task's exit is recorded
 // The streamer owns everything after that: it reads the fifos, and deletes
@@ -27,6 +27,7 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "wire/spool.hpp"
 
 namespace taskscope::manager {
 
@@ -66,10 +67,12 @@ public:
     /// none was stored, or when the streamer is done with the task.
     std::optional<Hold> readopt(const std::string& unit, std::map<std::string, common::UniqueFd>& stored) const;
 
-    std::string stdoutFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stdout"; }
-    std::string stderrFifo(const std::string& unit) const { return dir_ + "/" + unit + ".stderr"; }
-    std::string releaseFifo(const std::string& unit) const { return dir_ + "/" + unit + ".release"; }
-    std::string description(const std::string& unit) const { return dir_ + "/" + unit + ".json"; }
+    std::string stdoutFifo(const std::string& unit) const { return wire::spoolFile(dir_, unit, wire::kSpoolStdout); }
+    std::string stderrFifo(const std::string& unit) const { return wire::spoolFile(dir_, unit, wire::kSpoolStderr); }
+    std::string releaseFifo(const std::string& unit) const { return wire::spoolFile(dir_, unit, wire::kSpoolRelease); }
+    std::string description(const std::string& unit) const {
+        return wire::spoolFile(dir_, unit, wire::kSpoolDescription);
+    }
 
 private:
     std::string dir_;

@@ -20,7 +20,7 @@
 #include "manager/config.hpp"
 #include "manager/scope_reconciler.hpp"
 #include "manager/task_events_fanout.hpp"
-#include "manager/task_manager.hpp"
+#include "manager/task_registry.hpp"
 #include "network/network_manager.hpp"
 #include "plugins/identity_client.hpp"
 #include "plugins/plugin_registry.hpp"
@@ -152,10 +152,10 @@ int run(const Options& opts) {
 
     std::set<unsigned> usableCpus;
     auto facts = probeNode(systemd, usableCpus);
-    manager::TaskManager tasks(*config, systemd, loop, manager::kTaskPathPrefix, usableCpus);
+    manager::TaskRegistry tasks(*config, systemd, systemd, loop, manager::kTaskPathPrefix, usableCpus);
     std::optional<manager::ShimHome> shimHome;
     if (!config->shimUnit.empty()) {
-        shimHome.emplace(systemd, config->shimPath, config->shimUnit);
+        shimHome.emplace(systemd, systemd, loop, config->shimPath, config->shimUnit);
         if (auto r = shimHome->ensure(); !r)
             spdlog::error("Failed to make {} for the shims: {}; they stay in the manager's cgroup for now",
                           config->shimUnit, r.error().message);

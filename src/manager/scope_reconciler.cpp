@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/error_names.hpp"
+
 namespace taskscope::manager {
 
 namespace {
@@ -39,33 +41,60 @@ ScopeReconciler::ScopeReconciler(ReconcilerConfig config, scope::SystemdClient& 
       owns_(std::move(owns)),
       now_(now ? std::move(now) : NowUs(realtimeUs)) {}
 
-common::Result<ReconcileOutcome> ScopeReconciler::runPass() {
-    ReconcileOutcome out;
-    out.dryRun = config_.dryRun;
-    auto units = systemd_.listUnits("*.scope");
-    if (!units) return units.error().context("list scopes");
+struct ScopeReconciler::Pass {
+    std::vector<std::string> units;
+    size_t at = 0;
+    ReconcileOutcome outcome;
+    PassDone done;
+};
+
+void ScopeReconciler::runPass(PassDone done) {
+    systemd_.listUnitsAsync("*.scope", [this, done = std::move(done), alive = std::weak_ptr<int>(lifetime_)](
+                                           common::Result<std::vector<std::string>> units) mutable {
+        if (alive.expired()) return;
+        if (!units) return done(units.error().context("list scopes"));
+        auto pass = std::make_shared<Pass>();
+        pass->units = std::move(*units);
+        pass->outcome.dryRun = config_.dryRun;
+        pass->done = std::move(done);
+        next(pass);
+    });
+}
+
+void ScopeReconciler::next(const std::shared_ptr<Pass>& pass) {
     const uint64_t graceUs = static_cast<uint64_t>(config_.creationGrace.count()) * 1000u;
-    for (const auto& unit : *units) {
+    while (pass->at < pass->units.size()) {
+        const auto unit = pass->units[pass->at++];
         if (!isTaskScopeName(unit) || owns_(unit)) continue;
-        auto info = systemd_.unitInfo(unit);
-        // Gone meanwhile, or not readable: nothing to judge it by this time.
-        if (!info) continue;
-        if (info->slice != slice_ || info->state.active != "active") continue;
-        // A unit that never became active has no age: it is not old enough.
-        const uint64_t now = now_();
-        if (info->activeEnterUs == 0 || info->activeEnterUs + graceUs > now) continue;
-        // Asked again right before acting: a start may have claimed the
-        // unit while this pass talked to systemd.
-        if (owns_(unit)) continue;
-        if (!config_.dryRun) {
-            if (auto k = systemd_.killUnit(unit, "all", SIGKILL); !k) {
-                if (k.error().name != "NoSuchUnit") out.failed.push_back({unit, k.error()});
-                continue;
+        systemd_.unitInfoAsync(unit, [this, pass, unit, graceUs, alive = std::weak_ptr<int>(lifetime_)](
+                                         common::Result<scope::UnitInfo> info) {
+            if (alive.expired()) return;
+            // Gone meanwhile, or not readable: nothing to judge it by this time.
+            if (!info || info->slice != slice_ || info->state.active != "active") return next(pass);
+            // A unit that never became active has no age: it is not old enough.
+            if (info->activeEnterUs == 0 || info->activeEnterUs + graceUs > now_()) return next(pass);
+            // Asked again right before acting: a start may have claimed the
+            // unit while this pass talked to systemd.
+            if (owns_(unit)) return next(pass);
+            const auto since = info->activeEnterUs;
+            if (config_.dryRun) {
+                pass->outcome.stopped.push_back({unit, since});
+                return next(pass);
             }
-        }
-        out.stopped.push_back({unit, info->activeEnterUs});
+            systemd_.killUnitAsync(unit, "all", SIGKILL,
+                                   [this, pass, unit, since, alive](common::Result<void> k) {
+                                       if (alive.expired()) return;
+                                       if (k)
+                                           pass->outcome.stopped.push_back({unit, since});
+                                       else if (k.error().name != common::errors::kNoSuchUnit)
+                                           pass->outcome.failed.push_back({unit, k.error()});
+                                       next(pass);
+                                   });
+        });
+        return;
     }
-    return out;
+    auto done = std::move(pass->done);
+    done(std::move(pass->outcome));
 }
 
 void ScopeReconciler::start(common::EventLoop& loop, Report report, std::function<void(const common::Error&)> onError) {
@@ -79,18 +108,21 @@ void ScopeReconciler::start(common::EventLoop& loop, Report report, std::functio
 void ScopeReconciler::stop() {
     if (loop_ && timer_) loop_->cancelTimer(timer_);
     timer_ = 0;
+    loop_ = nullptr;  // a pass under way schedules no next one
 }
 
 void ScopeReconciler::schedule(std::chrono::milliseconds delay) {
     timer_ = loop_->addTimer(common::EventLoop::Clock::now() + delay, [this] {
         timer_ = 0;
-        auto outcome = runPass();
-        if (!outcome) {
-            if (onError_) onError_(outcome.error());
-        } else if (report_ && (!outcome->stopped.empty() || !outcome->failed.empty())) {
-            report_(*outcome);
-        }
-        schedule(config_.period);
+        runPass([this](common::Result<ReconcileOutcome> outcome) {
+            if (!outcome) {
+                if (onError_) onError_(outcome.error());
+            } else if (report_ && (!outcome->stopped.empty() || !outcome->failed.empty())) {
+                report_(*outcome);
+            }
+            // The next pass a period after this one ended.
+            if (loop_) schedule(config_.period);
+        });
     });
 }
 

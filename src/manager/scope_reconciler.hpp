@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -58,13 +59,16 @@ public:
     ScopeReconciler(const ScopeReconciler&) = delete;
     ScopeReconciler& operator=(const ScopeReconciler&) = delete;
 
+    using PassDone = std::function<void(common::Result<ReconcileOutcome>)>;
     /// One pass: every running scope under the slice that is named like a
     /// task's, that no task owns and that has been active longer than the
     /// grace is killed (SIGKILL to all its processes: nobody waits for it
     /// to end gracefully), or only reported in dry-run mode. Ownership is
     /// asked again just before each kill, so a start that began during
-    /// the pass keeps its scope. Errors: the listing failed.
-    common::Result<ReconcileOutcome> runPass();
+    /// the pass keeps its scope. Every question to systemd is asked
+    /// asynchronously, one unit after another; `done` hears the outcome.
+    /// Errors: the listing failed.
+    void runPass(PassDone done);
 
     /// Runs passes on `loop`, the first after firstPassDelay(), then every
     /// period; `report` hears each pass that found something. A pass whose
@@ -75,7 +79,10 @@ public:
     const ReconcilerConfig& config() const { return config_; }
 
 private:
+    struct Pass;
     void schedule(std::chrono::milliseconds delay);
+    /// Judges the pass's next unit, or ends it.
+    void next(const std::shared_ptr<Pass>& pass);
 
     ReconcilerConfig config_;
     scope::SystemdClient& systemd_;
@@ -86,6 +93,8 @@ private:
     uint64_t timer_ = 0;
     Report report_;
     std::function<void(const common::Error&)> onError_;
+    /// Expires with the reconciler: systemd's answers to a pass after it do nothing.
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };
 
 }  // namespace taskscope::manager

@@ -1,4 +1,5 @@
 #include "manager/shared_source.hpp"
+#include "common/error_names.hpp"
 
 #include <sys/mount.h>
 
@@ -60,7 +61,7 @@ std::optional<HoldingMount> holdingMount(std::string_view mountinfo, const std::
 common::Result<void> ensureSharedSource(const std::string& source) {
     char real[PATH_MAX];
     if (!::realpath(source.c_str(), real))
-        return common::errnoError("bidirectional volume source " + source, errno, "InvalidSpec");
+        return common::errnoError("bidirectional volume source " + source, errno, common::errors::kInvalidSpec);
     std::ifstream f("/proc/self/mountinfo");
     std::stringstream text;
     text << f.rdbuf();

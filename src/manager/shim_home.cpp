@@ -8,13 +8,18 @@
 #include <cerrno>
 #include <cstdint>
 #include <limits>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
 #include "manager/launcher.hpp"
+#include "scope/cgroup_host.hpp"
+
+extern "C" {
+#include "shim/shim_protocol.h"
+}
 
 namespace taskscope::manager {
 
@@ -49,7 +54,7 @@ scope::UnitProperties homeProperties() {
 }
 
 Result<pid_t> spawnHolder(const std::string& shimPath) {
-    std::string arg0 = shimPath, arg1 = "--hold";
+    std::string arg0 = shimPath, arg1 = SHIM_OPT_HOLD;
     char* argv[] = {arg0.data(), arg1.data(), nullptr};
     char* envp[] = {nullptr};
     auto pid = spawnShimProcess(shimPath, argv, envp);
@@ -59,30 +64,14 @@ Result<pid_t> spawnHolder(const std::string& shimPath) {
 
 }  // namespace
 
-std::vector<std::string> cgroupProcsFiles(std::string_view mountinfo, const std::string& relPath) {
-    // mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS"
-    std::vector<std::string> out;
-    std::istringstream in{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string id, parent, dev, root, mountpoint, word;
-        if (!(f >> id >> parent >> dev >> root >> mountpoint)) continue;
-        while (f >> word && word != "-") {
-        }
-        std::string fstype;
-        if (word != "-" || !(f >> fstype)) continue;
-        if (fstype != "cgroup" && fstype != "cgroup2") continue;
-        // A hierarchy bind-mounted from below its root (a container's
-        // view) does not show the host's paths: not ours to write.
-        if (root != "/") continue;
-        out.push_back(mountpoint + relPath + "/cgroup.procs");
-    }
-    return out;
-}
-
-ShimHome::ShimHome(scope::SystemdClient& systemd, std::string shimPath, std::string unit)
-    : systemd_(systemd), shimPath_(std::move(shimPath)), unit_(std::move(unit)) {}
+ShimHome::ShimHome(scope::BlockingSystemd& startup, scope::SystemdClient& systemd, common::EventLoop& loop,
+                   std::string shimPath, std::string unit)
+    : startup_(startup),
+      systemd_(systemd),
+      loop_(loop),
+      shimPath_(std::move(shimPath)),
+      unit_(std::move(unit)),
+      worker_(loop) {}
 
 ShimHome::~ShimHome() = default;
 
@@ -91,12 +80,12 @@ bool ShimHome::present() const { return !procs_.empty() && ::access(procs_.front
 Result<void> ShimHome::ensure() {
     procs_.clear();
     pid_t holder = 0;  // ours to take back if the scope proves unusable
-    auto state = systemd_.unitState(unit_);
+    auto state = startup_.unitState(unit_);
     if (!state || state->active != "active") {
         auto spawned = spawnHolder(shimPath_);
         if (!spawned) return spawned.error();
         const auto pid = *spawned;
-        auto started = systemd_.startScope(unit_, {static_cast<uint32_t>(pid)}, homeProperties());
+        auto started = startup_.startScope(unit_, {static_cast<uint32_t>(pid)}, homeProperties());
         if (!started) {
             ::kill(pid, SIGKILL);
             ::waitpid(pid, nullptr, 0);
@@ -106,13 +95,13 @@ Result<void> ShimHome::ensure() {
         spdlog::info("Created {} for the task shims (placeholder pid {})", unit_, pid);
     }
     auto found = [&]() -> Result<void> {
-        auto group = systemd_.controlGroup(unit_);
+        auto group = startup_.controlGroup(unit_);
         if (!group) return group.error().context("find the cgroup of " + unit_);
         auto mountinfo = common::readFile("/proc/self/mountinfo");
         if (!mountinfo) return mountinfo.error();
-        for (auto& file : cgroupProcsFiles(*mountinfo, *group))
+        for (auto& file : scope::cgroupProcsFiles(*mountinfo, *group))
             if (::access(file.c_str(), W_OK) == 0) procs_.push_back(std::move(file));
-        if (procs_.empty()) return common::makeError("Internal", "no cgroup of " + unit_ + " (" + *group + ") found");
+        if (procs_.empty()) return common::makeError(common::errors::kInternal, "no cgroup of " + unit_ + " (" + *group + ") found");
         return {};
     }();
     if (!found && holder > 0) {
@@ -122,20 +111,72 @@ Result<void> ShimHome::ensure() {
     return found;
 }
 
-const std::vector<std::string>& ShimHome::procsFiles() {
-    if (present()) return procs_;
+void ShimHome::whenReady(Ready ready) {
+    if (present()) return ready(procs_);
     const auto now = std::chrono::steady_clock::now();
-    if (lastFailure_ != std::chrono::steady_clock::time_point{} && now - lastFailure_ < std::chrono::seconds(10)) {
+    if (lastFailure_ != std::chrono::steady_clock::time_point{} && now - lastFailure_ < std::chrono::seconds(10))
+        return ready({});
+    waiting_.push_back(std::move(ready));
+    if (waiting_.size() == 1) remake();
+}
+
+void ShimHome::remake() {
+    procs_.clear();
+    systemd_.unitStateAsync(unit_, [this, alive = std::weak_ptr<int>(lifetime_)](Result<scope::UnitState> state) {
+        if (alive.expired()) return;
+        if (state && state->active == "active") return learnCgroups(0);
+        // Around a placeholder, spawned off the loop (posix_spawn holds
+        // its thread until the child has exec'd).
+        worker_.submit([this, alive, shimPath = shimPath_]() -> std::function<void()> {
+            auto pid = spawnHolder(shimPath);
+            return [this, alive, pid] {
+                if (alive.expired()) return;
+                if (!pid) return remade(pid.error(), 0);
+                systemd_.startScopeAsync(unit_, {static_cast<uint32_t>(*pid)}, homeProperties(),
+                                         [this, alive, holder = *pid](Result<void> started) {
+                                             if (alive.expired()) return;
+                                             if (!started) return remade(started.error().context("create " + unit_), holder);
+                                             spdlog::info("Created {} for the task shims (placeholder pid {})", unit_, holder);
+                                             learnCgroups(holder);
+                                         });
+            };
+        });
+    });
+}
+
+void ShimHome::learnCgroups(pid_t holder) {
+    systemd_.controlGroupAsync(unit_, [this, holder, alive = std::weak_ptr<int>(lifetime_)](Result<std::string> group) {
+        if (alive.expired()) return;
+        if (!group) return remade(group.error().context("find the cgroup of " + unit_), holder);
+        auto mountinfo = common::readFile("/proc/self/mountinfo");
+        if (!mountinfo) return remade(mountinfo.error(), holder);
+        for (auto& file : scope::cgroupProcsFiles(*mountinfo, *group))
+            if (::access(file.c_str(), W_OK) == 0) procs_.push_back(std::move(file));
+        if (procs_.empty())
+            return remade(common::makeError(common::errors::kInternal, "no cgroup of " + unit_ + " (" + *group + ") found"),
+                          holder);
+        remade({}, 0);
+    });
+}
+
+void ShimHome::remade(Result<void> r, pid_t holder) {
+    if (!r) {
+        lastFailure_ = std::chrono::steady_clock::now();
         procs_.clear();
-        return procs_;
-    }
-    if (auto r = ensure(); !r) {
-        lastFailure_ = now;
         spdlog::error("Shims stay in the manager's cgroup, where a kill of its unit takes them: {}", r.error().message);
+        // A placeholder of a scope that proved unusable is ours to take back.
+        if (holder > 0)
+            worker_.submit([holder]() -> std::function<void()> {
+                ::kill(holder, SIGKILL);
+                ::waitpid(holder, nullptr, 0);
+                return {};
+            });
     } else {
         lastFailure_ = {};
     }
-    return procs_;
+    auto waiting = std::move(waiting_);
+    waiting_.clear();
+    for (auto& ready : waiting) ready(procs_);
 }
 
 Result<void> ShimHome::adopt(pid_t pid) const {

@@ -22,35 +22,36 @@
 #include <string_view>
 #include <vector>
 
+#include "common/event_loop.hpp"
 #include "common/result.hpp"
+#include "common/worker.hpp"
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::manager {
 
 inline constexpr const char* kShimHomeUnit = "taskscope-shims.scope";
 
-/// The cgroup.procs file of the cgroup `relPath` (as systemd's
-/// ControlGroup names it) in every cgroup hierarchy mounted per `mountinfo`
-/// (/proc/self/mountinfo's text): one on cgroup v2, one per hierarchy on
-/// v1 and hybrid. Existence is not checked.
-std::vector<std::string> cgroupProcsFiles(std::string_view mountinfo, const std::string& relPath);
-
 class ShimHome {
 public:
-    ShimHome(scope::SystemdClient& systemd, std::string shimPath, std::string unit = kShimHomeUnit);
+    /// `startup`: for ensure() at startup; `systemd` and `loop`: for
+    /// making it again later, asynchronously.
+    ShimHome(scope::BlockingSystemd& startup, scope::SystemdClient& systemd, common::EventLoop& loop,
+             std::string shimPath, std::string unit = kShimHomeUnit);
     ~ShimHome();
     ShimHome(const ShimHome&) = delete;
     ShimHome& operator=(const ShimHome&) = delete;
 
     /// Makes sure the scope runs (creating it around a placeholder when it
-    /// does not) and learns its cgroups. Synchronous: called at startup and
-    /// again only when the scope has gone (someone stopped it).
+    /// does not) and learns its cgroups. Blocking: at startup only.
     common::Result<void> ensure();
 
-    /// The cgroup.procs files a new shim joins. Re-creates the scope first
-    /// if it has gone; empty if it cannot be had (then shims stay where the
-    /// manager is, as before 0.2, and the journal says why).
-    const std::vector<std::string>& procsFiles();
+    /// The cgroup.procs files a new shim joins, to `ready` (from the loop,
+    /// or at once while the home is there). When it has gone (someone
+    /// stopped it) it is made again first, asynchronously, once for all the
+    /// starts that ask meanwhile; empty if it cannot be had (then shims stay
+    /// where the manager is, as before 0.2, and the journal says why).
+    using Ready = std::function<void(std::vector<std::string> procsFiles)>;
+    void whenReady(Ready ready);
 
     /// Moves a running process (a shim an older manager left in its own
     /// cgroup) into the home. Errors: the first failed write.
@@ -60,14 +61,23 @@ public:
 
 private:
     bool present() const;
+    /// The asynchronous ensure(): each step from the loop.
+    void remake();
+    void learnCgroups(pid_t holder);
+    void remade(common::Result<void> r, pid_t holder);
 
+    scope::BlockingSystemd& startup_;
     scope::SystemdClient& systemd_;
+    common::EventLoop& loop_;
     std::string shimPath_;
     std::string unit_;
     std::vector<std::string> procs_;
-    /// When ensure() last failed: starts meanwhile do not ask again (each
-    /// try is a synchronous round trip to systemd).
+    std::vector<Ready> waiting_;  ///< starts waiting for the home being made again
+    /// When making it last failed: starts meanwhile do not ask again.
     std::chrono::steady_clock::time_point lastFailure_{};
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+    /// The placeholder's spawn and a failed one's reaping: off the loop.
+    common::Worker worker_;
 };
 
 }  // namespace taskscope::manager

@@ -10,6 +10,11 @@
 #include "common/files.hpp"
 #include "scope/unit_name.hpp"
 
+extern "C" {
+#include "shim/shim_protocol.h"
+#include "common/error_names.hpp"
+}
+
 namespace taskscope::manager {
 
 common::Result<void> StateStore::prepare() const {
@@ -59,7 +64,7 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
         auto text = common::readFile(dir + "/" + name);
         if (!text) return text.error();
         auto j = nlohmann::json::parse(*text, nullptr, false);
-        if (j.is_discarded()) return common::makeError("Internal", "task record " + name + " is not valid JSON");
+        if (j.is_discarded()) return common::makeError(common::errors::kInternal, "task record " + name + " is not valid JSON");
         auto rec = task::recordFromJson(j);
         if (!rec) return rec.error().context("task record " + name);
         out.push_back(std::move(*rec));
@@ -67,14 +72,17 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
     return out;
 }
 
+std::string StateStore::abortedMark(const std::string& unit) const { return exitFile(unit) + SHIM_ABORTED_SUFFIX; }
+
 pid_t StateStore::abortedShim(const std::string& unit) const {
     auto text = common::readFile(abortedMark(unit));
-    if (!text || text->rfind("shim_pid=", 0) != 0) return 0;
-    return static_cast<pid_t>(std::atol(text->c_str() + 9));
+    const std::string key = std::string(SHIM_ABORTED_PID) + "=";
+    if (!text || text->rfind(key, 0) != 0) return 0;
+    return static_cast<pid_t>(std::atol(text->c_str() + key.size()));
 }
 
 std::vector<std::string> StateStore::abortedMarks() const {
-    auto stems = stemsEndingIn(exitsDir(), ".aborted");
+    auto stems = stemsEndingIn(exitsDir(), SHIM_ABORTED_SUFFIX);
     return stems ? std::move(*stems) : std::vector<std::string>{};
 }
 

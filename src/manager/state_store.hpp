@@ -35,7 +35,7 @@ public:
     std::string exitFile(const std::string& unit) const { return exitsDir() + "/" + unit; }
     /// What a shim leaves instead of an exit file when its start was
     /// aborted before the task ran ("shim_pid=N"): its pid, or 0 if none.
-    std::string abortedMark(const std::string& unit) const { return exitFile(unit) + ".aborted"; }
+    std::string abortedMark(const std::string& unit) const;
     pid_t abortedShim(const std::string& unit) const;
     /// The units that have such a mark.
     std::vector<std::string> abortedMarks() const;

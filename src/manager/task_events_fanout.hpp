@@ -1,5 +1,5 @@
 #pragma once
-// Several listeners for one TaskManager (the bus and the plugin registry),
+// Several listeners for one TaskRegistry (the bus and the plugin registry),
 // each hearing every event in the order they were added.
 
 #include <vector>

@@ -1,4 +1,5 @@
 #include "network/cni_config.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::network {
 
@@ -46,7 +47,7 @@ json pluginInput(const json& conflist, const json& plugin, const json& prevResul
 common::Result<CniResult> parseCniResult(const std::string& out) {
     json j = json::parse(out, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return common::makeError("CniFailed", "plugin result is not a JSON object: " + out.substr(0, 200));
+        return common::makeError(common::errors::kCniFailed, "plugin result is not a JSON object: " + out.substr(0, 200));
     CniResult r;
     if (auto ips = j.find("ips"); ips != j.end() && ips->is_array())
         for (const auto& ip : *ips)
@@ -65,11 +66,11 @@ common::Error cniError(const std::string& plugin, const std::string& command, co
         if (j.contains("details") && j["details"].is_string() && !j["details"].get<std::string>().empty())
             what += " (" + j["details"].get<std::string>() + ")";
         if (j.contains("code")) what += " [code " + j["code"].dump() + "]";
-        return common::makeError("CniFailed", what);
+        return common::makeError(common::errors::kCniFailed, what);
     }
     what += " (" + std::string(status >= 0 ? "exit status " + std::to_string(status) : "killed") + ")";
     if (!err.empty()) what += ": " + err.substr(0, 500);
-    return common::makeError("CniFailed", what);
+    return common::makeError(common::errors::kCniFailed, what);
 }
 
 }  // namespace taskscope::network

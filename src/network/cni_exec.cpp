@@ -11,6 +11,7 @@
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
 #include "network/cni_config.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::network {
 
@@ -108,10 +109,10 @@ common::Result<ProgramOutput> runProgram(const std::vector<std::string>& argv, c
 
 common::Result<std::string> runPlugin(const CniCall& call, const std::string& type, const json& input) {
     if (type.find('/') != std::string::npos || type.empty())
-        return common::makeError("CniFailed", "plugin type '" + type + "' is not a plain name");
+        return common::makeError(common::errors::kCniFailed, "plugin type '" + type + "' is not a plain name");
     const auto binary = call.cniPath + "/" + type;
     if (::access(binary.c_str(), X_OK) != 0)
-        return common::makeError("CniFailed", "CNI plugin " + binary + " is not installed");
+        return common::makeError(common::errors::kCniFailed, "CNI plugin " + binary + " is not installed");
     const std::vector<std::string> env = {
         "CNI_COMMAND=" + call.command, "CNI_CONTAINERID=" + call.containerId, "CNI_NETNS=" + call.netns,
         "CNI_IFNAME=" + call.ifname,   "CNI_PATH=" + call.cniPath,
@@ -120,7 +121,7 @@ common::Result<std::string> runPlugin(const CniCall& call, const std::string& ty
     auto ran = runProgram({binary}, env, input.dump(), call.timeout);
     if (!ran) return ran.error().context("run CNI plugin " + type);
     if (ran->timedOut)
-        return common::makeError("CniFailed", "CNI plugin " + type + " " + call.command + " ran longer than " +
+        return common::makeError(common::errors::kCniFailed, "CNI plugin " + type + " " + call.command + " ran longer than " +
                                                   std::to_string(call.timeout.count()) + " ms and was killed");
     if (ran->status != 0) return cniError(type, call.command, ran->out, ran->err, ran->status);
     return std::move(ran->out);

@@ -17,6 +17,7 @@
 
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
+#include "common/error_names.hpp"
 
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
@@ -60,7 +61,7 @@ common::Result<void> createNetns(const std::string& dir, const std::string& name
     const auto path = dir + "/" + name;
     {
         common::UniqueFd f(::open(path.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0));
-        if (!f && errno == EEXIST) return common::makeError("NetworkExists", "namespace " + path + " exists already");
+        if (!f && errno == EEXIST) return common::makeError(common::errors::kNetworkExists, "namespace " + path + " exists already");
         if (!f) return common::errnoError("create " + path, errno);
     }
     int p[2];

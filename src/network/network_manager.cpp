@@ -13,6 +13,7 @@
 #include "network/cni_exec.hpp"
 #include "network/netns.hpp"
 #include "network/sweep.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::network {
 
@@ -43,13 +44,6 @@ json withLiveHostMacs(json result) {
 
 }  // namespace
 
-struct NetworkManager::Job {
-    common::UniqueFd r, w;
-    uint64_t watch = 0;
-    std::thread thread;
-    std::optional<Result<NetworkRecord>> result;
-};
-
 json recordToJson(const NetworkRecord& r) {
     return json{{"alloc_id", r.allocId},   {"spec", r.specJson},     {"phase", r.phase},
                 {"netns", r.netnsPath},    {"conflist", r.conflist}, {"result", r.result},
@@ -58,7 +52,7 @@ json recordToJson(const NetworkRecord& r) {
 
 Result<NetworkRecord> recordFromJson(const std::string& text) {
     json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return makeError("Internal", "network record is not a JSON object");
+    if (j.is_discarded() || !j.is_object()) return makeError(common::errors::kInternal, "network record is not a JSON object");
     try {
         NetworkRecord r;
         r.allocId = j.at("alloc_id").get<std::string>();
@@ -73,19 +67,14 @@ Result<NetworkRecord> recordFromJson(const std::string& text) {
         r.spec = std::move(*spec);
         return r;
     } catch (const json::exception& e) {
-        return makeError("Internal", std::string("network record: ") + e.what());
+        return makeError(common::errors::kInternal, std::string("network record: ") + e.what());
     }
 }
 
 NetworkManager::NetworkManager(NodeNetworkConfig node, std::string stateDir, common::EventLoop& loop)
-    : node_(std::move(node)), dir_(std::move(stateDir) + "/networks"), loop_(loop) {}
+    : node_(std::move(node)), dir_(std::move(stateDir) + "/networks"), loop_(loop), worker_(loop, kMaxJobs) {}
 
-NetworkManager::~NetworkManager() {
-    for (const auto& job : jobs_) {
-        loop_.removeFd(job->watch);
-        if (job->thread.joinable()) job->thread.join();
-    }
-}
+NetworkManager::~NetworkManager() = default;
 
 std::string NetworkManager::recordPath(const std::string& allocId) const { return dir_ + "/" + allocId + kRecordSuffix; }
 
@@ -95,23 +84,10 @@ Result<void> NetworkManager::save(const NetworkRecord& record) const {
 }
 
 void NetworkManager::offLoop(Work work, std::function<void(Result<NetworkRecord>)> done) {
-    auto job = std::make_shared<Job>();
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) return done(common::errnoError("pipe", errno));
-    job->r = common::UniqueFd(p[0]);
-    job->w = common::UniqueFd(p[1]);
-    jobs_.insert(job);
-    job->watch = loop_.addFd(job->r.get(), POLLIN, [this, job, done = std::move(done)](short) {
-        loop_.removeFd(job->watch);
-        job->thread.join();
-        jobs_.erase(job);
-        done(std::move(*job->result));
-    });
-    // The thread owns nothing of the manager: its work captured copies.
-    job->thread = std::thread([job = job.get(), work = std::move(work)] {
-        job->result.emplace(work());
-        const char c = 1;
-        (void)!::write(job->w.get(), &c, 1);
+    // The work owns nothing of the manager: it captured copies.
+    worker_.submit([work = std::move(work), done = std::move(done)]() -> std::function<void()> {
+        auto result = std::make_shared<Result<NetworkRecord>>(work());
+        return [done, result] { done(std::move(*result)); };
     });
 }
 
@@ -120,7 +96,7 @@ Result<void> NetworkManager::checkPorts(const NetworkSpec& spec) const {
         for (const auto& [alloc, other] : networks_)
             for (const auto& q : other.spec.ports)
                 if (q.hostPort == p.hostPort && q.protocol == p.protocol)
-                    return makeError("PortInUse", "host port " + std::to_string(p.hostPort) + "/" + p.protocol +
+                    return makeError(common::errors::kPortInUse, "host port " + std::to_string(p.hostPort) + "/" + p.protocol +
                                                       " is mapped by allocation " + alloc);
         // A port some process of the host holds: binding it tells, and
         // SO_REUSEADDR keeps a closed connection's TIME_WAIT from counting.
@@ -134,7 +110,7 @@ Result<void> NetworkManager::checkPorts(const NetworkSpec& spec) const {
         a.sin_port = htons(p.hostPort);
         a.sin_addr.s_addr = htonl(INADDR_ANY);
         if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 && errno == EADDRINUSE)
-            return makeError("PortInUse", "host port " + std::to_string(p.hostPort) + "/" + p.protocol +
+            return makeError(common::errors::kPortInUse, "host port " + std::to_string(p.hostPort) + "/" + p.protocol +
                                               " is bound by a process of the host");
     }
     return {};
@@ -196,7 +172,7 @@ void NetworkManager::create(const std::string& allocId, const std::string& specJ
     auto spec = parseNetworkSpec(specJson);
     if (!spec) return done(spec.error());
     if (networks_.count(allocId))
-        return done(makeError("NetworkExists", "allocation " + allocId + " has a network already"));
+        return done(makeError(common::errors::kNetworkExists, "allocation " + allocId + " has a network already"));
     if (auto r = checkPorts(*spec); !r) return done(r.error());
 
     NetworkRecord record;
@@ -211,7 +187,7 @@ void NetworkManager::create(const std::string& allocId, const std::string& specJ
             if (!text) return done(text.error().context("read node conflist"));
             record.conflist = json::parse(*text, nullptr, false);
             if (record.conflist.is_discarded() || !record.conflist.contains("plugins"))
-                return done(makeError("Internal", "node conflist " + node_.conflistPath + " is not a conflist"));
+                return done(makeError(common::errors::kInternal, "node conflist " + node_.conflistPath + " is not a conflist"));
         } else {
             record.conflist = defaultConflist(node_);
         }
@@ -236,11 +212,11 @@ void NetworkManager::create(const std::string& allocId, const std::string& specJ
 
 void NetworkManager::destroy(const std::string& allocId, Done done) {
     auto it = networks_.find(allocId);
-    if (it == networks_.end()) return done(makeError("NoSuchNetwork", "allocation " + allocId + " has no network"));
+    if (it == networks_.end()) return done(makeError(common::errors::kNoSuchNetwork, "allocation " + allocId + " has no network"));
     if (busy_.count(allocId))
-        return done(makeError("NetworkInUse", "the network of " + allocId + " is being created or destroyed"));
+        return done(makeError(common::errors::kNetworkInUse, "the network of " + allocId + " is being created or destroyed"));
     if (inUse_ && inUse_(allocId))
-        return done(makeError("NetworkInUse", "tasks of allocation " + allocId + " still run in its network"));
+        return done(makeError(common::errors::kNetworkInUse, "tasks of allocation " + allocId + " still run in its network"));
     busy_.insert(allocId);
     it->second.phase = "deleting";
     offLoop(
@@ -291,7 +267,7 @@ void NetworkManager::recover() {
         }
         Result<void> checked = {};
         if (!isNetns(record->netnsPath)) {
-            checked = makeError("Internal", "namespace " + record->netnsPath + " is gone");
+            checked = makeError(common::errors::kInternal, "namespace " + record->netnsPath + " is gone");
         } else if (record->spec.mode == Mode::Bridge) {
             CniCall call{"CHECK", record->allocId, record->netnsPath, "eth0", node_.cniPath,
                          std::chrono::milliseconds(node_.pluginTimeoutMs)};
@@ -316,7 +292,7 @@ void NetworkManager::recover() {
 
 Result<std::string> NetworkManager::get(const std::string& allocId) const {
     auto it = networks_.find(allocId);
-    if (it == networks_.end()) return makeError("NoSuchNetwork", "allocation " + allocId + " has no network");
+    if (it == networks_.end()) return makeError(common::errors::kNoSuchNetwork, "allocation " + allocId + " has no network");
     const auto& r = it->second;
     json ports = json::array();
     for (const auto& p : r.spec.ports)
@@ -337,7 +313,7 @@ std::vector<std::tuple<std::string, std::string, std::string>> NetworkManager::l
 Result<std::string> NetworkManager::netnsPath(const std::string& allocId) const {
     auto it = networks_.find(allocId);
     if (it == networks_.end() || busy_.count(allocId) || it->second.phase != "ready")
-        return makeError("NoSuchNetwork", "allocation " + allocId + " has no ready network");
+        return makeError(common::errors::kNoSuchNetwork, "allocation " + allocId + " has no ready network");
     return it->second.netnsPath;
 }
 

@@ -2,9 +2,9 @@
 // Allocation networks: one network namespace per allocation, empty (mode
 // none) or wired to the node's bridge by the CNI chain (mode bridge),
 // recorded on disk so that a restart re-checks them and finishes or undoes
-// whatever a crash interrupted. Plugins and namespace helpers run on
-// worker threads; their outcome comes back through the event loop, so the
-// manager serves other calls meanwhile.
+// whatever a crash interrupted. Plugins and namespace helpers run on a
+// Worker (common/worker.hpp); their outcome comes back through the event
+// loop, so the manager serves other calls meanwhile.
 
 #include <functional>
 #include <map>
@@ -12,13 +12,13 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
+#include "common/worker.hpp"
 #include "network/cni_config.hpp"
 #include "network/network_spec.hpp"
 
@@ -83,7 +83,6 @@ public:
     common::Result<std::string> netnsPath(const std::string& allocId) const;
 
 private:
-    struct Job;
     using Work = std::function<common::Result<NetworkRecord>()>;
     void offLoop(Work work, std::function<void(common::Result<NetworkRecord>)> done);
     common::Result<void> checkPorts(const NetworkSpec& spec) const;
@@ -102,7 +101,11 @@ private:
     Log warn_;
     std::map<std::string, NetworkRecord> networks_;
     std::set<std::string> busy_;  ///< an operation is under way
-    std::set<std::shared_ptr<Job>> jobs_;
+    /// Networks of different allocations are made and torn down at once,
+    /// up to this many (one allocation's operations wait for each other).
+    static constexpr size_t kMaxJobs = 16;
+    /// Last: its threads stop before what their results would touch goes.
+    common::Worker worker_;
 };
 
 }  // namespace taskscope::network

@@ -11,8 +11,8 @@ namespace {
 
 using common::makeError;
 using common::Result;
-using spec::Json;
 using spec::invalid;
+using spec::Json;
 
 // More than any allocation forwards; a bound on what a caller makes us hold.
 constexpr size_t kMaxPorts = 1024;
@@ -53,7 +53,8 @@ spec::Codec<std::optional<Json>> conflistCodec() {
 const spec::Schema<NetworkSpec>& networkSchema() {
     static const spec::Schema<NetworkSpec> schema{
         {
-            spec::field("mode", &NetworkSpec::mode, spec::oneOf<Mode>({{"none", Mode::None}, {"bridge", Mode::Bridge}})),
+            spec::field("mode", &NetworkSpec::mode,
+                        spec::oneOf<Mode>({{"none", Mode::None}, {"bridge", Mode::Bridge}})),
             spec::field("ports", &NetworkSpec::ports, spec::objects(portSchema(), kMaxPorts)),
             spec::field("conflist", &NetworkSpec::conflist, conflistCodec()),
         },
@@ -61,8 +62,7 @@ const spec::Schema<NetworkSpec>& networkSchema() {
             [](const NetworkSpec& n, const std::string&) -> Result<void> {
                 for (size_t i = 0; i < n.ports.size(); ++i)
                     for (size_t k = 0; k < i; ++k)
-                        if (n.ports[k].hostPort == n.ports[i].hostPort &&
-                            n.ports[k].protocol == n.ports[i].protocol)
+                        if (n.ports[k].hostPort == n.ports[i].hostPort && n.ports[k].protocol == n.ports[i].protocol)
                             return invalid("host port " + std::to_string(n.ports[i].hostPort) + "/" +
                                            n.ports[i].protocol + " is mapped twice");
                 return {};
@@ -80,7 +80,9 @@ const spec::Schema<NetworkSpec>& networkSchema() {
 
 }  // namespace
 
-const char* toString(Mode mode) { return mode == Mode::Bridge ? "bridge" : "none"; }
+const char* toString(Mode mode) {
+    return mode == Mode::Bridge ? "bridge" : "none";
+}
 
 Result<NetworkSpec> parseNetworkSpec(const std::string& text) {
     if (text.empty()) return NetworkSpec{};
@@ -91,9 +93,9 @@ Result<NetworkSpec> parseNetworkSpec(const std::string& text) {
 
 Result<void> checkAllocId(const std::string& id) {
     auto bad = [&] {
-        return makeError(common::errors::kInvalidName,
-                         "alloc_id '" + id +
-                             "' must be 1-64 characters of [A-Za-z0-9_.-], starting with a letter or digit");
+        return makeError(
+            common::errors::kInvalidName,
+            "alloc_id '" + id + "' must be 1-64 characters of [A-Za-z0-9_.-], starting with a letter or digit");
     };
     if (id.empty() || id.size() > 64 || !std::isalnum(static_cast<unsigned char>(id[0]))) return bad();
     for (char c : id)

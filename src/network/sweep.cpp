@@ -12,6 +12,7 @@
 
 #include "common/files.hpp"
 #include "network/cni_exec.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::network {
 
@@ -176,7 +177,7 @@ common::Result<int> sweepIptables(const std::string& containerId, const std::vec
         if (save.empty() || tool.empty()) continue;
         auto ran = runProgram({save}, kToolEnv, "", std::chrono::seconds(30));
         if (!ran) return ran.error();
-        if (ran->status != 0) return common::makeError("Internal", save + " failed: " + ran->err);
+        if (ran->status != 0) return common::makeError(common::errors::kInternal, save + " failed: " + ran->err);
         for (auto& c : iptablesSweep(ran->out, containerId, addresses)) {
             c.insert(c.begin(), {tool, "-w"});
             if (auto r = runProgram(c, kToolEnv, "", std::chrono::seconds(30)); r && r->status == 0) ++done;
@@ -218,7 +219,7 @@ common::Result<int> sweepNft(const std::string& containerId) {
     if (nft.empty()) return 0;
     auto ran = runProgram({nft, "-j", "list", "ruleset"}, kToolEnv, "", std::chrono::seconds(30));
     if (!ran) return ran.error();
-    if (ran->status != 0) return common::makeError("Internal", "nft list ruleset failed: " + ran->err);
+    if (ran->status != 0) return common::makeError(common::errors::kInternal, "nft list ruleset failed: " + ran->err);
     int done = 0;
     for (auto& c : nftSweep(ran->out, containerId)) {
         c.insert(c.begin(), nft);

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "csi_identity.grpc.pb.h"
+#include "common/error_names.hpp"
 
 namespace taskscope::plugins {
 
@@ -57,7 +58,7 @@ Result<IdentityAnswer> queryIdentity(const std::string& socketPath, bool withInf
         auto ctx = context();
         auto status = stub->GetPluginInfo(ctx.get(), csi::v1::GetPluginInfoRequest{}, &reply);
         if (!status.ok()) return callError("GetPluginInfo", status);
-        if (reply.name().empty()) return makeError("PluginFailed", "GetPluginInfo: the plugin gave no name");
+        if (reply.name().empty()) return makeError(common::errors::kPluginFailed, "GetPluginInfo: the plugin gave no name");
         answer.provider = reply.name();
         answer.version = reply.vendor_version();
     }

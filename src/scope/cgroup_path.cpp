@@ -1,10 +1,11 @@
 #include "scope/cgroup_path.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::scope {
 
 common::Result<CgroupPath> CgroupPath::parse(std::string_view path) {
     auto invalid = [&](const char* why) {
-        return common::makeError("InvalidArgument", "cgroup path '" + std::string(path) + "' " + why);
+        return common::makeError(common::errors::kInvalidArgument, "cgroup path '" + std::string(path) + "' " + why);
     };
     if (path.empty() || path.front() != '/') return invalid("is not absolute");
     if (path == "/") return invalid("is the root cgroup");

@@ -1,8 +1,6 @@
 #include "scope/cgroup_stats.hpp"
 
 #include <fcntl.h>
-#include <linux/magic.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +9,7 @@
 #include <map>
 
 #include "common/files.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::scope {
 
@@ -107,14 +106,6 @@ bool parseSingle(std::string_view text, std::optional<uint64_t>& into) {
 }
 
 }  // namespace
-
-const char* toString(CgroupVersion version) { return version == CgroupVersion::V2 ? "v2" : "v1"; }
-
-CgroupVersion detectCgroupVersion(const std::string& root) {
-    struct statfs fs {};
-    return ::statfs(root.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC ? CgroupVersion::V2
-                                                                               : CgroupVersion::V1;
-}
 
 const char* statFileName(StatFile file) { return info(file).name; }
 const char* statFileController(StatFile file) { return info(file).controller; }
@@ -230,7 +221,7 @@ bool parseStatFile(StatFile file, std::string_view text, CgroupStats& s, long ti
 common::Result<CgroupStatsReader> CgroupStatsReader::open(const std::string& root, CgroupVersion version,
                                                           long ticksPerSecond) {
     UniqueFd rootFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!rootFd) return common::errnoError("open cgroup root " + root, errno, "NotFound");
+    if (!rootFd) return common::errnoError("open cgroup root " + root, errno, common::errors::kNotFound);
     CgroupStatsReader r;
     r.version_ = version;
     r.ticksPerSecond_ = ticksPerSecond > 0 ? ticksPerSecond : ::sysconf(_SC_CLK_TCK);
@@ -254,7 +245,7 @@ common::Result<CgroupFiles> CgroupStatsReader::openCgroup(const CgroupPath& cgro
         if (d) dirs.emplace(h.controller, std::move(d));
     }
     if (dirs.empty())
-        return common::makeError("NotFound", "cgroup " + cgroup.str() + " exists in no " + toString(version_) +
+        return common::makeError(common::errors::kNotFound, "cgroup " + cgroup.str() + " exists in no " + toString(version_) +
                                                  " hierarchy");
     CgroupFiles files;
     for (StatFile f : statFiles(version_)) {
@@ -303,7 +294,7 @@ common::Result<CgroupStats> CgroupStatsReader::read(CgroupFiles& files) {
         if (n < 0) {
             // A removed cgroup's files answer ENODEV: this cgroup is dead,
             // whatever a reopen may find.
-            if (errno == ENODEV) return common::makeError("Gone", "the cgroup was removed");
+            if (errno == ENODEV) return common::makeError(common::errors::kGone, "the cgroup was removed");
             continue;  // unmeasured, like a missing file
         }
         const std::string_view text(buffer_.data(), static_cast<size_t>(n));

@@ -20,18 +20,10 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "scope/cgroup_host.hpp"
 #include "scope/cgroup_path.hpp"
 
 namespace taskscope::scope {
-
-/// The cgroup layout. Hybrid hosts (cgroup2 only at /sys/fs/cgroup/unified)
-/// are V1, as in the fingerprint: only a cgroup2 mount at the root is V2.
-enum class CgroupVersion { V1, V2 };
-
-const char* toString(CgroupVersion version);
-
-/// V2 when `root` is a cgroup2 mount, V1 otherwise.
-CgroupVersion detectCgroupVersion(const std::string& root = "/sys/fs/cgroup");
 
 /// One sample's raw values; unset when not measured.
 struct CgroupStats {

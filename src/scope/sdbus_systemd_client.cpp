@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "common/error_names.hpp"
 #include "dbus/systemd1_manager_proxy.h"
 
 namespace taskscope::scope {
@@ -52,15 +53,18 @@ private:
 
 common::Error systemdError(const sdbus::Error& e, const std::string& what) {
     const auto& name = e.getName();
-    std::string kind = "SystemdFailed";
-    if (name == "org.freedesktop.DBus.Error.PropertyReadOnly")
-        kind = "UnsupportedProperty";  // systemd's answer to a property it does not know
-    else if (name == "org.freedesktop.systemd1.NoSuchUnit")
-        kind = "NoSuchUnit";
-    else if (name == "org.freedesktop.systemd1.UnitExists")
-        kind = "UnitExists";
-    else if (name == "org.freedesktop.DBus.Error.NotSupported")
-        kind = "NotSupported";
+    // systemd's error names, and what each is called here; anything else
+    // systemd says is SystemdFailed.
+    static const std::pair<const char*, const char*> kNames[] = {
+        // systemd's answer to a property it does not know
+        {"org.freedesktop.DBus.Error.PropertyReadOnly", common::errors::kUnsupportedProperty},
+        {"org.freedesktop.systemd1.NoSuchUnit", common::errors::kNoSuchUnit},
+        {"org.freedesktop.systemd1.UnitExists", common::errors::kUnitExists},
+        {"org.freedesktop.DBus.Error.NotSupported", common::errors::kNotSupported},
+    };
+    std::string kind = common::errors::kSystemdFailed;
+    for (const auto& [theirs, ours] : kNames)
+        if (name == theirs) kind = ours;
     return common::makeError(kind, what + ": " + e.getMessage() + " (" + name + ")");
 }
 
@@ -140,7 +144,7 @@ void SdbusSystemdClient::jobAsync(const std::string& unit, const std::string& wh
                     it->second.timer = 0;
                     auto timedOut = std::move(it->second);
                     jobs_.erase(it);
-                    timedOut.done(common::makeError("SystemdFailed", timedOut.what + ": job " + std::string(job) +
+                    timedOut.done(common::makeError(common::errors::kSystemdFailed, timedOut.what + ": job " + std::string(job) +
                                                                          " did not finish in " +
                                                                          std::to_string(jobTimeout_.count()) + " ms"));
                 });
@@ -156,7 +160,7 @@ void SdbusSystemdClient::finishJob(const std::string& job, const std::string& re
     if (finished.timer && loop_) loop_->cancelTimer(finished.timer);
     if (result != "done")
         return finished.done(
-            common::makeError("SystemdFailed", finished.what + ": job finished with result '" + result + "'"));
+            common::makeError(common::errors::kSystemdFailed, finished.what + ": job finished with result '" + result + "'"));
     finished.done({});
 }
 
@@ -279,6 +283,101 @@ void SdbusSystemdClient::unitStateAsync(const std::string& unit, StateCompletion
     });
 }
 
+void SdbusSystemdClient::unitPathAsync(const std::string& unit, ValueCompletion<sdbus::ObjectPath> done) {
+    issue([this, unit, done = std::move(done)] {
+        manager_->proxy()
+            .callMethodAsync("GetUnit")
+            .onInterface(kManagerInterface)
+            .withArguments(unit)
+            .withTimeout(jobTimeout_)
+            .uponReplyInvoke([this, unit, done](const sdbus::Error* error, sdbus::ObjectPath path) {
+                replied();
+                if (error) return done(systemdError(*error, "find " + unit));
+                done(std::move(path));
+            });
+    });
+}
+
+void SdbusSystemdClient::unitPropertiesAsync(const std::string& unit, const std::string& interface,
+                                             ValueCompletion<Properties> done) {
+    unitPathAsync(unit, [this, unit, interface, done = std::move(done)](common::Result<sdbus::ObjectPath> path) {
+        if (!path) return done(path.error());
+        issue([this, unit, interface, path = *path, done] {
+            // A proxy of the unit's object for this one call, kept by its reply.
+            std::shared_ptr<sdbus::IProxy> unitProxy = sdbus::createProxy(connection_, kService, path);
+            unitProxy->callMethodAsync("GetAll")
+                .onInterface("org.freedesktop.DBus.Properties")
+                .withArguments(interface)
+                .withTimeout(jobTimeout_)
+                .uponReplyInvoke([this, unit, interface, done, unitProxy](const sdbus::Error* error, Properties props) {
+                    replied();
+                    if (error) return done(systemdError(*error, "read " + interface + " of " + unit));
+                    done(std::move(props));
+                });
+        });
+    });
+}
+
+namespace {
+
+// A property of a GetAll answer, of the type it must have.
+template <class T>
+common::Result<T> property(const std::map<std::string, sdbus::Variant>& props, const std::string& name,
+                           const std::string& unit) {
+    const auto it = props.find(name);
+    if (it == props.end() || !it->second.containsValueOfType<T>())
+        return common::makeError(common::errors::kSystemdFailed, "systemd gave no " + name + " of " + unit);
+    return it->second.get<T>();
+}
+
+}  // namespace
+
+void SdbusSystemdClient::controlGroupAsync(const std::string& unit, ValueCompletion<std::string> done) {
+    unitPropertiesAsync(unit, "org.freedesktop.systemd1.Scope",
+                        [unit, done = std::move(done)](common::Result<Properties> props) {
+                            if (!props) return done(props.error());
+                            done(property<std::string>(*props, "ControlGroup", unit));
+                        });
+}
+
+void SdbusSystemdClient::unitInfoAsync(const std::string& unit, ValueCompletion<UnitInfo> done) {
+    unitPropertiesAsync(unit, kUnitInterface, [this, unit, done = std::move(done)](common::Result<Properties> props) {
+        if (!props) return done(props.error());
+        auto active = property<std::string>(*props, "ActiveState", unit);
+        auto sub = property<std::string>(*props, "SubState", unit);
+        auto since = property<uint64_t>(*props, "ActiveEnterTimestamp", unit);
+        if (!active || !sub || !since) return done(!active ? active.error() : !sub ? sub.error() : since.error());
+        UnitInfo info{"", UnitState{*active, *sub}, *since};
+        unitPropertiesAsync(unit, "org.freedesktop.systemd1.Scope",
+                            [unit, info, done](common::Result<Properties> scope) mutable {
+                                if (!scope) return done(scope.error());
+                                auto slice = property<std::string>(*scope, "Slice", unit);
+                                if (!slice) return done(slice.error());
+                                info.slice = *slice;
+                                done(std::move(info));
+                            });
+    });
+}
+
+void SdbusSystemdClient::listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) {
+    using Row = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
+                              sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
+    issue([this, pattern, done = std::move(done)] {
+        manager_->proxy()
+            .callMethodAsync("ListUnitsByPatterns")
+            .onInterface(kManagerInterface)
+            .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
+            .withTimeout(jobTimeout_)
+            .uponReplyInvoke([this, pattern, done](const sdbus::Error* error, std::vector<Row> rows) {
+                replied();
+                if (error) return done(systemdError(*error, "list units " + pattern));
+                std::vector<std::string> names;
+                for (const auto& r : rows) names.push_back(r.get<0>());
+                done(std::move(names));
+            });
+    });
+}
+
 common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {
     const auto deadline = std::chrono::steady_clock::now() + jobTimeout_;
     for (;;) {
@@ -290,13 +389,13 @@ common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& un
         if (connection_.processPendingRequest()) continue;
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline)
-            return common::makeError("SystemdFailed", "job " + std::string(job) + " for " + unit + " did not finish in " +
+            return common::makeError(common::errors::kSystemdFailed, "job " + std::string(job) + " for " + unit + " did not finish in " +
                                                           std::to_string(jobTimeout_.count()) + " ms");
         const auto pd = connection_.getEventLoopPollData();
         pollfd pfd{pd.fd, pd.events, 0};
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
         if (::poll(&pfd, 1, static_cast<int>(left)) < 0 && errno != EINTR)
-            return common::errnoError("poll the system bus", errno, "SystemdFailed");
+            return common::errnoError("poll the system bus", errno, common::errors::kSystemdFailed);
     }
 }
 
@@ -317,7 +416,7 @@ common::Result<void> SdbusSystemdClient::runJob(const std::string& unit, const s
     }
     auto result = waitForJob(unit, job);
     if (!result) return result.error();
-    if (*result != "done") return common::makeError("SystemdFailed", what + ": job finished with result '" + *result + "'");
+    if (*result != "done") return common::makeError(common::errors::kSystemdFailed, what + ": job finished with result '" + *result + "'");
     return {};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// SystemdClient over sdbus-c++, on a connection of its own.
+// SystemdClient (asynchronous, for the loop) and BlockingSystemd (for
+// startup and tools) over sdbus-c++, on a connection of its own.
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -17,7 +18,7 @@
 
 namespace taskscope::scope {
 
-class SdbusSystemdClient final : public SystemdClient {
+class SdbusSystemdClient final : public SystemdClient, public BlockingSystemd {
 public:
     /// Uses `connection` (the system bus in production). The caller's event
     /// loop must dispatch it. The synchronous job calls (startScope,
@@ -42,6 +43,9 @@ public:
     void thawUnitAsync(const std::string& unit, Completion done) override;
     void resetFailedUnitAsync(const std::string& unit, Completion done) override;
     void unitStateAsync(const std::string& unit, StateCompletion done) override;
+    void controlGroupAsync(const std::string& unit, ValueCompletion<std::string> done) override;
+    void unitInfoAsync(const std::string& unit, ValueCompletion<UnitInfo> done) override;
+    void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) override;
     common::Result<void> killUnit(const std::string& unit, const std::string& whom, int signal) override;
     common::Result<void> freezeUnit(const std::string& unit) override;
     common::Result<void> thawUnit(const std::string& unit) override;
@@ -78,6 +82,11 @@ private:
     void finishJob(const std::string& job, const std::string& result);
     common::Result<sdbus::Variant> unitProperty(const std::string& unit, const std::string& interface,
                                                 const std::string& property);
+    /// The unit's object path (GetUnit), asynchronously.
+    void unitPathAsync(const std::string& unit, ValueCompletion<sdbus::ObjectPath> done);
+    /// Every property of `interface` of the unit (GetAll), asynchronously.
+    using Properties = std::map<std::string, sdbus::Variant>;
+    void unitPropertiesAsync(const std::string& unit, const std::string& interface, ValueCompletion<Properties> done);
 
     sdbus::IConnection& connection_;
     std::chrono::milliseconds jobTimeout_;

@@ -1,6 +1,7 @@
 #pragma once
-// The systemd client: everything taskscope asks of PID 1. Behind an
-// interface so the manager's logic is testable with a fake.
+// The systemd client: everything taskscope asks of PID 1, asynchronously
+// from a loop (SystemdClient) or blocking at startup (BlockingSystemd).
+// Behind interfaces so the manager's logic is testable with a fake.
 
 #include <cstdint>
 #include <functional>
@@ -25,61 +26,70 @@ struct UnitInfo {
     uint64_t activeEnterUs = 0;  ///< ActiveEnterTimestamp (CLOCK_REALTIME µs); 0: never active
 };
 
+/// Everything taskscope asks of PID 1 from an event loop: asynchronous
+/// only. Each call returns at once; its outcome comes from the loop, never
+/// from inside the call. A daemon's loop never waits for PID 1, which a
+/// fork bomb or a full node's stop can keep busy for seconds.
 class SystemdClient {
 public:
-    /// The outcome of an asynchronous call, delivered from the event loop,
-    /// never from inside the call that started it.
     using Completion = std::function<void(common::Result<void>)>;
+    template <class T>
+    using ValueCompletion = std::function<void(common::Result<T>)>;
+    using StateCompletion = ValueCompletion<UnitState>;
 
     virtual ~SystemdClient() = default;
 
-    /// Asynchronous forms of startScope, stopUnit and setUnitProperties:
-    /// they return at once; `done` gets the job's result (JobRemoved
-    /// matched to the job the call returned, "done" or an error). Calls
-    /// for different units never wait for each other.
-    virtual void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
-                                 const UnitProperties& properties, Completion done) = 0;
-    virtual void stopUnitAsync(const std::string& unit, Completion done) = 0;
-    virtual void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) = 0;
-    /// Asynchronous forms of the calls without a job (the reply is the
-    /// result). The defaults call the synchronous form (for test doubles).
-    virtual void killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) {
-        done(killUnit(unit, whom, signal));
-    }
-    virtual void freezeUnitAsync(const std::string& unit, Completion done) { done(freezeUnit(unit)); }
-    virtual void thawUnitAsync(const std::string& unit, Completion done) { done(thawUnit(unit)); }
-    virtual void resetFailedUnitAsync(const std::string& unit, Completion done) { done(resetFailedUnit(unit)); }
-    using StateCompletion = std::function<void(common::Result<UnitState>)>;
-    /// unitState without waiting: for a start that finds its name taken.
-    virtual void unitStateAsync(const std::string& unit, StateCompletion done) { done(unitState(unit)); }
-
     /// Creates the transient scope `unit` holding `pids` with `properties`
-    /// (Slice=, limits, ...) and returns once systemd's job is done. A unit
+    /// (Slice=, limits, ...); `done` gets the job's result (JobRemoved
+    /// matched to the job the call returned, "done" or an error). A unit
     /// of that name left failed is reset and the start retried once.
     /// Errors: UnsupportedProperty (systemd does not know a property),
-    /// SystemdFailed (the job failed or systemd refused).
+    /// SystemdFailed (the job failed or systemd refused). Calls for
+    /// different units never wait for each other.
+    virtual void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
+                                 const UnitProperties& properties, Completion done) = 0;
+    /// Stops the unit; `done` once its job is done.
+    virtual void stopUnitAsync(const std::string& unit, Completion done) = 0;
+    /// Changes properties of a running unit (runtime only).
+    virtual void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) = 0;
+    /// Sends `signal` to `whom` ("all", "main") of the unit.
+    virtual void killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) = 0;
+    virtual void freezeUnitAsync(const std::string& unit, Completion done) = 0;
+    virtual void thawUnitAsync(const std::string& unit, Completion done) = 0;
+    virtual void resetFailedUnitAsync(const std::string& unit, Completion done) = 0;
+    /// The unit's states ("inactive"/"dead" for a unit not loaded).
+    virtual void unitStateAsync(const std::string& unit, StateCompletion done) = 0;
+    /// The unit's cgroup path relative to the cgroup root; NoSuchUnit when
+    /// systemd has no such unit loaded.
+    virtual void controlGroupAsync(const std::string& unit, ValueCompletion<std::string> done) = 0;
+    /// A scope's slice, state and activation time; NoSuchUnit when not loaded.
+    virtual void unitInfoAsync(const std::string& unit, ValueCompletion<UnitInfo> done) = 0;
+    /// Loaded units whose names match a glob (e.g. "*.scope").
+    virtual void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) = 0;
+};
+
+/// The same calls, each blocking until systemd has answered: for a
+/// program's startup, before its loop runs (the manager's look at the
+/// node, its shims' home made once, recovery asking a scope's cgroup), and
+/// for tools. Never called from a loop's handler.
+class BlockingSystemd {
+public:
+    virtual ~BlockingSystemd() = default;
+
+    /// startScopeAsync's call, returning once systemd's job is done.
     virtual common::Result<void> startScope(const std::string& unit, const std::vector<uint32_t>& pids,
                                             const UnitProperties& properties) = 0;
-
-    /// Sends `signal` to `whom` ("all", "main") of the unit.
     virtual common::Result<void> killUnit(const std::string& unit, const std::string& whom, int signal) = 0;
     virtual common::Result<void> freezeUnit(const std::string& unit) = 0;
     virtual common::Result<void> thawUnit(const std::string& unit) = 0;
     /// Stops the unit and waits for the job.
     virtual common::Result<void> stopUnit(const std::string& unit) = 0;
     virtual common::Result<void> resetFailedUnit(const std::string& unit) = 0;
-    /// Changes properties of a running unit (runtime only).
     virtual common::Result<void> setUnitProperties(const std::string& unit, const UnitProperties& properties) = 0;
-
-    /// The unit's cgroup path relative to the cgroup root; NoSuchUnit when
-    /// systemd has no such unit loaded.
     virtual common::Result<std::string> controlGroup(const std::string& unit) = 0;
     virtual common::Result<UnitState> unitState(const std::string& unit) = 0;
-    /// A scope's slice, state and activation time; NoSuchUnit when not loaded.
     virtual common::Result<UnitInfo> unitInfo(const std::string& unit) = 0;
-    /// Loaded units whose names match a glob (e.g. "*.scope").
     virtual common::Result<std::vector<std::string>> listUnits(const std::string& pattern) = 0;
-
     /// systemd's version string ("252.39-1~deb12u1").
     virtual common::Result<std::string> version() = 0;
 };
@@ -87,7 +97,7 @@ public:
 /// crun's answer to a start that finds the unit name taken (UnitExists):
 /// a unit of that name left failed is reset (ResetFailedUnit) and `start`
 /// retried once; an active one is a real conflict and its error stands.
-common::Result<void> startResettingFailed(SystemdClient& systemd, const std::string& unit,
+common::Result<void> startResettingFailed(BlockingSystemd& systemd, const std::string& unit,
                                           const std::function<common::Result<void>()>& start);
 /// The same policy for an asynchronous start: `start` is called with the
 /// completion to use, once or (after a reset) twice.

@@ -1,4 +1,5 @@
 #include "scope/unit_name.hpp"
+#include "common/error_names.hpp"
 
 #include <systemd/sd-bus.h>
 
@@ -22,10 +23,10 @@ void appendEscaped(std::string& out, unsigned char c) {
 }
 
 common::Result<void> checkPart(std::string_view what, std::string_view text) {
-    if (text.empty()) return common::makeError("InvalidName", std::string(what) + " must not be empty");
+    if (text.empty()) return common::makeError(common::errors::kInvalidName, std::string(what) + " must not be empty");
     for (unsigned char c : text)
         if (c < 0x20 || c == 0x7f)
-            return common::makeError("InvalidName", std::string(what) + " '" + std::string(text) +
+            return common::makeError(common::errors::kInvalidName, std::string(what) + " '" + std::string(text) +
                                                         "' contains a control character");
     return {};
 }
@@ -50,7 +51,7 @@ common::Result<std::string> taskScopeName(std::string_view allocId, std::string_
     if (auto r = checkPart("task", task); !r) return r.error();
     std::string name = escapeComponent(allocId) + "-" + escapeComponent(task) + ".scope";
     if (name.size() > kUnitNameMax)
-        return common::makeError("InvalidName", "unit name for alloc_id '" + std::string(allocId) + "' and task '" +
+        return common::makeError(common::errors::kInvalidName, "unit name for alloc_id '" + std::string(allocId) + "' and task '" +
                                                     std::string(task) + "' is " + std::to_string(name.size()) +
                                                     " characters, longer than systemd's " +
                                                     std::to_string(kUnitNameMax));

@@ -82,4 +82,56 @@ struct shim_exec_report {
 #define SHIM_PROP_HOST_TO_TASK "host-to-task"
 #define SHIM_PROP_BIDIRECTIONAL "bidirectional"
 
+/*
+ * Starting a task (the manager's launcher and the shim's main):
+ *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
+ *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
+ *       [--release-fifo PATH] [--cgroup-root DIR] [--join-cgroup PROCS_FILE]...
+ *       [--netns PATH] [isolation options above] -- PROGRAM ARGV0 [ARGS...]
+ *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
+ * SHIM_REPORT_PIPE_FD: the report pipe (the shim writes lines, each in one
+ * write(2), at most SHIM_REPORT_LINE_MAX bytes); SHIM_GO_PIPE_FD: the go
+ * pipe (the manager writes SHIM_GO_BYTE once the task's scope exists, or
+ * closes it to abort the start).
+ */
+#define SHIM_OPT_EXIT_FILE "--exit-file"
+#define SHIM_OPT_STDIN "--stdin"
+#define SHIM_OPT_STDOUT "--stdout"
+#define SHIM_OPT_STDERR "--stderr"
+#define SHIM_OPT_RELEASE_FIFO "--release-fifo"
+#define SHIM_OPT_CGROUP_ROOT "--cgroup-root"
+#define SHIM_OPT_JOIN_CGROUP "--join-cgroup"
+#define SHIM_OPT_NETNS "--netns"
+#define SHIM_OPT_HOLD "--hold"
+#define SHIM_OPT_END "--" /* the task's PROGRAM ARGV0 [ARGS...] follow */
+
+#define SHIM_REPORT_PIPE_FD 3
+#define SHIM_GO_PIPE_FD 4
+#define SHIM_GO_BYTE 'g'
+#define SHIM_REPORT_LINE_MAX 512
+
+/* The report lines, first word: "pid N" (the task exists, stopped before
+ * exec); then "started" (it executed its command) or "execfailed ERRNO
+ * STEP" (it could not); "error ERRNO STEP" when the shim itself failed
+ * before (the task was never forked) or after the pid (nothing ran). */
+#define SHIM_LINE_PID "pid"
+#define SHIM_LINE_STARTED "started"
+#define SHIM_LINE_EXECFAILED "execfailed"
+#define SHIM_LINE_ERROR "error"
+
+/* The exit record the shim writes (replaced atomically) once the task has
+ * ended: KEY=VALUE lines, in this order. */
+#define SHIM_EXIT_CODE "exit_code"             /* exit status, or 128+signal; 127 when exec failed */
+#define SHIM_EXIT_SIGNAL "signal"              /* the signal that ended it, or 0 */
+#define SHIM_EXIT_OOM_KILLED "oom_killed"      /* 1 when the OOM killer killed a process of the task */
+#define SHIM_EXIT_FINISHED_AT_US "finished_at_us" /* CLOCK_REALTIME, microseconds */
+#define SHIM_EXIT_EXEC_ERROR "exec_error"      /* errno of a failed exec, or 0 */
+#define SHIM_EXIT_EXEC_ERROR_STEP "exec_error_step" /* the setup step that failed */
+
+/* Instead of the exit record, when the go pipe closed before the task ran
+ * (its start was aborted): EXIT_FILE SHIM_ABORTED_SUFFIX holding
+ * "SHIM_ABORTED_PID=<the shim's pid>\n". */
+#define SHIM_ABORTED_SUFFIX ".aborted"
+#define SHIM_ABORTED_PID "shim_pid"
+
 #endif

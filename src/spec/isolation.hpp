@@ -26,9 +26,9 @@ struct Volume {
 inline constexpr uint64_t kDefaultSecretsBytes = 1024 * 1024;
 
 struct Isolation {
-    bool filesystem = false;  ///< false: the task runs like raw_exec (no other field applies)
-    std::string taskDir;      ///< given by the scheduler; empty: taskscope makes one
-    std::string allocDir;     ///< bound at /alloc; empty: an alloc/ dir of the task's own
+    bool filesystem = false;                            ///< false: the task runs like raw_exec (no other field applies)
+    std::string taskDir;                                ///< given by the scheduler; empty: taskscope makes one
+    std::string allocDir;                               ///< bound at /alloc; empty: an alloc/ dir of the task's own
     std::optional<std::vector<std::string>> chrootEnv;  ///< unset: the node's
     std::vector<Volume> volumes;
     bool pidHost = false;

@@ -12,9 +12,9 @@
 namespace taskscope::spec {
 
 struct Resources {
-    std::optional<int64_t> memoryMb;     ///< reservation; the hard limit unless memoryMaxMb is set
-    std::optional<int64_t> memoryMaxMb;  ///< hard limit for oversubscription; -1 = none
-    std::optional<uint64_t> cpuShares;   ///< 2..262144, Nomad/cgroup v1 shares
+    std::optional<int64_t> memoryMb;          ///< reservation; the hard limit unless memoryMaxMb is set
+    std::optional<int64_t> memoryMaxMb;       ///< hard limit for oversubscription; -1 = none
+    std::optional<uint64_t> cpuShares;        ///< 2..262144, Nomad/cgroup v1 shares
     std::optional<uint64_t> cpuQuotaPercent;  ///< percent of one CPU, 100 = one full core
     std::optional<uint64_t> pidsMax;
     std::optional<uint32_t> cores;  ///< cores to reserve exclusively

@@ -22,28 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "common/error_names.hpp"
 #include "common/result.hpp"
+#include "spec/json.hpp"
 
 namespace taskscope::spec {
-
-using Json = nlohmann::json;
-
-/// How a reader takes its input: a caller's (Strict: an unknown field or a
-/// missing required one is an error) or one another daemon wrote (Lenient:
-/// unknown fields are skipped, so a newer writer's additions do no harm).
-enum class Strictness { Strict, Lenient };
 
 /// When a field is written: always, or only when it differs from the
 /// default-constructed struct's (an optional: when it is set).
 enum class Presence { Always, UnlessDefault };
-
-/// A bad value: InvalidSpec naming what is wrong.
-inline common::Error invalid(const std::string& message) {
-    return common::makeError(common::errors::kInvalidSpec, message);
-}
 
 /// How a value of type T is read from JSON (checked) and written back.
 template <class T>
@@ -154,7 +140,8 @@ template <class S, class M, class T>
 Field<S> field(std::string name, M S::*outer, T M::*inner, Codec<T> codec) {
     Field<S> f;
     f.name = name;
-    f.read = [outer, inner, codec](const Json& v, S& out, const std::string& at, Strictness how) -> common::Result<void> {
+    f.read = [outer, inner, codec](const Json& v, S& out, const std::string& at,
+                                   Strictness how) -> common::Result<void> {
         auto value = codec.read(v, at, how);
         if (!value) return value.error();
         (out.*outer).*inner = std::move(*value);

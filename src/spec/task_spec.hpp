@@ -14,13 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/result.hpp"
 #include "spec/isolation.hpp"
+#include "spec/json.hpp"
 #include "spec/plugin_spec.hpp"
 #include "spec/resources.hpp"
-#include "spec/schema.hpp"
 
 namespace taskscope::spec {
 
@@ -37,7 +35,7 @@ struct TaskSpec {
     std::string command;
     std::vector<std::string> args;
     std::map<std::string, std::string> env;  ///< values are secret: redacted for all but root
-    bool secretArgs = false;  ///< args hold secrets too: redacted like env values
+    bool secretArgs = false;                 ///< args hold secrets too: redacted like env values
     std::string cwd = "/";
     std::string user = "root";
     std::string group;  ///< empty: the user's primary group

@@ -7,6 +7,7 @@
 
 #include "common/cpu_list.hpp"
 #include "common/signals.hpp"
+#include "spec/schema.hpp"
 #include "spec/task_spec.hpp"
 
 namespace taskscope::spec {
@@ -353,9 +354,13 @@ Result<TaskSpec> parseTaskSpec(std::string_view text) {
     return taskSpecFromJson(*j);
 }
 
-Json toJson(const TaskSpec& spec) { return writeObject(taskSchema(), spec); }
+Json toJson(const TaskSpec& spec) {
+    return writeObject(taskSchema(), spec);
+}
 
-std::string toText(const TaskSpec& spec) { return toJson(spec).dump(); }
+std::string toText(const TaskSpec& spec) {
+    return toJson(spec).dump();
+}
 
 Result<Resources> parseResources(std::string_view text) {
     auto j = Json::parse(text, nullptr, false);
@@ -363,7 +368,9 @@ Result<Resources> parseResources(std::string_view text) {
     return readObject(resourcesSchema(), j, "resources.");
 }
 
-Result<PluginSpec> parsePluginSpec(const Json& j) { return readObject(pluginSchema(), j, "plugin."); }
+Result<PluginSpec> parsePluginSpec(const Json& j) {
+    return readObject(pluginSchema(), j, "plugin.");
+}
 
 Resources merged(const Resources& base, const Resources& change) {
     Resources out = base;

@@ -75,6 +75,8 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j);
 std::string formatTime(uint64_t usSinceEpoch);
 
 /// "alloc/task", as messages name a task.
-inline std::string label(const TaskRecord& r) { return r.allocId + "/" + r.name; }
+inline std::string label(const TaskRecord& r) {
+    return r.allocId + "/" + r.name;
+}
 
 }  // namespace taskscope::task

@@ -2,32 +2,96 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/error_names.hpp"
+
 namespace taskscope::wire {
+
+namespace {
+
+constexpr const char* kAllocId = "alloc_id";
+constexpr const char* kTask = "task";
+constexpr const char* kUnit = "unit";
+constexpr const char* kObjectPath = "object_path";
+constexpr const char* kState = "state";
+constexpr const char* kPid = "pid";
+constexpr const char* kShimPid = "shim_pid";
+constexpr const char* kCgroup = "cgroup";
+constexpr const char* kProcessSpec = "process_spec";
+constexpr const char* kCpus = "cpus";
+constexpr const char* kReservedCores = "reserved_cores";
+constexpr const char* kExitCode = "exit_code";
+constexpr const char* kSignal = "signal";
+constexpr const char* kOomKilled = "oom_killed";
+constexpr const char* kStartedAt = "started_at";
+constexpr const char* kFinishedAt = "finished_at";
+constexpr const char* kLostReason = "lost_reason";
+constexpr const char* kExecError = "exec_error";
+constexpr const char* kSpec = "spec";
+
+common::Error malformed(const std::string& why) {
+    return common::makeError(common::errors::kInternal, "the manager's task description " + why);
+}
+
+}  // namespace
+
+std::string toJson(const TaskInfo& t) {
+    nlohmann::json j = {
+        {kAllocId, t.allocId},
+        {kTask, t.task},
+        {kUnit, t.unit},
+        {kObjectPath, t.objectPath},
+        {kState, t.state},
+        {kPid, t.pid},
+        {kShimPid, t.shimPid},
+        {kCgroup, t.cgroup},
+        {kProcessSpec, t.processSpec},
+        {kCpus, t.cpus},
+        {kReservedCores, t.reservedCores},
+        {kExitCode, t.exitCode ? nlohmann::json(*t.exitCode) : nlohmann::json(nullptr)},
+        {kSignal, t.signal},
+        {kOomKilled, t.oomKilled},
+        {kStartedAt, t.startedAt},
+        {kFinishedAt, t.finishedAt},
+        {kSpec, t.spec ? spec::toJson(*t.spec) : nlohmann::json(nullptr)},
+    };
+    if (!t.lostReason.empty()) j[kLostReason] = t.lostReason;
+    if (!t.execError.empty()) j[kExecError] = t.execError;
+    return j.dump();
+}
 
 common::Result<TaskInfo> parseTaskJson(std::string_view json) {
     const auto j = nlohmann::json::parse(json, nullptr, false);
-    if (!j.is_object()) return common::makeError(common::errors::kInternal, "the manager's task description is not a JSON object");
+    if (!j.is_object()) return malformed("is not a JSON object");
     try {
         TaskInfo t;
-        t.allocId = j.value("alloc_id", std::string());
-        t.task = j.value("task", std::string());
-        t.state = j.at("state").get<std::string>();
-        t.pid = j.at("pid").get<int64_t>();
-        t.unit = j.at("unit").get<std::string>();
-        t.cgroup = j.at("cgroup").get<std::string>();
-        t.processSpec = j.value("process_spec", std::string());
-        auto spec = j.at("spec");
+        t.allocId = j.value(kAllocId, std::string());
+        t.task = j.value(kTask, std::string());
+        t.objectPath = j.value(kObjectPath, std::string());
+        t.state = j.at(kState).get<std::string>();
+        t.pid = j.at(kPid).get<int64_t>();
+        t.unit = j.at(kUnit).get<std::string>();
+        t.cgroup = j.at(kCgroup).get<std::string>();
+        t.shimPid = j.value(kShimPid, int64_t{0});
+        t.processSpec = j.value(kProcessSpec, std::string());
+        t.cpus = j.value(kCpus, std::string());
+        t.reservedCores = j.value(kReservedCores, false);
+        if (j.contains(kExitCode) && j.at(kExitCode).is_number()) t.exitCode = j.at(kExitCode).get<int>();
+        t.signal = j.value(kSignal, 0);
+        t.oomKilled = j.value(kOomKilled, false);
+        t.startedAt = j.value(kStartedAt, std::string());
+        t.finishedAt = j.value(kFinishedAt, std::string());
+        t.lostReason = j.value(kLostReason, std::string());
+        t.execError = j.value(kExecError, std::string());
+        auto spec = j.at(kSpec);
         if (spec.is_string()) spec = nlohmann::json::parse(spec.get<std::string>(), nullptr, false);
         if (spec.is_object()) {
             auto s = spec::taskSpecFromJson(spec, spec::Strictness::Lenient);
-            if (!s)
-                return common::makeError(common::errors::kInternal,
-                                         "the manager's task description has a malformed spec: " + s.error().message);
+            if (!s) return malformed("has a malformed spec: " + s.error().message);
             t.spec = std::move(*s);
         }
         return t;
     } catch (const nlohmann::json::exception& e) {
-        return common::makeError(common::errors::kInternal, std::string("the manager's task description is malformed: ") + e.what());
+        return malformed(std::string("is malformed: ") + e.what());
     }
 }
 

@@ -17,6 +17,8 @@ std::string toString(TaskState state);
 std::optional<TaskState> parseTaskState(std::string_view name);
 
 /// Exited or lost: the task's end is known (or known to be unknowable).
-inline bool isFinished(TaskState s) { return s == TaskState::Exited || s == TaskState::Lost; }
+inline bool isFinished(TaskState s) {
+    return s == TaskState::Exited || s == TaskState::Lost;
+}
 
 }  // namespace taskscope::wire

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dbus/systemd1_manager_proxy.h"
+#include "common/error_names.hpp"
 
 namespace taskscope::stream::daemon {
 
@@ -34,7 +35,7 @@ public:
 private:
     void onAttachProcessesToUnitReply(const sdbus::Error* error) override {
         if (!error) return call_.finish(common::Result<void>());
-        call_.finish(common::makeError("SystemdFailed", "systemd did not move the child into " + unit_ + ": " +
+        call_.finish(common::makeError(common::errors::kSystemdFailed, "systemd did not move the child into " + unit_ + ": " +
                                                             error->getName() + ": " + error->getMessage()));
     }
     // A call's proxy subscribes to no signal.

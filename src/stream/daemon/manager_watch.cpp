@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "stream/daemon/manager_address.hpp"
+#include "wire/task_state.hpp"
 
 namespace taskscope::stream::daemon {
 
@@ -19,7 +20,10 @@ constexpr auto kCallTimeout = std::chrono::seconds(30);
 constexpr auto kRetryAfter = std::chrono::seconds(1);
 
 // A task with processes, whose cgroup is worth reading.
-bool active(const std::string& state) { return state == "starting" || state == "running" || state == "stopping"; }
+bool active(const std::string& state) {
+    const auto s = wire::parseTaskState(state);
+    return s && !wire::isFinished(*s);
+}
 
 std::string stringProperty(const std::map<std::string, sdbus::Variant>& props, const char* name) {
     const auto it = props.find(name);

@@ -1,6 +1,7 @@
 #include "stream/daemon/streamer_adaptor.hpp"
 
 #include "common/bus_error.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::stream::daemon {
 
@@ -34,7 +35,7 @@ void StreamerObject::ReadLogs(sdbus::Result<sdbus::UnixFd>&& result, std::string
         return;
     }
     const auto error = common::toBusError(fd.error());
-    if (fd.error().name != "NoSuchTask") {
+    if (fd.error().name != common::errors::kNoSuchTask) {
         result.returnError(error);
         return;
     }

@@ -1,4 +1,5 @@
 #include "stream/exec/exec_request.hpp"
+#include "common/error_names.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -17,7 +18,7 @@ using common::Result;
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 common::Error invalid(std::string message) {
-    return makeError("InvalidArgument", std::move(message));
+    return makeError(common::errors::kInvalidArgument, std::move(message));
 }
 
 }  // namespace
@@ -67,17 +68,17 @@ Result<void> validateOnce(uint32_t timeoutMs, uint32_t maxOutput) {
 }
 
 Result<ExecTarget> execTarget(const wire::TaskInfo& task) {
-    if (task.state != "running" || task.pid <= 0)
-        return makeError("NotRunning", "the task is not running (state " + task.state + ")");
-    if (!task.spec) return makeError("Internal", "the task's spec is not a JSON object");
+    if (wire::parseTaskState(task.state) != wire::TaskState::Running || task.pid <= 0)
+        return makeError(common::errors::kNotRunning, "the task is not running (state " + task.state + ")");
+    if (!task.spec) return makeError(common::errors::kInternal, "the task's spec is not a JSON object");
     ExecTarget t;
     t.pid = static_cast<pid_t>(task.pid);
     t.unit = task.unit;
     t.cgroup = task.cgroup;
     t.processSpec = task.processSpec;
     t.env = task.spec->env;
-    if (t.unit.empty() || t.cgroup.empty()) return makeError("Internal", "the manager names no scope for the task");
-    if (t.processSpec.empty()) return makeError("Internal", "the manager names no process spec for the task");
+    if (t.unit.empty() || t.cgroup.empty()) return makeError(common::errors::kInternal, "the manager names no scope for the task");
+    if (t.processSpec.empty()) return makeError(common::errors::kInternal, "the manager names no process spec for the task");
     return t;
 }
 

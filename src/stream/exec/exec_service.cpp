@@ -18,6 +18,7 @@
 
 #include "common/files.hpp"
 #include "stream/exec/exec_request.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::stream::exec {
 
@@ -34,7 +35,7 @@ constexpr size_t kOutputBudget = 1 << 20;  // per wakeup: sessions and log colle
 constexpr uint64_t kNumbersPerNote = 1024;
 
 Error notRunning(pid_t pid, const std::string& why) {
-    return makeError("NotRunning", "the task's main process " + std::to_string(pid) + " " + why);
+    return makeError(common::errors::kNotRunning, "the task's main process " + std::to_string(pid) + " " + why);
 }
 
 Result<std::array<UniqueFd, 2>> makePipe() {
@@ -66,8 +67,8 @@ bool exited(int pidfd) {
 Error spawnError(const ExecSession& s) {
     const auto& r = s.reports;
     if (r.step.rfind("execve", 0) == 0 && r.error == ENOENT)
-        return makeError("NoSuchBinary", "'" + s.program + "' is not found in the task");
-    return makeError("ExecFailed", r.step + ": " + std::strerror(r.error));
+        return makeError(common::errors::kNoSuchBinary, "'" + s.program + "' is not found in the task");
+    return makeError(common::errors::kExecFailed, r.step + ": " + std::strerror(r.error));
 }
 
 }  // namespace
@@ -107,7 +108,7 @@ Result<uint64_t> ExecService::admit(const ExecRequest& request, bool once) {
     if (request.tty && !once)
         if (auto r = validateWindow(request.rows, request.cols); !r) return r.error();
     if (sessions_.size() >= options_.maxSessions)
-        return makeError("Busy", "too many exec sessions (" + std::to_string(sessions_.size()) + ", at most " +
+        return makeError(common::errors::kBusy, "too many exec sessions (" + std::to_string(sessions_.size()) + ", at most " +
                                      std::to_string(options_.maxSessions) + ")");
     const uint64_t id = nextId_++;
     if (id >= reservedBelow_) {
@@ -321,12 +322,12 @@ void ExecService::finish(uint64_t id, int status) {
                       s->task(), ms);
         sessions_.erase(id);
         if (!p.empty())
-            p.mapped()->fail(makeError("Timeout", "the command did not end within " + std::to_string(ms) +
+            p.mapped()->fail(makeError(common::errors::kTimeout, "the command did not end within " + std::to_string(ms) +
                                                       " ms; its process group was killed"));
         return;
     }
     if (s->phase == ExecPhase::Attaching) {
-        return failStart(*s, makeError("ExecFailed", "the child died before it was released into the task's scope"));
+        return failStart(*s, makeError(common::errors::kExecFailed, "the child died before it was released into the task's scope"));
     }
     if (s->phase == ExecPhase::Starting) {
         if (s->reports.failed) return failStart(*s, spawnError(*s));
@@ -529,28 +530,28 @@ void ExecService::onDeadline(uint64_t id) {
     const auto ms = s->timeoutMs;
     sessions_.erase(id);
     if (!p.empty())
-        p.mapped()->fail(makeError("Timeout", "the command did not start within " + std::to_string(ms) + " ms"));
+        p.mapped()->fail(makeError(common::errors::kTimeout, "the command did not start within " + std::to_string(ms) + " ms"));
 }
 
 Result<void> ExecService::resize(uint64_t id, uint32_t rows, uint32_t cols) {
     if (auto r = validateWindow(rows, cols); !r) return r;
     auto* s = find(id);
     if (!s || s->discarded || s->once() || s->phase != ExecPhase::Running)
-        return makeError("NoSuchSession", "no exec session " + std::to_string(id) + " runs");
-    if (!s->tty) return makeError("InvalidArgument", "exec session " + std::to_string(id) + " has no terminal");
-    if (!s->master) return makeError("NoSuchSession", "exec session " + std::to_string(id) + " was hung up");
+        return makeError(common::errors::kNoSuchSession, "no exec session " + std::to_string(id) + " runs");
+    if (!s->tty) return makeError(common::errors::kInvalidArgument, "exec session " + std::to_string(id) + " has no terminal");
+    if (!s->master) return makeError(common::errors::kNoSuchSession, "exec session " + std::to_string(id) + " was hung up");
     return s->resize(static_cast<uint16_t>(rows), static_cast<uint16_t>(cols));
 }
 
 void ExecService::wait(uint64_t id, WaitDone done) {
     if (auto* s = find(id); s && !s->discarded && !s->once() && s->phase == ExecPhase::Running) {
         if (s->waiters.size() >= options_.maxWaiters)
-            return done(makeError("Busy", "too many waiters on exec session " + std::to_string(id)));
+            return done(makeError(common::errors::kBusy, "too many waiters on exec session " + std::to_string(id)));
         s->waiters.push_back(std::move(done));
         return;
     }
     if (auto r = results_.find(id, ExecResults::Clock::now())) return done(*r);
-    done(makeError("NoSuchSession", "no exec session " + std::to_string(id) + " runs or ended lately"));
+    done(makeError(common::errors::kNoSuchSession, "no exec session " + std::to_string(id) + " runs or ended lately"));
 }
 
 void ExecService::clientGone(const std::string& owner) {
@@ -565,7 +566,7 @@ void ExecService::clientGone(const std::string& owner) {
             spdlog::info("Exec session {} in {}/{}: its caller {} left, hanging up", id, s->allocId(), s->task(),
                          owner);
         if (s->phase != ExecPhase::Running) {
-            failStart(*s, makeError("Internal", "the caller left the bus"));
+            failStart(*s, makeError(common::errors::kInternal, "the caller left the bus"));
         } else if (s->once()) {
             s->signal(SIGKILL);  // nobody wants its result
         } else {

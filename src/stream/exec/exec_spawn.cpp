@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "shim/shim_protocol.h"
+#include "common/error_names.hpp"
 #include <climits>
 #include <cstring>
 
@@ -106,7 +107,7 @@ Result<UniqueFd> openPidfd(pid_t pid) {
 }
 
 Result<HeldChild> spawnHeld(const SpawnSpec& spec) {
-    if (spec.argv.empty()) return common::makeError("InvalidArgument", "the command is empty");
+    if (spec.argv.empty()) return common::makeError(common::errors::kInvalidArgument, "the command is empty");
     int rel[2], rep[2];
     if (::pipe2(rel, O_CLOEXEC) < 0) return errnoError("pipe", errno);
     UniqueFd releaseRead(rel[0]), releaseWrite(rel[1]);

@@ -1,20 +1,21 @@
 #include "stream/logs/log_reader.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::stream::logs {
 
 common::Result<Origin> parseOrigin(const std::string& s) {
     if (s == "start") return Origin::Start;
     if (s == "end") return Origin::End;
-    return common::makeError("InvalidArgument", "origin must be \"start\" or \"end\", not \"" + s + "\"");
+    return common::makeError(common::errors::kInvalidArgument, "origin must be \"start\" or \"end\", not \"" + s + "\"");
 }
 
 common::Result<LogPosition> locate(const std::vector<LogFile>& files, Origin origin, int64_t offset,
                                    const std::string& what) {
     if (offset < 0)
-        return common::makeError("InvalidArgument", "offset must not be negative (got " + std::to_string(offset) + ")");
+        return common::makeError(common::errors::kInvalidArgument, "offset must not be negative (got " + std::to_string(offset) + ")");
     if (files.empty()) {
         if (origin == Origin::Start && offset > 0)
-            return common::makeError("InvalidArgument",
+            return common::makeError(common::errors::kInvalidArgument,
                                      "offset " + std::to_string(offset) + " is past the end of " + what + " (0 bytes)");
         return LogPosition{};
     }
@@ -24,7 +25,7 @@ common::Result<LogPosition> locate(const std::vector<LogFile>& files, Origin ori
     uint64_t pos = 0;
     if (origin == Origin::Start) {
         if (off > total)
-            return common::makeError("InvalidArgument", "offset " + std::to_string(off) + " is past the end of " +
+            return common::makeError(common::errors::kInvalidArgument, "offset " + std::to_string(off) + " is past the end of " +
                                                             what + " (" + std::to_string(total) + " bytes)");
         pos = off;
     } else {

@@ -9,47 +9,16 @@
 
 namespace taskscope::stream::logs {
 
-namespace {
-constexpr std::string_view kJson = ".json";
-}
-
 common::Result<TaskLogs> parseDescription(const std::string& unit, const std::string& text) {
-    auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return common::makeError("InvalidArgument", "not a JSON object");
+    auto d = wire::parseSpoolDescription(text);
+    if (!d) return d.error();
     TaskLogs t;
+    static_cast<wire::SpoolDescription&>(t) = std::move(*d);
     t.unit = unit;
-    try {
-        t.allocId = j.at("alloc_id").get<std::string>();
-        t.task = j.at("task").get<std::string>();
-        t.logDir = j.at("log_dir").get<std::string>();
-        t.maxFiles = j.value("max_files", 10);
-        t.maxFileSizeMb = j.value("max_file_size_mb", 10);
-        t.exited = j.value("exited", false);
-    } catch (const nlohmann::json::exception& e) {
-        return common::makeError("InvalidArgument", e.what());
-    }
-    if (t.task.empty() || t.task.find('/') != std::string::npos || t.logDir.empty() || t.logDir[0] != '/')
-        return common::makeError("InvalidArgument", "bad task or log_dir");
-    if (t.maxFiles < 1 || t.maxFileSizeMb < 1) return common::makeError("InvalidArgument", "bad rotation limits");
     return t;
 }
 
-std::string describe(const TaskLogs& t) {
-    return nlohmann::json{{"alloc_id", t.allocId},
-                          {"task", t.task},
-                          {"log_dir", t.logDir},
-                          {"max_files", t.maxFiles},
-                          {"max_file_size_mb", t.maxFileSizeMb},
-                          {"exited", t.exited}}
-               .dump() +
-           "\n";
-}
-
-std::string unitOfDescription(const std::string& name) {
-    if (name.size() <= kJson.size() || name[0] == '.') return "";
-    if (name.compare(name.size() - kJson.size(), kJson.size(), kJson) != 0) return "";
-    return name.substr(0, name.size() - kJson.size());
-}
+std::string describe(const TaskLogs& t) { return wire::describe(t); }
 
 common::Result<TaskLogs> Spool::load(const std::string& unit) const {
     auto text = common::readFile(description(unit));
@@ -72,7 +41,7 @@ std::vector<std::string> Spool::units() const {
 void Spool::remove(const std::string& unit) const {
     // The shim first: a crash before the files go finds the description,
     // and the task is completed (and its shim released) again.
-    const auto release = fifo(unit, "release");
+    const auto release = fifo(unit, wire::kSpoolRelease);
     (void)common::pokeFifo(release);  // no reader: a task of an older manager, or its shim is gone
     for (const auto* s : kStreams) ::unlink(fifo(unit, s).c_str());
     ::unlink(release.c_str());

@@ -8,20 +8,15 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "wire/spool.hpp"
 
 namespace taskscope::stream::logs {
 
-inline constexpr const char* kStreams[] = {"stdout", "stderr"};
+inline constexpr const auto& kStreams = wire::kSpoolStreams;
 
-/// What <unit>.json says.
-struct TaskLogs {
+/// What <unit>.json says (wire/spool.hpp), and whose it is.
+struct TaskLogs : wire::SpoolDescription {
     std::string unit;
-    std::string allocId;
-    std::string task;
-    std::string logDir;
-    int maxFiles = 10;
-    int maxFileSizeMb = 10;
-    bool exited = false;
 };
 
 /// Parses a description; InvalidArgument when it is not one.
@@ -33,9 +28,11 @@ public:
     explicit Spool(std::string dir) : dir_(std::move(dir)) {}
 
     const std::string& dir() const { return dir_; }
-    std::string description(const std::string& unit) const { return dir_ + "/" + unit + ".json"; }
+    std::string description(const std::string& unit) const {
+        return wire::spoolFile(dir_, unit, wire::kSpoolDescription);
+    }
     std::string fifo(const std::string& unit, const std::string& stream) const {
-        return dir_ + "/" + unit + "." + stream;
+        return wire::spoolFile(dir_, unit, stream);
     }
     common::Result<TaskLogs> load(const std::string& unit) const;
     /// Units that have a description now.
@@ -48,8 +45,6 @@ private:
     std::string dir_;
 };
 
-/// The unit of a spool file name ("a1-web.scope.json" -> "a1-web.scope"),
-/// or "" when the name is not a description.
-std::string unitOfDescription(const std::string& fileName);
+using wire::unitOfDescription;
 
 }  // namespace taskscope::stream::logs

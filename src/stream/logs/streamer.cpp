@@ -11,6 +11,7 @@
 #include "common/fd_store.hpp"
 #include "stream/logs/log_dir.hpp"
 #include "stream/logs/log_reader.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::stream::logs {
 
@@ -21,7 +22,7 @@ constexpr int kPipeSize = 1 << 20;          // fewer wakeups, and room while we 
 constexpr int kCompleteRounds = 64;
 
 std::string fdName(const std::string& unit, size_t stream) {
-    return unit + "." + kStreams[stream];
+    return wire::spoolName(unit, kStreams[stream]);
 }
 
 }  // namespace
@@ -323,7 +324,7 @@ common::Result<common::UniqueFd> Streamer::readLogs(const std::string& allocId, 
                                                     const std::string& stream, const std::string& origin,
                                                     int64_t offset, bool follow) {
     if (stream != "stdout" && stream != "stderr")
-        return common::makeError("InvalidArgument", "stream must be \"stdout\" or \"stderr\", not \"" + stream + "\"");
+        return common::makeError(common::errors::kInvalidArgument, "stream must be \"stdout\" or \"stderr\", not \"" + stream + "\"");
     auto o = parseOrigin(origin);
     if (!o) return o.error();
     const TaskLogs* info = nullptr;
@@ -337,10 +338,10 @@ common::Result<common::UniqueFd> Streamer::readLogs(const std::string& allocId, 
                 complete = true;
             }
     if (!info)
-        return common::makeError("NoSuchTask",
+        return common::makeError(common::errors::kNoSuchTask,
                                  "no logs are collected for task '" + task + "' of allocation '" + allocId + "'");
     if (sessions_.size() >= options_.maxSessions)
-        return common::makeError("Busy", "too many log readers (" + std::to_string(sessions_.size()) + ")");
+        return common::makeError(common::errors::kBusy, "too many log readers (" + std::to_string(sessions_.size()) + ")");
     const auto base = info->task + "." + stream;
     auto pos = locate(listLogFiles(info->logDir, base), *o, offset, "the " + stream + " log");
     if (!pos) return pos.error();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.hpp"
+#include "common/error_names.hpp"
 
 namespace taskscope::stream::stats {
 
@@ -19,7 +20,7 @@ uint64_t wallClockUs() {
 }
 
 common::Error noSuchTask(const TaskKey& key) {
-    return common::makeError("NoSuchTask", "no running task '" + key.task + "' of allocation '" + key.allocId +
+    return common::makeError(common::errors::kNoSuchTask, "no running task '" + key.task + "' of allocation '" + key.allocId +
                                                "' is known to the streamer");
 }
 
@@ -27,7 +28,7 @@ common::Error noSuchTask(const TaskKey& key) {
 
 common::Result<void> checkStatsInterval(uint64_t ms, const std::string& what) {
     if (ms == 0 || (ms >= kMinStatsIntervalMs && ms <= kMaxStatsIntervalMs)) return {};
-    return common::makeError("InvalidArgument", what + " " + std::to_string(ms) + " ms is out of range: 0 (off) or " +
+    return common::makeError(common::errors::kInvalidArgument, what + " " + std::to_string(ms) + " ms is out of range: 0 (off) or " +
                                                     std::to_string(kMinStatsIntervalMs) + " to " +
                                                     std::to_string(kMaxStatsIntervalMs) + " ms");
 }
@@ -36,25 +37,25 @@ common::Result<KeptIntervals> loadStatsIntervals(const std::string& file) {
     KeptIntervals out;
     auto text = common::readFile(file);
     if (!text) {
-        if (text.error().name == "NotFound") return out;
+        if (text.error().name == common::errors::kNotFound) return out;
         return text.error().context("read per-task stats intervals");
     }
     const auto j = nlohmann::json::parse(*text, nullptr, false);
     if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array())
-        return common::makeError("Internal", file + ": not a record of stats intervals");
+        return common::makeError(common::errors::kInternal, file + ": not a record of stats intervals");
     for (const auto& t : j["tasks"]) {
         if (!t.is_object() || !t.value("alloc_id", nlohmann::json()).is_string() ||
             !t.value("task", nlohmann::json()).is_string() ||
             !t.value("interval_ms", nlohmann::json()).is_number_unsigned())
-            return common::makeError("Internal", file + ": malformed entry " + t.dump());
+            return common::makeError(common::errors::kInternal, file + ": malformed entry " + t.dump());
         const auto ms = t["interval_ms"].get<uint64_t>();
-        if (!checkStatsInterval(ms)) return common::makeError("Internal", file + ": bad interval in " + t.dump());
+        if (!checkStatsInterval(ms)) return common::makeError(common::errors::kInternal, file + ": bad interval in " + t.dump());
         out.tasks[TaskKey{t["alloc_id"].get<std::string>(), t["task"].get<std::string>()}] = ms;
     }
     if (j.contains("default_interval_ms")) {
         const auto& d = j["default_interval_ms"];
         if (!d.is_number_unsigned() || !checkStatsInterval(d.get<uint64_t>()))
-            return common::makeError("Internal", file + ": bad default_interval_ms " + d.dump());
+            return common::makeError(common::errors::kInternal, file + ": bad default_interval_ms " + d.dump());
         out.defaultMs = d.get<uint64_t>();
     }
     return out;
@@ -150,7 +151,7 @@ void StatsSampler::retainOnly(const std::set<TaskKey>& running) {
 common::Result<void> StatsSampler::setTaskInterval(const TaskKey& key, int64_t intervalMs) {
     if (!tasks_.contains(key)) return noSuchTask(key);
     if (intervalMs < -1)
-        return common::makeError("InvalidArgument", "interval " + std::to_string(intervalMs) +
+        return common::makeError(common::errors::kInvalidArgument, "interval " + std::to_string(intervalMs) +
                                                         " ms is out of range: -1 (the default), 0 (off) or " +
                                                         std::to_string(kMinStatsIntervalMs) + " to " +
                                                         std::to_string(kMaxStatsIntervalMs) + " ms");
@@ -195,7 +196,7 @@ common::Result<TaskSample> StatsSampler::latest(const TaskKey& key) const {
     auto it = tasks_.find(key);
     if (it == tasks_.end()) return noSuchTask(key);
     if (!it->second.latest)
-        return common::makeError("NoSample", "task '" + key.task + "' of allocation '" + key.allocId +
+        return common::makeError(common::errors::kNoSample, "task '" + key.task + "' of allocation '" + key.allocId +
                                                  "' has no sample yet (interval " +
                                                  std::to_string(schedule_.interval(key).count()) + " ms)");
     return *it->second.latest;

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE scope_reconciler
 #include <boost/test/unit_test.hpp>
 
+#include <optional>
 #include <set>
 
 #include "support/fake_systemd_client.hpp"
@@ -15,10 +16,18 @@ namespace {
 constexpr uint64_t kNow = 1'700'000'000'000'000;  // µs since the epoch
 constexpr uint64_t kMinuteUs = 60'000'000;
 
+// A pass run to its end (this fake answers at once).
+taskscope::common::Result<ReconcileOutcome> pass(ScopeReconciler& r) {
+    std::optional<taskscope::common::Result<ReconcileOutcome>> out;
+    r.runPass([&](taskscope::common::Result<ReconcileOutcome> o) { out = std::move(o); });
+    BOOST_REQUIRE(out.has_value());
+    return std::move(*out);
+}
+
 struct Fixture {
     FakeSystemdClient systemd;
     std::set<std::string> tracked;
-    std::set<std::string> starting;  // as TaskManager::ownsUnit: a start owns its unit from the request on
+    std::set<std::string> starting;  // as TaskRegistry::ownsUnit: a start owns its unit from the request on
     ReconcilerConfig config;  // 5 min period and grace
     bool owns(const std::string& unit) const { return tracked.count(unit) || starting.count(unit); }
     ScopeReconciler reconciler() {
@@ -26,7 +35,7 @@ struct Fixture {
                                [] { return kNow; });
     }
     std::vector<std::string> stoppedBy(ScopeReconciler& r) {
-        auto out = r.runPass();
+        auto out = pass(r);
         BOOST_REQUIRE(out.ok());
         std::vector<std::string> units;
         for (const auto& s : out->stopped) units.push_back(s.unit);
@@ -82,7 +91,7 @@ BOOST_AUTO_TEST_CASE(dry_run_reports_and_kills_nothing) {
     f.config.dryRun = true;
     f.systemd.addScope("a1-dangling.scope", "nomad.slice", kNow - 6 * kMinuteUs);
     auto r = f.reconciler();
-    auto out = r.runPass();
+    auto out = pass(r);
     BOOST_REQUIRE(out.ok());
     BOOST_TEST(out->dryRun);
     BOOST_REQUIRE(out->stopped.size() == 1u);
@@ -126,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_failed_listing_is_an_error_and_a_vanished_unit_is_skipped
     Fixture f;
     f.systemd.failNext("listUnits", taskscope::common::makeError("SystemdFailed", "listing refused"));
     auto r = f.reconciler();
-    auto out = r.runPass();
+    auto out = pass(r);
     BOOST_TEST(!out.ok());
     BOOST_TEST(out.error().name == "SystemdFailed");
     f.systemd.addScope("a1-gone.scope", "nomad.slice", kNow - 6 * kMinuteUs);

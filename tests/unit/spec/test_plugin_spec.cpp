@@ -3,10 +3,10 @@
 
 #include "spec/task_spec.hpp"
 
+using nlohmann::json;
 using taskscope::spec::parsePluginSpec;
 using taskscope::spec::parseTaskSpec;
 using taskscope::spec::pluginHostDir;
-using nlohmann::json;
 
 BOOST_AUTO_TEST_CASE(defaults_follow_nomad_s_csi_plugin_stanza) {
     auto p = parsePluginSpec(json{{"type", "csi"}, {"name", "hostpath"}});
@@ -36,10 +36,10 @@ BOOST_AUTO_TEST_CASE(every_field_is_read) {
 BOOST_AUTO_TEST_CASE(bad_plugins_are_invalid_specs) {
     const json bad[] = {
         json::array(),
-        json{{"name", "x"}},                                       // no type
-        json{{"type", "csi"}},                                     // no name
-        json{{"type", "device"}, {"name", "x"}},                   // unknown type
-        json{{"type", "csi"}, {"name", "../etc"}},                 // a path, not a name
+        json{{"name", "x"}},                        // no type
+        json{{"type", "csi"}},                      // no name
+        json{{"type", "device"}, {"name", "x"}},    // unknown type
+        json{{"type", "csi"}, {"name", "../etc"}},  // a path, not a name
         json{{"type", "csi"}, {"name", "a/b"}},
         json{{"type", "csi"}, {"name", ""}},
         json{{"type", "csi"}, {"name", std::string(49, 'a')}},

@@ -5,11 +5,11 @@
 #include "spec/task_spec.hpp"
 
 using namespace taskscope;
+using nlohmann::json;
 using spec::kRedactedValue;
 using spec::parseTaskSpec;
 using spec::redacted;
 using spec::toJson;
-using nlohmann::json;
 
 // Redaction works on the typed spec: what any local user sees of a task's
 // spec is toJson(redacted(spec)).
@@ -18,7 +18,9 @@ namespace {
 
 const char* kSecret = "hunter2-db-password";
 
-bool mentionsSecret(const std::string& text) { return text.find(kSecret) != std::string::npos; }
+bool mentionsSecret(const std::string& text) {
+    return text.find(kSecret) != std::string::npos;
+}
 
 json view(const json& spec) {
     auto s = spec::taskSpecFromJson(spec);

@@ -26,7 +26,9 @@ struct Bad {
     const char* json;
     const char* says;
 };
-std::ostream& operator<<(std::ostream& o, const Bad& b) { return o << b.json; }
+std::ostream& operator<<(std::ostream& o, const Bad& b) {
+    return o << b.json;
+}
 
 static const Bad kBad[] = {
     {"not json", "not valid JSON"},

@@ -1,5 +1,6 @@
 #pragma once
-// A scope::SystemdClient for unit tests of the manager: records every call,
+// A scope::SystemdClient (and BlockingSystemd) for unit tests of the
+// manager: records every call,
 // fails the ones a test scripts to fail, and runs a test's hook while a
 // call is "in flight" (before it returns). Asynchronous calls complete from
 // the event loop given to it (as the real client's do), or are held back
@@ -24,7 +25,7 @@
 
 namespace taskscope::test {
 
-class FakeSystemdClient final : public scope::SystemdClient {
+class FakeSystemdClient final : public scope::SystemdClient, public scope::BlockingSystemd {
 public:
     struct Call {
         std::string method;  ///< "startScope", "killUnit", ...
@@ -111,6 +112,18 @@ public:
     }
     void resetFailedUnitAsync(const std::string& unit, Completion done) override {
         complete("resetFailedUnit", unit, resetFailedUnit(unit), std::move(done));
+    }
+    void unitStateAsync(const std::string& unit, StateCompletion done) override {
+        postValue(unitState(unit), std::move(done));
+    }
+    void controlGroupAsync(const std::string& unit, ValueCompletion<std::string> done) override {
+        postValue(controlGroup(unit), std::move(done));
+    }
+    void unitInfoAsync(const std::string& unit, ValueCompletion<scope::UnitInfo> done) override {
+        postValue(unitInfo(unit), std::move(done));
+    }
+    void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) override {
+        postValue(listUnits(pattern), std::move(done));
     }
 
     /// Runs `hook` inside the next call of `method`, before it returns.
@@ -202,6 +215,12 @@ private:
             return;
         }
         post(std::move(done), std::move(result));
+    }
+    template <class T>
+    void postValue(common::Result<T> result, ValueCompletion<T> done) {
+        if (!loop_) return done(std::move(result));
+        loop_->addTimer(common::EventLoop::Clock::now(),
+                        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
     }
     void post(Completion done, common::Result<void> result) {
         if (!loop_) return done(std::move(result));

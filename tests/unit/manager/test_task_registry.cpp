@@ -1,4 +1,4 @@
-#define BOOST_TEST_MODULE task_manager
+#define BOOST_TEST_MODULE task_registry
 #include <boost/test/unit_test.hpp>
 
 #include <dirent.h>
@@ -27,7 +27,7 @@
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
 #include "manager/fd_budget.hpp"
-#include "manager/task_manager.hpp"
+#include "manager/task_registry.hpp"
 #include "support/fake_systemd_client.hpp"
 #include "support/temp_dir.hpp"
 
@@ -36,7 +36,7 @@
 // no cgroups: what systemd itself does is the system tier's to prove.
 
 using namespace taskscope;
-using manager::TaskManager;
+using manager::TaskRegistry;
 using manager::TaskRecord;
 using manager::TaskState;
 using test::FakeSystemdClient;
@@ -109,9 +109,9 @@ struct Fixture {
     FakeSystemdClient systemd{&loop};
     manager::Config config;
     Recorder events;
-    std::unique_ptr<TaskManager> tasks;
+    std::unique_ptr<TaskRegistry> tasks;
     std::set<unsigned> usable;
-    manager::CgroupHost host;
+    scope::CgroupHost host;
 
     Fixture() {
         const char* shim = std::getenv("TASKSCOPE_SHIM_PATH");
@@ -120,7 +120,7 @@ struct Fixture {
         config.stateDir = dir.path + "/state";
         config.logSpoolDir = dir.path + "/spool";
         host.root = dir.path + "/cgroup";  // no cgroup files: kills go through the fake
-        host.unified = false;
+        host.version = scope::CgroupVersion::V1;
     }
     ~Fixture() {
         tasks.reset();
@@ -139,7 +139,7 @@ struct Fixture {
     }
 
     void open() {
-        tasks = std::make_unique<TaskManager>(config, systemd, loop, "/org/taskscope/Manager1/task", usable, host);
+        tasks = std::make_unique<TaskRegistry>(config, systemd, systemd, loop, "/org/taskscope/Manager1/task", usable, host);
         auto r = tasks->recover();
         BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
         tasks->attach(events);
@@ -158,7 +158,7 @@ struct Fixture {
         BOOST_REQUIRE_MESSAGE(r, "start " << alloc << "/" << task << ": " << (r ? "" : r.error().message));
         return **r;
     }
-    common::Result<void> wait(const std::function<void(TaskManager::Done)>& call) {
+    common::Result<void> wait(const std::function<void(TaskRegistry::Done)>& call) {
         std::optional<common::Result<void>> out;
         call([&](common::Result<void> r) { out = std::move(r); });
         BOOST_REQUIRE(runUntil([&] { return out.has_value(); }));
@@ -166,13 +166,13 @@ struct Fixture {
     }
     common::Result<void> stopTask(const std::string& alloc, const std::string& task, const std::string& sig,
                                   int64_t grace) {
-        return wait([&](TaskManager::Done done) { tasks->stop(alloc, task, sig, grace, std::move(done)); });
+        return wait([&](TaskRegistry::Done done) { tasks->stop(alloc, task, sig, grace, std::move(done)); });
     }
     common::Result<void> updateTask(const std::string& alloc, const std::string& task, const std::string& json) {
-        return wait([&](TaskManager::Done done) { tasks->update(alloc, task, json, std::move(done)); });
+        return wait([&](TaskRegistry::Done done) { tasks->update(alloc, task, json, std::move(done)); });
     }
     common::Result<void> forgetTask(const std::string& alloc, const std::string& task) {
-        return wait([&](TaskManager::Done done) { tasks->forget(alloc, task, std::move(done)); });
+        return wait([&](TaskRegistry::Done done) { tasks->forget(alloc, task, std::move(done)); });
     }
 
     /// A start asks systemd once its shim has reported the task's pid,
@@ -401,7 +401,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_whose_shim_is_killed_runs_on_until_its_scope_is_e
     open();
     const auto& rec = start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     BOOST_REQUIRE(!rec.cgroup.empty());
-    // cgroup v1 here (host.unified = false): processes are tracked in name=systemd.
+    // cgroup v1 here (host.version V1): processes are tracked in name=systemd.
     const auto dir = host.root + "/systemd" + rec.cgroup;
     std::filesystem::create_directories(dir);
     std::ofstream(dir + "/cgroup.procs") << rec.pid << "\n";
@@ -453,7 +453,7 @@ BOOST_FIXTURE_TEST_CASE(a_command_that_cannot_run_leaves_nothing_and_stops_its_s
 
 BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_reserved_cores_back, Fixture) {
     usable = {0, 1, 2, 3};
-    host.unified = true;  // reservations exist only on cgroup v2
+    host.version = scope::CgroupVersion::V2;  // reservations exist only on cgroup v2
     open();
     BOOST_TEST(tasks->sharedCpus() == "0-3");
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));
@@ -467,7 +467,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_reserved_cores_back, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(a_reservation_moves_every_shared_task_to_the_new_pool, Fixture) {
     usable = {0, 1, 2, 3};
-    host.unified = true;
+    host.version = scope::CgroupVersion::V2;
     open();
     start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     start("a1", "api", taskSpec("/bin/sleep", {"1000"}));
@@ -571,7 +571,7 @@ BOOST_FIXTURE_TEST_CASE(tasks_whose_units_collide_are_kept_apart, Fixture) {
     auto stopped = stopTask("x", "a-b", "", 0);
     BOOST_REQUIRE(!stopped);
     BOOST_TEST(stopped.error().name == "NoSuchTask");
-    BOOST_TEST(!tasks->signal("x", "a-b", "SIGKILL"));
+    BOOST_TEST(!wait([&](TaskRegistry::Done done) { tasks->signal("x", "a-b", "SIGKILL", std::move(done)); }));
     BOOST_TEST(!updateTask("x", "a-b", R"({"pids_max": 10})"));
     BOOST_TEST(!forgetTask("x", "a-b"));
     BOOST_TEST(systemd.count("killUnit") == 0u);
@@ -756,7 +756,7 @@ BOOST_FIXTURE_TEST_CASE(requests_behind_a_failed_start_get_no_such_task, Fixture
 // flight, not one per change.
 BOOST_FIXTURE_TEST_CASE(the_shared_pool_is_applied_once_per_task_while_calls_are_pending, Fixture) {
     usable = {0, 1, 2, 3};
-    host.unified = true;
+    host.version = scope::CgroupVersion::V2;
     open();
     start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     systemd.hold("setUnitProperties");
@@ -935,7 +935,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_stays_within_its_descriptor_budget, Fixture) {
 // system tier's cpuset test).
 BOOST_FIXTURE_TEST_CASE(a_reservation_leaves_a_core_for_the_shared_tasks_but_not_for_itself, Fixture) {
     usable = {0, 1, 2, 3};
-    host.unified = true;
+    host.version = scope::CgroupVersion::V2;
     open();
     start("c1", "a", taskSpec("/bin/sleep", {"1000"}));
     start("c1", "b", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 2}}}}));

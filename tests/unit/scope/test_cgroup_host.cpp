@@ -1,12 +1,12 @@
-#define BOOST_TEST_MODULE shim_home
+#define BOOST_TEST_MODULE cgroup_host
 #include <boost/test/unit_test.hpp>
 
 #include <string>
 #include <vector>
 
-#include "manager/shim_home.hpp"
+#include "scope/cgroup_host.hpp"
 
-using taskscope::manager::cgroupProcsFiles;
+using taskscope::scope::cgroupProcsFiles;
 
 namespace {
 
@@ -56,4 +56,44 @@ BOOST_AUTO_TEST_CASE(optional_fields_before_the_separator_are_skipped) {
         "garbage line\n";
     const std::vector<std::string> want = {"/sys/fs/cgroup" + kRel + "/cgroup.procs"};
     BOOST_TEST(cgroupProcsFiles(mountinfo, kRel) == want, boost::test_tools::per_element());
+}
+
+// One reader of /proc/<pid>/cgroup: the unified line on v2, systemd's
+// hierarchy on v1 (hybrid has both: systemd's wins).
+BOOST_AUTO_TEST_CASE(a_process_cgroup_from_proc) {
+    using taskscope::scope::cgroupOfProcText;
+    BOOST_TEST(cgroupOfProcText("0::/nomad.slice/a1-web.scope\n") == "/nomad.slice/a1-web.scope");
+    BOOST_TEST(cgroupOfProcText("12:pids:/x\n1:name=systemd:/nomad.slice/a1-web.scope\n0::/other\n") ==
+               "/nomad.slice/a1-web.scope");
+    BOOST_TEST(cgroupOfProcText("3:cpu:/x\n") == "");
+    BOOST_TEST(cgroupOfProcText("") == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_cgroup_in_a_unit_or_below_another) {
+    using taskscope::scope::cgroupIsInUnit;
+    using taskscope::scope::cgroupIsWithin;
+    BOOST_TEST(cgroupIsInUnit("/nomad.slice/a1-web.scope", "a1-web.scope"));
+    BOOST_TEST(cgroupIsInUnit("/nomad.slice/a1-web.scope/sub", "a1-web.scope"));
+    BOOST_TEST(!cgroupIsInUnit("/nomad.slice/xa1-web.scope", "a1-web.scope"));
+    BOOST_TEST(!cgroupIsInUnit("/nomad.slice/a1-web.scope2", "a1-web.scope"));
+    BOOST_TEST(!cgroupIsInUnit("/user.slice/session-1.scope", "a1-web.scope"));
+    BOOST_TEST(cgroupIsWithin("/a.slice/b.scope", "/a.slice"));
+    BOOST_TEST(cgroupIsWithin("/a.slice", "/a.slice"));
+    BOOST_TEST(!cgroupIsWithin("/a.slice2/b.scope", "/a.slice"));
+    BOOST_TEST(cgroupIsWithin("/x", "/"));
+}
+
+// Files by CgroupPath: nothing that climbs out of the root is ever named.
+BOOST_AUTO_TEST_CASE(cgroup_files_stay_below_the_root) {
+    taskscope::scope::CgroupHost v2{"/r", taskscope::scope::CgroupVersion::V2};
+    taskscope::scope::CgroupHost v1{"/r", taskscope::scope::CgroupVersion::V1};
+    BOOST_TEST(*v2.file("/n.slice/a.scope", "", "cgroup.kill") == "/r/n.slice/a.scope/cgroup.kill");
+    BOOST_TEST(*v2.processesFile("/n.slice/a.scope") == "/r/n.slice/a.scope/cgroup.procs");
+    BOOST_TEST(*v1.processesFile("/n.slice/a.scope") == "/r/systemd/n.slice/a.scope/cgroup.procs");
+    BOOST_TEST(*v2.file("/", "", "cgroup.procs") == "/r/cgroup.procs");
+    BOOST_TEST(!v2.file("/n.slice/../../etc", "", "x"));
+    BOOST_TEST(!v2.file("", "", "x"));
+    BOOST_TEST(!v2.file("relative", "", "x"));
+    BOOST_TEST((taskscope::scope::versionOfRootMount("cgroup2") == taskscope::scope::CgroupVersion::V2));
+    BOOST_TEST((taskscope::scope::versionOfRootMount("tmpfs") == taskscope::scope::CgroupVersion::V1));
 }

@@ -1,0 +1,466 @@
+#include "manager/start_procedure.hpp"
+
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "common/error_names.hpp"
+#include "common/files.hpp"
+#include "manager/fd_budget.hpp"
+#include "manager/isolation.hpp"
+#include "manager/task_dirs.hpp"
+#include "manager/task_resolve.hpp"
+#include "scope/cgroup_host.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::manager {
+
+namespace {
+
+using common::makeError;
+using common::Result;
+
+// A shim told to leave (or whose exec failed) exits at once; this bounds a
+// wait for one that does not, rather than holding the caller for ever.
+constexpr auto kShimExitWait = std::chrono::seconds(10);
+
+uint64_t nowUs() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+}
+
+// Out of descriptors despite the check (another thread of the kernel's,
+// a miscount): the caller gets the numbers, the failed step after them.
+common::Error withFdNumbers(common::Error e) {
+    if (e.name != common::errors::kResourceExhausted) return e;
+    auto fds = fdUsage();
+    if (!fds) return e;
+    auto named = checkStartBudget(*fds);
+    const std::string numbers = named ? "the manager has " + std::to_string(fds->open) + " of its " +
+                                            std::to_string(fds->limit) + " file descriptors open"
+                                      : named.error().message;
+    return makeError(common::errors::kResourceExhausted, numbers + " (" + e.message + ")");
+}
+
+scope::UnitProperties baseProperties(const Config& config, const std::string& label) {
+    scope::UnitProperties p;
+    p.emplace_back("Slice", sdbus::Variant(config.slice));
+    p.emplace_back("Description", sdbus::Variant("taskscope task " + label));
+    // A failed scope would otherwise stay loaded until someone resets it.
+    p.emplace_back("CollectMode", sdbus::Variant(std::string("inactive-or-failed")));
+    // Stats read these counters; systemd leaves CPU accounting off by default.
+    p.emplace_back("MemoryAccounting", sdbus::Variant(true));
+    p.emplace_back("CPUAccounting", sdbus::Variant(true));
+    p.emplace_back("TasksAccounting", sdbus::Variant(true));
+    // Exec sessions join a running task's scope through systemd's
+    // AttachProcessesToUnit, which systemd allows only into delegated units.
+    p.emplace_back("Delegate", sdbus::Variant(true));
+    return p;
+}
+
+// An isolated task's devices, through systemd (a scope takes the cgroup
+// device properties): the standard nodes its private /dev binds, its own
+// pts instance and /dev/net/tun, nothing else.
+void addDeviceProperties(scope::UnitProperties& p) {
+    using Rule = sdbus::Struct<std::string, std::string>;
+    p.emplace_back("DevicePolicy", sdbus::Variant(std::string("closed")));
+    std::vector<Rule> allow;
+    for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+                             "/dev/ptmx", "/dev/net/tun"})
+        allow.emplace_back(std::string(node), std::string("rwm"));
+    allow.emplace_back(std::string("char-pts"), std::string("rw"));
+    p.emplace_back("DeviceAllow", sdbus::Variant(allow));
+}
+
+}  // namespace
+
+const char* toString(StartStep step) {
+    switch (step) {
+        case StartStep::Admitted:
+            return "admitted";
+        case StartStep::Resolved:
+            return "resolved";
+        case StartStep::Preparing:
+            return "preparing";
+        case StartStep::Spawned:
+            return "spawned";
+        case StartStep::Launched:
+            return "launched";
+        case StartStep::Recorded:
+            return "recorded";
+        case StartStep::ScopeMade:
+            return "scope made";
+        case StartStep::Released:
+            return "released";
+        case StartStep::Running:
+            return "running";
+    }
+    return "unknown";
+}
+
+// What a start owns, from the step it reaches it on, and how a failure
+// gives it back: the one undo list, run in this order over what the start
+// holds whichever step failed. The shim goes first: once it has left (told
+// to, or after its exec failed) nothing of the task runs and nothing
+// writes the task's files any more. The caller is told after the last.
+// (The task's entry, its place in the CPU pool and its dirs are the
+// registry's: it drops them with the failed start's entry.)
+const StartProcedure::Undo StartProcedure::kOwned[] = {
+    {"the shim: it leaves without running the task (or after its exec failed), waited for", StartStep::Spawned,
+     &StartProcedure::undoShim},
+    {"the task's scope, stopped (systemd collects it once empty anyway)", StartStep::ScopeMade,
+     &StartProcedure::undoScope},
+    {"its record, exit record, aborted mark and process spec, off the disk", StartStep::Recorded,
+     &StartProcedure::undoRecord},
+    {"its spool entry (fifos and description)", StartStep::Preparing, &StartProcedure::undoSpool},
+    {"its process spec file", StartStep::Preparing, &StartProcedure::undoProcessSpec},
+};
+
+StartProcedure::StartProcedure(StartContext ctx, task::TaskRecord draft, std::optional<common::Error> refused,
+                               StartEvents& events)
+    : ctx_(std::move(ctx)), draft_(std::move(draft)), refused_(std::move(refused)), events_(events) {
+    clock_.onLoop("admit");
+}
+
+StartProcedure::~StartProcedure() {
+    if (reportWatch_) ctx_.loop.removeFd(reportWatch_);
+    endWait();
+}
+
+void StartProcedure::reach(StartStep step) {
+    step_ = step;
+    events_.startProgressed(draft_, step);
+}
+
+void StartProcedure::begin() {
+    clock_.waited("turn");
+    if (refused_) return fail(*refused_);
+    const auto& config = ctx_.config;
+    const auto& allocId = draft_.allocId;
+    const auto& task = draft_.name;
+    const auto& unit = draft_.unit;
+    // The start's own copy: the node's defaults and the hook's additions
+    // are not the record's (GetTask shows the spec as asked).
+    auto spec = draft_.spec;
+    if (!spec.isolationGiven && config.isolation.defaultIsolated) spec.isolation.filesystem = true;
+    // The node's limit, not systemd's 15% of pid_max: one fork bomb must not
+    // take the process table and the CPUs from every other task.
+    if (!spec.resources.pidsMax && config.defaultPidsMax) spec.resources.pidsMax = config.defaultPidsMax;
+    if (auto r = resolveTaskSpec(spec); !r) return fail(r.error());
+    clock_.onLoop("spec");
+    if (ctx_.hook)
+        if (auto r = ctx_.hook(allocId, task, spec); !r) return fail(r.error());
+    clock_.onLoop("hook");
+    if (auto r = prepareTaskDirs(spec.isolation, config.isolation, config.stateDir, allocId, task); !r)
+        return fail(r.error());
+    if (auto r = resolveRootIdentity(spec); !r) return fail(r.error());
+    auto cpus = ctx_.cpus.assign(unit, spec.resources);
+    if (!cpus) return fail(cpus.error());
+    spec.resources.allowedCpus = cpus->cpus;
+    draft_.cpus = cpus->cpus;
+    draft_.reservedCores = cpus->reserved;
+    clock_.onLoop("dirs+cpus");
+
+    const auto& store = ctx_.records.store();
+    const auto logDir = store.logDir(allocId);
+    LaunchPaths paths;
+    paths.exitFile = store.exitFile(unit);
+    paths.processSpec = store.processSpecFile(unit);
+    draft_.processSpec = paths.processSpec;
+    if (spec.joinsAllocNetwork()) {
+        auto netns =
+            ctx_.netnsOf
+                ? ctx_.netnsOf(allocId)
+                : Result<std::string>(makeError(common::errors::kNoSuchNetwork, "this manager has no networks"));
+        if (!netns) return fail(netns.error().context("task " + label()));
+        paths.netns = *netns;
+    }
+    std::optional<LogSettings> spooled;
+    if (spec.logs && !config.streamer) {
+        const auto base = logDir + "/" + scope::escapeComponent(task);
+        paths.stdoutFile = base + ".stdout.0";
+        paths.stderrFile = base + ".stderr.0";
+    } else if (spec.logs) {
+        spooled = LogSettings{logDir, spec.logMaxFiles ? spec.logMaxFiles : config.logMaxFiles,
+                              spec.logMaxFileSizeMb ? spec.logMaxFileSizeMb : config.logMaxFileSizeMb};
+        paths.stdoutFile = ctx_.spool.stdoutFifo(unit);
+        paths.stderrFile = ctx_.spool.stderrFifo(unit);
+        paths.releaseFifo = ctx_.spool.releaseFifo(unit);
+    } else {
+        paths.stdoutFile = spec.stdoutPath;
+        paths.stderrFile = spec.stderrPath;
+    }
+    properties_ = baseProperties(config, label());
+    for (auto& p : scope::resourceProperties(spec.resources)) properties_.push_back(std::move(p));
+    if (spec.isolation.filesystem) addDeviceProperties(properties_);
+    clock_.onLoop("paths");
+    reach(StartStep::Resolved);
+
+    // The shims' home (outside the manager's cgroup), made again first if
+    // it has gone, asynchronously.
+    auto launch = [this, spec = std::move(spec), paths = std::move(paths), spooled, logDir,
+                   alive = std::weak_ptr<int>(lifetime_)](std::vector<std::string> joinCgroups) mutable {
+        if (alive.expired()) return;
+        paths.joinCgroups = std::move(joinCgroups);
+        prepare(std::move(spec), std::move(paths), spooled, logDir);
+    };
+    if (!ctx_.shimHome) return launch({});
+    ctx_.shimHome->whenReady(std::move(launch));
+}
+
+void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::optional<LogSettings> spooled,
+                             std::string logDir) {
+    reach(StartStep::Preparing);
+    // The rest makes files and a process: mkdir, mkfifo, the spool
+    // description, posix_spawn (whose vfork holds the calling thread until
+    // the shim has exec'd: milliseconds under emulation). On the loop,
+    // every read queued behind a burst of starts waited for all of theirs,
+    // so it runs on the start worker, one start after another, and the
+    // start goes on from the loop once the shim exists.
+    ctx_.startWorker.submit([this, ctx = ctx_, spec = std::move(spec), paths = std::move(paths), spooled, logDir,
+                             unit = draft_.unit, allocId = draft_.allocId, task = draft_.name,
+                             alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        auto prepared =
+            std::make_shared<Result<Launch>>(prepareLaunch(ctx, spec, paths, spooled, logDir, unit, allocId, task));
+        return [this, prepared, alive] {
+            if (alive.expired()) return;
+            clock_.waited("prepare");
+            if (!*prepared) return fail(withFdNumbers(prepared->error()));
+            launch_ = std::move(**prepared);
+            reach(StartStep::Spawned);
+            // The shim's "pid N" comes through the loop: no start ever makes
+            // the manager wait for a process to be scheduled.
+            watchReports();
+            clock_.onLoop("watch");
+        };
+    });
+    clock_.onLoop("submit");
+}
+
+Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, const spec::TaskSpec& spec,
+                                             const LaunchPaths& paths, const std::optional<LogSettings>& spooled,
+                                             const std::string& logDir, const std::string& unit,
+                                             const std::string& allocId, const std::string& task) {
+    // Runs on the start worker: the filesystem, the spool's and the store's
+    // paths (constants), the shim's path; nothing of the loop's.
+    // Only a task whose output is kept gets the directory: the streamer
+    // removes it with the allocation's last task it knows, and never learns
+    // of a task with logs off.
+    if (spec.logs)
+        if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
+            return r.error().context("create log directory");
+    ::unlink(paths.exitFile.c_str());
+    ::unlink(ctx.records.store().abortedMark(unit).c_str());  // a cut-off start's of this name
+    if (spooled)
+        if (auto added = ctx.spool.add(unit, allocId, task, *spooled); !added)
+            return added.error().context("prepare logs");
+    auto launch = spawnShim(ctx.config.shimPath, spec, paths);
+    if (!launch && spooled) ctx.spool.remove(unit);
+    return launch;
+}
+
+void StartProcedure::watchReports() {
+    reportWatch_ = ctx_.loop.addFd(launch_.report.get(), POLLIN, [this](short) { onReport(); });
+}
+
+void StartProcedure::onReport() {
+    auto line = takeReportLine(launch_.report.get(), launch_.pending);
+    if (line && !*line) return;  // the rest of the line is still on its way
+    ctx_.loop.removeFd(reportWatch_);
+    reportWatch_ = 0;
+    if (step_ < StartStep::Released) {
+        clock_.waited("shim pid");
+        return onPid(line ? Result<std::string>(**line) : Result<std::string>(line.error()));
+    }
+    clock_.waited("exec report");
+    launch_.report.reset();
+    onExec(line ? acceptRelease(**line) : Result<void>(line.error().context("release task")));
+}
+
+void StartProcedure::onPid(Result<std::string> line) {
+    auto r = line ? acceptPid(launch_, *line) : Result<void>(line.error().context("start task"));
+    if (!r) return fail(withFdNumbers(r.error()));
+    draft_.pid = launch_.taskPid;
+    draft_.shimPid = launch_.shimPid;
+    draft_.startedAtUs = nowUs();
+    reach(StartStep::Launched);
+    // The record goes to disk while systemd makes the scope, not after: a
+    // start waited for the two one after the other (a journal commit
+    // under emulation is tens of ms). On disk as running before the task
+    // runs its first instruction: a crash from here on finds it (a crash
+    // before the scope exists finds its shim gone, the task never run).
+    // Its cgroup is not known yet: systemd places the task, and the kernel
+    // says where once the scope exists (written again then).
+    reach(StartStep::Recorded);
+    writeRecord();
+    ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_,
+                                 [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> made) {
+                                     if (!alive.expired()) onScope(std::move(made));
+                                 });
+    clock_.onLoop("record + systemd call");
+}
+
+void StartProcedure::writeRecord() {
+    auto onDisk = draft_;
+    onDisk.state = task::TaskState::Running;
+    ++writesPending_;
+    ctx_.records.persist(onDisk, [this, alive = std::weak_ptr<int>(lifetime_)] {
+        if (alive.expired()) return;
+        --writesPending_;
+        recordOnDisk_ = true;
+        releaseWhenReady();
+        succeedWhenWritten();
+    });
+}
+
+void StartProcedure::onScope(Result<void> made) {
+    clock_.waited("systemd job");
+    if (failure_) return;
+    if (!made) return fail(made.error().context("start task " + label()));
+    scopeMade_ = true;
+    reach(StartStep::ScopeMade);
+    // The kernel's word on where systemd put the task, read once, off the
+    // loop (the read waits behind the kernel's cgroup lock).
+    ctx_.cgroupWorker.submit([this, pid = draft_.pid, alive = std::weak_ptr<int>(lifetime_)]() {
+        auto cgroup = scope::processCgroup(pid);
+        return std::function<void()>([this, cgroup = std::move(cgroup), alive] {
+            if (!alive.expired()) onCgroup(cgroup);
+        });
+    });
+    // The exec does not wait for it.
+    releaseWhenReady();
+}
+
+void StartProcedure::onCgroup(std::string cgroup) {
+    if (failure_) return;
+    clock_.waited("cgroup read");
+    cgroupKnown_ = true;
+    if (!cgroup.empty() && cgroup != draft_.cgroup) {
+        draft_.cgroup = std::move(cgroup);
+        events_.startProgressed(draft_, step_);
+        writeRecord();
+    }
+    succeedWhenWritten();
+}
+
+void StartProcedure::releaseWhenReady() {
+    // Both the scope (systemd's job done) and the record on disk, once.
+    if (failure_ || !scopeMade_ || !recordOnDisk_ || step_ >= StartStep::Released) return;
+    clock_.waited("record on disk");
+    if (auto r = sendGo(launch_); !r) {
+        launch_.report.reset();
+        return fail(r.error().context("start task " + label()));
+    }
+    reach(StartStep::Released);
+    watchReports();
+    clock_.onLoop("go");
+}
+
+void StartProcedure::onExec(Result<void> released) {
+    if (failure_) return;
+    if (!released) return fail(released.error().context("start task " + label()));
+    execReported_ = true;
+    succeedWhenWritten();
+}
+
+void StartProcedure::succeedWhenWritten() {
+    // Answered once the task runs and its record, cgroup included, is on disk.
+    if (failure_ || !execReported_ || !cgroupKnown_ || writesPending_ > 0 || step_ == StartStep::Running) return;
+    draft_.state = task::TaskState::Running;
+    step_ = StartStep::Running;
+    events_.startEnded(draft_, {});
+}
+
+void StartProcedure::fail(common::Error error) {
+    if (failure_) return;  // one failure; its undo runs once
+    failure_ = std::move(error);
+    if (reportWatch_) {
+        ctx_.loop.removeFd(reportWatch_);
+        reportWatch_ = 0;
+    }
+    undoFrom(0);
+}
+
+void StartProcedure::undoFrom(size_t index) {
+    for (; index < std::size(kOwned); ++index) {
+        const auto& undo = kOwned[index];
+        if (step_ < undo.heldFrom) continue;
+        return (this->*undo.run)([this, index, alive = std::weak_ptr<int>(lifetime_)] {
+            if (!alive.expired()) undoFrom(index + 1);
+        });
+    }
+    auto error = std::move(*failure_);
+    events_.startEnded(draft_, std::move(error));
+}
+
+void StartProcedure::undoShim(Next next) {
+    // Its go pipe closes: it leaves without running the task (and marks
+    // that). A shim told to exec records the failed exec and leaves. Either
+    // way it exits; its pidfd says when, through the loop (the exit watch
+    // reaps it).
+    abortTask(launch_);
+    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, launch_.shimPid, 0));
+    if (pidfd_ < 0) return next();  // gone (and reaped) already
+    auto once = std::make_shared<Next>(std::move(next));
+    auto finish = [this, once] {
+        endWait();
+        if (*once) std::exchange(*once, nullptr)();
+    };
+    pidfdWatch_ = ctx_.loop.addFd(pidfd_, POLLIN, [finish](short) { finish(); });
+    waitTimer_ = ctx_.loop.addTimer(common::EventLoop::Clock::now() + kShimExitWait, [this, finish] {
+        waitTimer_ = 0;
+        spdlog::warn("The shim {} of a failed start of {} did not exit within {} s; its files go all the same",
+                     launch_.shimPid, label(), std::chrono::seconds(kShimExitWait).count());
+        finish();
+    });
+}
+
+void StartProcedure::endWait() {
+    if (pidfdWatch_) ctx_.loop.removeFd(pidfdWatch_);
+    pidfdWatch_ = 0;
+    if (waitTimer_) ctx_.loop.cancelTimer(waitTimer_);
+    waitTimer_ = 0;
+    if (pidfd_ >= 0) ::close(pidfd_);
+    pidfd_ = -1;
+}
+
+void StartProcedure::undoScope(Next next) {
+    // The scope is empty now and systemd collects it by itself; a failed
+    // stop is the caller's to know, not only the journal's.
+    ctx_.systemd.stopUnitAsync(draft_.unit, [this, next, alive = std::weak_ptr<int>(lifetime_)](Result<void> stopped) {
+        if (alive.expired()) return;
+        // NoSuchUnit: systemd has already collected the empty scope.
+        if (!stopped && stopped.error().name != common::errors::kNoSuchUnit)
+            failure_->message +=
+                "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
+        next();
+    });
+}
+
+void StartProcedure::undoRecord(Next next) {
+    // In order with its writes still pending, which must not bring it back.
+    ctx_.records.unpersist(draft_.unit, [this, next, alive = std::weak_ptr<int>(lifetime_)](Result<void> gone) {
+        if (alive.expired()) return;
+        if (!gone)
+            failure_->message +=
+                "; its record was not removed (a restart finds its start cut off): " + gone.error().message;
+        next();
+    });
+}
+
+void StartProcedure::undoSpool(Next next) {
+    ctx_.spool.remove(draft_.unit);
+    next();
+}
+
+void StartProcedure::undoProcessSpec(Next next) {
+    ::unlink(ctx_.records.store().processSpecFile(draft_.unit).c_str());
+    next();
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,137 @@
+#pragma once
+// One start of a task, from its admission to its first instruction, as an
+// explicit state: the step it has reached (StartStep) and, in one table,
+// what each step owns from then on (kOwned in start_procedure.cpp).
+// Every way a start can fail runs the same undo list over what its steps
+// own, in one order that is safe (the shim first, so that nothing of the
+// task runs and nothing writes any more), and only then is the caller
+// told: nothing of the start is left when it hears.
+//
+// A start never waits on the loop: its blocking work (files, fifos, the
+// shim's spawn; the read of its cgroup) runs on workers, its questions to
+// systemd and its writes to disk are asynchronous, and the shim's reports
+// come through the loop.
+//
+// It tells its progress and its end through StartEvents (start_events.hpp);
+// the registry owns the task's entry, its cores' pool membership and its
+// dirs, and drops them when a start ends in failure.
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/event_loop.hpp"
+#include "common/result.hpp"
+#include "common/step_clock.hpp"
+#include "common/worker.hpp"
+#include "manager/config.hpp"
+#include "manager/cpu_pool.hpp"
+#include "manager/launcher.hpp"
+#include "manager/log_spool.hpp"
+#include "manager/record_writer.hpp"
+#include "manager/shim_home.hpp"
+#include "manager/start_events.hpp"
+#include "scope/resources.hpp"
+#include "scope/systemd_client.hpp"
+#include "task/task_record.hpp"
+
+namespace taskscope::manager {
+
+/// What a start needs around it: the daemon's parts, which outlive every start.
+struct StartContext {
+    const Config& config;
+    const LogSpool& spool;
+    RecordWriter& records;
+    scope::SystemdClient& systemd;
+    common::EventLoop& loop;
+    common::Worker& startWorker;   ///< files, fifos and the spawn, one start after another
+    common::Worker& cgroupWorker;  ///< reads of /proc/<pid>/cgroup
+    CpuPool& cpus;
+    ShimHome* shimHome;  ///< null: shims stay in the manager's cgroup (unit tests)
+    /// May refuse the start or add to its spec (the plugin registry).
+    std::function<common::Result<void>(const std::string& allocId, const std::string& task, spec::TaskSpec& spec)> hook;
+    /// The namespace of an allocation's ready network (NoSuchNetwork otherwise).
+    std::function<common::Result<std::string>(const std::string& allocId)> netnsOf;
+};
+
+class StartProcedure {
+public:
+    /// `draft`: the task as admitted (names, unit, spec); `refused`: why
+    /// its spec was refused at admission, said on the start's first turn.
+    StartProcedure(StartContext ctx, task::TaskRecord draft, std::optional<common::Error> refused, StartEvents& events);
+    ~StartProcedure();
+    StartProcedure(const StartProcedure&) = delete;
+    StartProcedure& operator=(const StartProcedure&) = delete;
+
+    /// Runs the start (on a turn of the loop after its admission).
+    void begin();
+
+    StartStep step() const { return step_; }
+    /// Where the start spent its time (logged at debug level once it ends).
+    const common::StepClock& clock() const { return clock_; }
+
+private:
+    using Next = std::function<void()>;
+    struct Undo {
+        const char* what;
+        StartStep heldFrom;  ///< owned from this step on
+        void (StartProcedure::*run)(Next next);
+    };
+    static const Undo kOwned[];
+
+    void reach(StartStep step);
+    void prepare(spec::TaskSpec spec, LaunchPaths paths, std::optional<LogSettings> spooled, std::string logDir);
+    /// The worker's part (only the filesystem and constants of the context).
+    static common::Result<Launch> prepareLaunch(const StartContext& ctx, const spec::TaskSpec& spec,
+                                                const LaunchPaths& paths, const std::optional<LogSettings>& spooled,
+                                                const std::string& logDir, const std::string& unit,
+                                                const std::string& allocId, const std::string& task);
+    void watchReports();
+    void onReport();
+    void onPid(common::Result<std::string> line);
+    void onScope(common::Result<void> made);
+    void onCgroup(std::string cgroup);
+    void writeRecord();
+    void releaseWhenReady();
+    void onExec(common::Result<void> released);
+    void succeedWhenWritten();
+
+    /// Every failure: the undo list, then the end.
+    void fail(common::Error error);
+    void undoFrom(size_t index);
+    void undoShim(Next next);
+    void undoScope(Next next);
+    void undoRecord(Next next);
+    void undoSpool(Next next);
+    void undoProcessSpec(Next next);
+    void endWait();
+
+    std::string label() const { return draft_.allocId + "/" + draft_.name; }
+
+    StartContext ctx_;
+    task::TaskRecord draft_;
+    std::optional<common::Error> refused_;
+    StartEvents& events_;
+    StartStep step_ = StartStep::Admitted;
+    common::StepClock clock_;
+    scope::UnitProperties properties_;  ///< of the task's scope
+    Launch launch_;
+    uint64_t reportWatch_ = 0;
+    bool scopeMade_ = false;
+    bool recordOnDisk_ = false;  ///< its first write (as running) is durable
+    bool cgroupKnown_ = false;
+    int writesPending_ = 0;  ///< writes of its record not on disk yet
+    bool execReported_ = false;
+    // While undoing:
+    std::optional<common::Error> failure_;
+    uint64_t pidfdWatch_ = 0;
+    uint64_t waitTimer_ = 0;
+    int pidfd_ = -1;
+    /// Expires with this start: answers that come after it do nothing.
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+};
+
+}  // namespace taskscope::manager

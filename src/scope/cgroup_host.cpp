@@ -1,0 +1,114 @@
+#include "scope/cgroup_host.hpp"
+
+#include <linux/magic.h>
+#include <sys/statfs.h>
+
+#include <sstream>
+
+#include "common/files.hpp"
+#include "scope/cgroup_path.hpp"
+
+namespace taskscope::scope {
+
+const char* toString(CgroupVersion version) {
+    return version == CgroupVersion::V2 ? "v2" : "v1";
+}
+
+CgroupVersion versionOfRootMount(std::string_view fsType) {
+    return fsType == "cgroup2" ? CgroupVersion::V2 : CgroupVersion::V1;
+}
+
+CgroupVersion detectCgroupVersion(const std::string& root) {
+    struct statfs fs {};
+    return ::statfs(root.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC ? CgroupVersion::V2 : CgroupVersion::V1;
+}
+
+CgroupHost CgroupHost::detect(std::string root) {
+    const auto version = detectCgroupVersion(root);
+    return CgroupHost{std::move(root), version};
+}
+
+std::optional<std::string> CgroupHost::file(const std::string& cgroup, std::string_view hierarchy,
+                                            std::string_view name) const {
+    // A record's cgroup came from /proc, systemd or disk: only a path that
+    // stays inside the tree is ever joined to the root.
+    if (cgroup.empty()) return std::nullopt;
+    const auto base = root + (hierarchy.empty() ? "" : "/" + std::string(hierarchy));
+    if (cgroup == "/") return base + "/" + std::string(name);
+    auto path = CgroupPath::parse(cgroup);
+    if (!path) return std::nullopt;
+    return base + path->str() + "/" + std::string(name);
+}
+
+std::optional<std::string> CgroupHost::processesFile(const std::string& cgroup) const {
+    // cgroup v1: the hierarchy systemd tracks processes in.
+    return file(cgroup, unified() ? "" : "systemd", "cgroup.procs");
+}
+
+std::string cgroupOfProcText(std::string_view text) {
+    std::string unified;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const auto line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        // "ID:CONTROLLERS:PATH"
+        const auto first = line.find(':');
+        const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
+        if (second == std::string_view::npos) continue;
+        const auto controllers = line.substr(first + 1, second - first - 1);
+        if (controllers == "name=systemd") return std::string(line.substr(second + 1));
+        if (line.substr(0, 3) == "0::") unified = std::string(line.substr(second + 1));
+    }
+    return unified;
+}
+
+std::string processCgroup(pid_t pid, const std::string& proc) {
+    auto text = common::readFile(proc + "/" + std::to_string(pid) + "/cgroup");
+    if (!text) return "";
+    return cgroupOfProcText(*text);
+}
+
+bool cgroupIsInUnit(std::string_view cgroup, std::string_view unit) {
+    while (!cgroup.empty()) {
+        const auto slash = cgroup.find('/');
+        if (cgroup.substr(0, slash) == unit) return true;
+        if (slash == std::string_view::npos) break;
+        cgroup = cgroup.substr(slash + 1);
+    }
+    return false;
+}
+
+bool cgroupIsWithin(std::string_view cgroup, std::string_view ancestor) {
+    if (cgroup == ancestor) return true;
+    return cgroup.size() > ancestor.size() && cgroup.substr(0, ancestor.size()) == ancestor &&
+           (ancestor == "/" || cgroup[ancestor.size()] == '/');
+}
+
+std::vector<std::string> cgroupProcsFiles(std::string_view mountinfo, const std::string& relPath) {
+    // mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS"
+    std::vector<std::string> out;
+    std::istringstream in{std::string(mountinfo)};
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string id, parent, dev, root, mountpoint, word;
+        if (!(f >> id >> parent >> dev >> root >> mountpoint)) continue;
+        while (f >> word && word != "-") {
+        }
+        std::string fstype;
+        if (word != "-" || !(f >> fstype)) continue;
+        if (fstype != "cgroup" && fstype != "cgroup2") continue;
+        // A hierarchy bind-mounted from below its root (a container's
+        // view) does not show the host's paths: not ours to write.
+        if (root != "/") continue;
+        out.push_back(mountpoint + relPath + "/cgroup.procs");
+    }
+    return out;
+}
+
+bool cgroupHasProcesses(const std::string& procsFile) {
+    auto text = common::readFile(procsFile);
+    return text && text->find_first_of("0123456789") != std::string::npos;
+}
+
+}  // namespace taskscope::scope

@@ -295,7 +295,8 @@ void StartProcedure::onPid(Result<std::string> line) {
     // runs its first instruction: a crash from here on finds it (a crash
     // before the scope exists finds its shim gone, the task never run).
     // Its cgroup is not known yet: systemd places the task, and the kernel
-    // says where once the scope exists (written again then).
+    // says where once the scope exists (written again then, not waited
+    // for: a manager that dies before that write asks systemd at startup).
     reach(StartStep::Recorded);
     writeRecord();
     ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_,
@@ -308,13 +309,11 @@ void StartProcedure::onPid(Result<std::string> line) {
 void StartProcedure::writeRecord() {
     auto onDisk = draft_;
     onDisk.state = task::TaskState::Running;
-    ++writesPending_;
     ctx_.records.persist(onDisk, [this, alive = std::weak_ptr<int>(lifetime_)] {
         if (alive.expired()) return;
-        --writesPending_;
         recordOnDisk_ = true;
         releaseWhenReady();
-        succeedWhenWritten();
+        succeedWhenKnown();
     });
 }
 
@@ -345,7 +344,7 @@ void StartProcedure::onCgroup(std::string cgroup) {
         events_.startProgressed(draft_, step_);
         writeRecord();
     }
-    succeedWhenWritten();
+    succeedWhenKnown();
 }
 
 void StartProcedure::releaseWhenReady() {
@@ -365,12 +364,13 @@ void StartProcedure::onExec(Result<void> released) {
     if (failure_) return;
     if (!released) return fail(released.error().context("start task " + label()));
     execReported_ = true;
-    succeedWhenWritten();
+    succeedWhenKnown();
 }
 
-void StartProcedure::succeedWhenWritten() {
-    // Answered once the task runs and its record, cgroup included, is on disk.
-    if (failure_ || !execReported_ || !cgroupKnown_ || writesPending_ > 0 || step_ == StartStep::Running) return;
+void StartProcedure::succeedWhenKnown() {
+    // Answered once the task runs, its record is on disk as running, and
+    // its cgroup is known (readers see it at once; its write is on its way).
+    if (failure_ || !execReported_ || !cgroupKnown_ || !recordOnDisk_ || step_ == StartStep::Running) return;
     draft_.state = task::TaskState::Running;
     step_ = StartStep::Running;
     events_.startEnded(draft_, {});

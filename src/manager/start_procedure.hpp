@@ -97,7 +97,7 @@ private:
     void writeRecord();
     void releaseWhenReady();
     void onExec(common::Result<void> released);
-    void succeedWhenWritten();
+    void succeedWhenKnown();
 
     /// Every failure: the undo list, then the end.
     void fail(common::Error error);
@@ -121,9 +121,8 @@ private:
     Launch launch_;
     uint64_t reportWatch_ = 0;
     bool scopeMade_ = false;
-    bool recordOnDisk_ = false;  ///< its first write (as running) is durable
+    bool recordOnDisk_ = false;  ///< a write of it as running is durable
     bool cgroupKnown_ = false;
-    int writesPending_ = 0;  ///< writes of its record not on disk yet
     bool execReported_ = false;
     // While undoing:
     std::optional<common::Error> failure_;

@@ -181,7 +181,15 @@ BOOST_FIXTURE_TEST_CASE(a_start_reaches_every_step_and_ends_with_its_record_on_d
     BOOST_TEST(heard.last.pid > 0);
     // The cgroup as the kernel has the task (no systemd here: not a slice's).
     BOOST_TEST(!heard.last.cgroup.empty());
-    const auto onDisk = test::slurp(config.stateDir + "/tasks/a1-web.scope.json");
+    // Its cgroup's write is not waited for: on disk a moment later.
+    const auto file = config.stateDir + "/tasks/a1-web.scope.json";
+    const auto deadline = common::EventLoop::Clock::now() + 5s;
+    while (test::slurp(file).find("\"cgroup\":\"" + heard.last.cgroup + "\"") == std::string::npos &&
+           common::EventLoop::Clock::now() < deadline) {
+        loop.addTimer(common::EventLoop::Clock::now() + 10ms, [this] { loop.quit(); });
+        loop.run();
+    }
+    const auto onDisk = test::slurp(file);
     BOOST_TEST(onDisk.find("\"cgroup\":\"" + heard.last.cgroup + "\"") != std::string::npos, onDisk);
     BOOST_TEST(onDisk.find("\"state\":\"running\"") != std::string::npos);
 }

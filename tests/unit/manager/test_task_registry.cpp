@@ -1015,7 +1015,8 @@ BOOST_FIXTURE_TEST_CASE(a_starts_record_is_written_while_systemd_makes_the_scope
     // not the slice's, is what the record ends up with.
     const auto cgroup = (**out)->cgroup;
     BOOST_TEST(cgroup.find("nomad.slice") == std::string::npos, cgroup);
-    BOOST_TEST(test::slurp(file).find("\"cgroup\":\"" + cgroup + "\"") != std::string::npos);
+    // Known when answered; on disk once its write (not waited for) lands.
+    BOOST_TEST(runUntil([&] { return test::slurp(file).find("\"cgroup\":\"" + cgroup + "\"") != std::string::npos; }));
 
     systemd.hold("startScope");
     systemd.failNext("startScope", common::makeError("SystemdFailed", "start scope: job failed"));

@@ -25,31 +25,19 @@
 
 #include "cli/cli.hpp"
 #include "common/bus_error.hpp"
-#include "dbus/exec1_proxy.h"
+#include "client/proxies.hpp"
 
 namespace taskscope::cli {
 
 namespace {
 
-constexpr const char* kService = "org.taskscope.Streamer1";
-constexpr const char* kPath = "/org/taskscope/Streamer1";
 constexpr const char* kInterface = "org.taskscope.Exec1";
 constexpr uint32_t kDefaultMaxOutput = 64 * 1024;
 constexpr int kTimeoutExit = 124;  // as timeout(1)
 // How long a session's exit is waited for while no streamer answers.
 constexpr std::chrono::seconds kStreamerReturn{60};
 
-class ExecProxy final : public sdbus::ProxyInterfaces<org::taskscope::Exec1_proxy> {
-public:
-    explicit ExecProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kService, kPath) { registerProxy(); }
-    ~ExecProxy() { unregisterProxy(); }
-    /// For the calls whose timeouts the generated ones do not set.
-    sdbus::IProxy& raw() { return getProxy(); }
-
-private:
-    void onExecExited(const uint64_t&, const std::string&, const std::string&, const int32_t&,
-                      const int32_t&) override {}
-};
+using client::ExecProxy;
 
 struct Options {
     bool interactive = false;

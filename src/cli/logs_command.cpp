@@ -23,28 +23,20 @@
 #include <vector>
 
 #include "cli/cli.hpp"
-#include "dbus/streamer1_proxy.h"
+#include "client/proxies.hpp"
 
 namespace taskscope::cli {
 
 namespace {
 
-constexpr const char* kStreamer = "org.taskscope.Streamer1";
-constexpr const char* kStreamerPath = "/org/taskscope/Streamer1";
+constexpr const char* kStreamer = client::kStreamerName;
 constexpr const char* kBus = "org.freedesktop.DBus";
 constexpr const char* kBusPath = "/org/freedesktop/DBus";
 constexpr const char* kOwnerMatch =
     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.taskscope.Streamer1'";
 
-class StreamerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Streamer1_proxy> {
-public:
-    explicit StreamerProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kStreamer, kStreamerPath) { registerProxy(); }
-    ~StreamerProxy() { unregisterProxy(); }
-
-private:
-    void onLogsComplete(const std::string&, const std::string&) override {}
-};
+using client::StreamerProxy;
 
 /// Who owns org.taskscope.Streamer1, as the bus says.
 class StreamerOwner {

@@ -19,7 +19,7 @@
 #include "cli/stats_command.hpp"
 #include "common/bus_error.hpp"
 #include "common/files.hpp"
-#include "dbus/manager1_proxy.h"
+#include "client/proxies.hpp"
 #include "spec/task_spec.hpp"
 #include "wire/task_json.hpp"
 
@@ -28,19 +28,16 @@ namespace {
 using taskscope::cli::connect;
 using taskscope::cli::die;
 
-constexpr const char* kService = "org.taskscope.Manager1";
-constexpr const char* kPath = "/org/taskscope/Manager1";
-
 struct Exited {
     int exitCode;
     int signal;
     bool oom;
 };
 
-class ManagerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
+/// The manager (client/proxies.hpp), and the one task whose exit is waited for.
+class ManagerProxy {
 public:
-    explicit ManagerProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kService, kPath) { registerProxy(); }
-    ~ManagerProxy() { unregisterProxy(); }
+    explicit ManagerProxy(sdbus::IConnection& c) : proxy_(c, handlers()) {}
 
     std::string watchAlloc, watchTask;
     std::optional<Exited> exited;
@@ -50,31 +47,33 @@ public:
     std::string getTask(sdbus::IConnection& conn, const std::string& alloc, const std::string& task) {
         taskReply_.reset();
         taskError_.reset();
-        GetTask(alloc, task);
+        proxy_.GetTask(alloc, task);
         taskscope::cli::pumpUntil(conn, [&] { return taskReply_ || taskError_; });
         if (taskError_) throw *taskError_;
         return *taskReply_;
     }
 
+    taskscope::client::ManagerProxy* operator->() { return &proxy_; }
+
 private:
-    void onGetTaskReply(const std::string& json, const sdbus::Error* error) override {
-        if (error)
-            taskError_ = *error;
-        else
-            taskReply_ = json;
-    }
-    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
-    void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
-    void onDanglingScopeStopped(const std::string&, const bool&) override {}
-    void onNetworkCreated(const std::string&, const std::string&) override {}
-    void onNetworkDestroyed(const std::string&) override {}
-    void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
-                      const bool& oom) override {
-        if (alloc == watchAlloc && task == watchTask) exited = Exited{code, sig, oom};
+    taskscope::client::ManagerHandlers handlers() {
+        taskscope::client::ManagerHandlers on;
+        on.getTaskReply = [this](const std::string& json, const sdbus::Error* error) {
+            if (error)
+                taskError_ = *error;
+            else
+                taskReply_ = json;
+        };
+        on.taskExited = [this](const std::string& alloc, const std::string& task, int32_t code, int32_t sig,
+                               bool oom) {
+            if (alloc == watchAlloc && task == watchTask) exited = Exited{code, sig, oom};
+        };
+        return on;
     }
 
     std::optional<std::string> taskReply_;
     std::optional<sdbus::Error> taskError_;
+    taskscope::client::ManagerProxy proxy_;  ///< last: its handlers point at the above
 };
 
 void usage(FILE* out) {
@@ -176,21 +175,21 @@ int networkCommand(ManagerProxy& m, std::vector<std::string> args, bool json) {
                 positional.push_back(args[i]);
         }
         if (positional.size() != 1) die("network create takes ALLOC; see --help", 2);
-        m.CreateNetwork(positional[0], spec);
-        std::cout << m.GetNetwork(positional[0]) << "\n";
+        m->CreateNetwork(positional[0], spec);
+        std::cout << m->GetNetwork(positional[0]) << "\n";
         return 0;
     }
     if (sub == "show" && args.size() == 1) {
-        auto j = nlohmann::json::parse(m.GetNetwork(args[0]));
+        auto j = nlohmann::json::parse(m->GetNetwork(args[0]));
         std::cout << j.dump(json ? -1 : 2) << "\n";
         return 0;
     }
     if (sub == "destroy" && args.size() == 1) {
-        m.DestroyNetwork(args[0]);
+        m->DestroyNetwork(args[0]);
         return 0;
     }
     if (sub == "list" && args.empty()) {
-        const auto nets = m.ListNetworks();
+        const auto nets = m->ListNetworks();
         if (json) {
             auto arr = nlohmann::json::array();
             for (const auto& n : nets) arr.push_back({{"alloc_id", n.get<0>()}, {"mode", n.get<1>()}, {"netns", n.get<2>()}});
@@ -251,7 +250,7 @@ int run(std::vector<std::string> args, bool json) {
             throw taskscope::common::toBusError(typed.error());
         m.watchAlloc = positional[0];
         m.watchTask = positional[1];
-        const auto path = m.StartTask(positional[0], positional[1], taskscope::spec::toText(*typed));
+        const auto path = m->StartTask(positional[0], positional[1], taskscope::spec::toText(*typed));
         if (!wait) {
             std::cout << (json ? nlohmann::json{{"object_path", std::string(path)}}.dump() : std::string(path)) << "\n";
             return 0;
@@ -277,7 +276,7 @@ int run(std::vector<std::string> args, bool json) {
         m.watchAlloc = positional[0];
         m.watchTask = positional[1];
         try {
-            m.StopTask(positional[0], positional[1], sig, grace);
+            m->StopTask(positional[0], positional[1], sig, grace);
         } catch (const sdbus::Error& e) {
             // Already exited: what a stop asks for is there (systemctl stop
             // of a stopped unit says 0 too); its exit is printed below.
@@ -298,7 +297,7 @@ int run(std::vector<std::string> args, bool json) {
     }
     if (cmd == "signal") {
         need(3);
-        m.SignalTask(args[0], args[1], args[2]);
+        m->SignalTask(args[0], args[1], args[2]);
         return 0;
     }
     if (cmd == "status") {
@@ -329,7 +328,7 @@ int run(std::vector<std::string> args, bool json) {
     }
     if (cmd == "list") {
         need(0);
-        const auto tasks = m.ListTasks();
+        const auto tasks = m->ListTasks();
         if (json) {
             auto arr = nlohmann::json::array();
             for (const auto& t : tasks)
@@ -345,19 +344,19 @@ int run(std::vector<std::string> args, bool json) {
     }
     if (cmd == "update") {
         need(3);
-        m.UpdateTask(args[0], args[1], readSpec(args[2]));
+        m->UpdateTask(args[0], args[1], readSpec(args[2]));
         return 0;
     }
     if (cmd == "forget") {
         need(2);
-        m.ForgetTask(args[0], args[1]);
+        m->ForgetTask(args[0], args[1]);
         return 0;
     }
     if (cmd == "network") return networkCommand(m, args, json);
     if (cmd == "fingerprint") {
         need(0);
-        auto j = nlohmann::json::parse(m.Fingerprint(), nullptr, false);
-        std::cout << (j.is_discarded() ? m.Fingerprint() : j.dump(json ? -1 : 2)) << "\n";
+        auto j = nlohmann::json::parse(m->Fingerprint(), nullptr, false);
+        std::cout << (j.is_discarded() ? m->Fingerprint() : j.dump(json ? -1 : 2)) << "\n";
         return 0;
     }
     die("unknown command '" + cmd + "'; see --help", 2);

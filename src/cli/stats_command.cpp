@@ -12,10 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli/cli.hpp"
-#include "dbus/stats1_proxy.h"
+#include "client/proxies.hpp"
 #include "wire/stats_wire.hpp"
 
 namespace taskscope::cli {
@@ -24,23 +25,8 @@ namespace {
 
 using wire::TaskStats;
 
-constexpr const char* kService = "org.taskscope.Streamer1";
-constexpr const char* kPath = "/org/taskscope/Streamer1";
-
-class StatsProxy final : public sdbus::ProxyInterfaces<org::taskscope::Stats1_proxy> {
-public:
-    StatsProxy(sdbus::IConnection& c, std::function<void(const std::vector<TaskStats>&)> onSamples)
-        : ProxyInterfaces(c, kService, kPath), onSamples_(std::move(onSamples)) {
-        registerProxy();
-    }
-    ~StatsProxy() { unregisterProxy(); }
-
-private:
-    void onSamples(const std::vector<TaskStats>& samples) override {
-        if (onSamples_) onSamples_(samples);
-    }
-    std::function<void(const std::vector<TaskStats>&)> onSamples_;
-};
+// Samples as the Stats1 XML has them, which wire::TaskStats is.
+static_assert(std::is_same_v<client::StatsProxy::Sample, TaskStats>);
 
 struct Args {
     bool json = false;
@@ -234,7 +220,8 @@ int statsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args,
     bool headerDone = false;
     // Registered before anything is asked, so no sample slips between the
     // current one and the first signal.
-    StatsProxy stats(conn, [&](const std::vector<TaskStats>& samples) {
+    client::StatsProxy stats(conn);
+    stats.onSampled = [&](const std::vector<TaskStats>& samples) {
         if (!a.watch) return;
         for (const auto& s : samples) {
             if (!matches(a, s)) continue;
@@ -244,7 +231,7 @@ int statsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args,
             }
             show(a, s, true);
         }
-    });
+    };
 
     if (a.interval) {
         if (a.task.empty())

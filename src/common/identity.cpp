@@ -1,5 +1,4 @@
 #include "common/identity.hpp"
-#include "common/error_names.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -7,6 +6,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+
+#include "common/error_names.hpp"
 
 namespace taskscope::common {
 

@@ -1,5 +1,4 @@
 #include "common/signals.hpp"
-#include "common/error_names.hpp"
 
 #include <signal.h>
 
@@ -8,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 #include <utility>
+
+#include "common/error_names.hpp"
 
 namespace taskscope::common {
 

@@ -311,7 +311,7 @@ Result<Facts> probe(const Roots& roots, const ProbeOptions& options) {
     const MountEntry* top = nullptr;
     for (const auto& m : *mounts)
         if (m.mountPoint == kCgroupRoot) top = &m;
-    facts.cgroupVersion = top != nullptr && top->fsType == "cgroup2" ? CgroupVersion::V2 : CgroupVersion::V1;
+    facts.cgroupVersion = top != nullptr ? scope::versionOfRootMount(top->fsType) : CgroupVersion::V1;
 
     if (facts.cgroupVersion == CgroupVersion::V2) {
         if (auto r = probeCgroupV2(roots, facts); !r) return r.error();

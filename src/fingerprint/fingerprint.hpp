@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
+#include "scope/cgroup_host.hpp"
 
 namespace taskscope::fingerprint {
 
@@ -31,9 +32,9 @@ struct ProbeOptions {
     std::set<unsigned> reservedForSystem;
 };
 
-/// The cgroup regime. Hybrid (cgroup2 only at /sys/fs/cgroup/unified) is V1,
-/// as in Nomad: only a cgroup2 mount at /sys/fs/cgroup itself is V2.
-enum class CgroupVersion { V1, V2 };
+/// The cgroup regime (scope/cgroup_host.hpp's one rule): hybrid (cgroup2
+/// only at /sys/fs/cgroup/unified) is V1, as in Nomad.
+using scope::CgroupVersion;
 
 /// The facts probe() found.
 struct Facts {

@@ -1,5 +1,4 @@
 #include "manager/shared_source.hpp"
-#include "common/error_names.hpp"
 
 #include <sys/mount.h>
 
@@ -9,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "common/error_names.hpp"
 
 namespace taskscope::manager {
 

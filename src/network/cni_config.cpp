@@ -1,4 +1,5 @@
 #include "network/cni_config.hpp"
+
 #include "common/error_names.hpp"
 
 namespace taskscope::network {

@@ -352,7 +352,7 @@ grpc::Status DriverService::RecoverTask(Ctx*, const pb::RecoverTaskRequest* in, 
 common::Result<std::string> DriverService::replaceLeftover(Client& c, const TaskKey& key) {
     auto t = c.getTask(key.allocId, key.task);
     if (!t) return t.error().name == "NoSuchTask" ? common::Result<std::string>(std::string("gone")) : t.error();
-    const std::string was = t->value("state", "");
+    const std::string was = t->state;
     if (!exitOf(*t)) {
         if (auto r = c.stopTask(key.allocId, key.task, "SIGKILL", 0); !r && r.error().name != "NotRunning")
             return r.error();
@@ -485,16 +485,16 @@ grpc::Status DriverService::InspectTask(Ctx*, const pb::InspectTaskRequest* in, 
     s->set_name(key->task);
     const auto exit = exitOf(*t);
     s->set_state(exit ? pb::EXITED : pb::RUNNING);
-    parseTime(t->value("started_at", ""), *s->mutable_started_at());
+    parseTime(t->startedAt, *s->mutable_started_at());
     if (exit) {
-        parseTime(t->value("finished_at", ""), *s->mutable_completed_at());
+        parseTime(t->finishedAt, *s->mutable_completed_at());
         fillExit(*exit, *s->mutable_result());
     }
     auto& attrs = *out->mutable_driver()->mutable_attributes();
-    attrs["unit"] = t->value("unit", "");
-    attrs["state"] = t->value("state", "");
-    attrs["cgroup"] = t->value("cgroup", "");
-    if ((*t)["pid"].is_number()) attrs["pid"] = std::to_string((*t)["pid"].get<int64_t>());
+    attrs["unit"] = t->unit;
+    attrs["state"] = t->state;
+    attrs["cgroup"] = t->cgroup;
+    attrs["pid"] = std::to_string(t->pid);
     return grpc::Status::OK;
 }
 

@@ -12,9 +12,7 @@
 #include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
-#include "dbus/exec1_proxy.h"
-#include "dbus/manager1_proxy.h"
-#include "dbus/stats1_proxy.h"
+#include "client/proxies.hpp"
 
 namespace taskscope::nomad {
 
@@ -23,10 +21,6 @@ namespace {
 using common::makeError;
 using common::Result;
 
-constexpr const char* kManager = "org.taskscope.Manager1";
-constexpr const char* kManagerPath = "/org/taskscope/Manager1";
-constexpr const char* kStreamer = "org.taskscope.Streamer1";
-constexpr const char* kStreamerPath = "/org/taskscope/Streamer1";
 constexpr const char* kErrorPrefix = "org.taskscope.Error.";
 // Idle clients kept for the next calls: gRPC's pool rarely runs more
 // calls at once, and an idle connection still receives the signals it
@@ -66,69 +60,52 @@ std::vector<std::unique_ptr<Client>> gPool;
 
 }  // namespace
 
-class ManagerProxy final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
+// The manager's and the streamer's proxies (client/proxies.hpp), with what
+// a client waits for.
+class ManagerProxy final : public client::ManagerProxy {
 public:
-    explicit ManagerProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kManager, kManagerPath) { registerProxy(); }
-    ~ManagerProxy() { unregisterProxy(); }
+    explicit ManagerProxy(sdbus::IConnection& c) : client::ManagerProxy(c) {
+        on.getTaskReply = [this](const std::string& json, const sdbus::Error* e) {
+            if (e)
+                error = *e;
+            else
+                reply = json;
+        };
+        on.taskExited = [this](const std::string& alloc, const std::string& task, int32_t code, int32_t sig,
+                               bool oom) {
+            if (!watchAlloc.empty() && alloc == watchAlloc && task == watchTask) exited = ExitStatus{code, sig, oom};
+        };
+    }
 
     std::string watchAlloc, watchTask;
     std::optional<ExitStatus> exited;
     std::optional<std::string> reply;
     std::optional<sdbus::Error> error;
-
-private:
-    void onGetTaskReply(const std::string& json, const sdbus::Error* e) override {
-        if (e)
-            error = *e;
-        else
-            reply = json;
-    }
-    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
-    void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
-    void onDanglingScopeStopped(const std::string&, const bool&) override {}
-    void onNetworkCreated(const std::string&, const std::string&) override {}
-    void onNetworkDestroyed(const std::string&) override {}
-    void onTaskExited(const std::string& alloc, const std::string& task, const int32_t& code, const int32_t& sig,
-                      const bool& oom) override {
-        if (!watchAlloc.empty() && alloc == watchAlloc && task == watchTask) exited = ExitStatus{code, sig, oom};
-    }
 };
 
-class StatsProxy final : public sdbus::ProxyInterfaces<org::taskscope::Stats1_proxy> {
+class StatsProxy final : public client::StatsProxy {
 public:
-    explicit StatsProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kStreamer, kStreamerPath) { registerProxy(); }
-    ~StatsProxy() { unregisterProxy(); }
-
-private:
-    void onSamples(const std::vector<sdbus::Struct<std::string, std::string, uint64_t, uint64_t, uint64_t, uint64_t,
-                                                   uint64_t, uint64_t, double, double, double, uint64_t, uint64_t,
-                                                   uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                                   uint64_t>>&) override {}
+    using client::StatsProxy::StatsProxy;
 };
 
-class ExecProxy final : public sdbus::ProxyInterfaces<org::taskscope::Exec1_proxy> {
+class ExecProxy final : public client::ExecProxy {
 public:
-    explicit ExecProxy(sdbus::IConnection& c) : ProxyInterfaces(c, kStreamer, kStreamerPath) { registerProxy(); }
-    ~ExecProxy() { unregisterProxy(); }
-
-private:
-    void onExecExited(const uint64_t&, const std::string&, const std::string&, const int32_t&, const int32_t&) override {}
+    using client::ExecProxy::ExecProxy;
 };
 
 namespace {
 
 // GetTask is asynchronous in the generated proxy (the streamer calls it
 // from its event loop): send it and pump until its reply.
-Result<nlohmann::json> getTaskWith(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc,
+// Its reply read by the one reader of GetTask (wire/task_json.hpp).
+Result<wire::TaskInfo> getTaskWith(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc,
                                    const std::string& task) {
     m.reply.reset();
     m.error.reset();
     m.GetTask(alloc, task);
     while (!m.reply && !m.error) pumpOnce(conn, 1000);
     if (m.error) throw *m.error;
-    auto j = nlohmann::json::parse(*m.reply, nullptr, false);
-    if (j.is_discarded()) return makeError("Internal", "GetTask returned no JSON");
-    return j;
+    return wire::parseTaskJson(*m.reply);
 }
 
 // Reads what is there from `fd` into `out` (at most `cap` kept); false at
@@ -144,14 +121,9 @@ bool readSome(int fd, std::string& out, size_t cap) {
 
 }  // namespace
 
-std::optional<ExitStatus> exitOf(const nlohmann::json& t) {
-    const auto state = t.value("state", "");
-    if (state != "exited" && state != "lost") return std::nullopt;
-    ExitStatus s;
-    s.exitCode = t.contains("exit_code") && t["exit_code"].is_number() ? t["exit_code"].get<int>() : -1;
-    s.signal = t.contains("signal") && t["signal"].is_number() ? t["signal"].get<int>() : 0;
-    s.oomKilled = t.value("oom_killed", false);
-    return s;
+std::optional<ExitStatus> exitOf(const wire::TaskInfo& t) {
+    if (!t.finished()) return std::nullopt;
+    return ExitStatus{t.exitCode.value_or(-1), t.signal, t.oomKilled};
 }
 
 void ClientRelease::operator()(Client* c) const {
@@ -253,8 +225,8 @@ Result<void> Client::startTask(const std::string& alloc, const std::string& task
     return guard<void>("StartTask", [&] { manager().StartTask(alloc, task, specJson); });
 }
 
-Result<nlohmann::json> Client::getTask(const std::string& alloc, const std::string& task) {
-    return guard<nlohmann::json>("GetTask", [&] { return getTaskWith(*conn_, manager(), alloc, task); });
+Result<wire::TaskInfo> Client::getTask(const std::string& alloc, const std::string& task) {
+    return guard<wire::TaskInfo>("GetTask", [&] { return getTaskWith(*conn_, manager(), alloc, task); });
 }
 
 Result<void> Client::stopTask(const std::string& alloc, const std::string& task, const std::string& signal,

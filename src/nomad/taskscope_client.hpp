@@ -23,6 +23,7 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "wire/task_json.hpp"
 
 namespace sdbus {
 class IConnection;
@@ -82,8 +83,8 @@ public:
     Client& operator=(const Client&) = delete;
 
     common::Result<void> startTask(const std::string& alloc, const std::string& task, const std::string& specJson);
-    /// GetTask's JSON object.
-    common::Result<nlohmann::json> getTask(const std::string& alloc, const std::string& task);
+    /// GetTask's answer, through its one reader.
+    common::Result<wire::TaskInfo> getTask(const std::string& alloc, const std::string& task);
     common::Result<void> stopTask(const std::string& alloc, const std::string& task, const std::string& signal,
                                   int64_t graceMs);
     common::Result<void> signalTask(const std::string& alloc, const std::string& task, const std::string& signal);
@@ -151,8 +152,7 @@ private:
     bool fresh_ = true;
 };
 
-/// For exit codes: a task's exit as GetTask's JSON states it, or nullopt
-/// while it runs.
-std::optional<ExitStatus> exitOf(const nlohmann::json& task);
+/// For exit codes: a task's exit as GetTask states it, or nullopt while it runs.
+std::optional<ExitStatus> exitOf(const wire::TaskInfo& task);
 
 }  // namespace taskscope::nomad

@@ -1,4 +1,5 @@
 #include "scope/cgroup_path.hpp"
+
 #include "common/error_names.hpp"
 
 namespace taskscope::scope {

@@ -5,14 +5,12 @@
 #include <cerrno>
 
 #include "common/error_names.hpp"
-#include "dbus/systemd1_manager_proxy.h"
 
 namespace taskscope::scope {
 
 namespace {
 
-constexpr const char* kService = "org.freedesktop.systemd1";
-constexpr const char* kPath = "/org/freedesktop/systemd1";
+constexpr const char* kService = client::kSystemdName;
 constexpr const char* kUnitInterface = "org.freedesktop.systemd1.Unit";
 constexpr const char* kManagerInterface = "org.freedesktop.systemd1.Manager";
 
@@ -28,28 +26,6 @@ common::Result<void> attempt(const std::string& what, F&& call) {
 }
 
 }  // namespace
-
-class SdbusSystemdClient::ManagerProxy final
-    : public sdbus::ProxyInterfaces<org::freedesktop::systemd1::Manager_proxy> {
-public:
-    ManagerProxy(sdbus::IConnection& connection, SdbusSystemdClient& owner)
-        : ProxyInterfaces(connection, kService, kPath), owner_(owner) {
-        registerProxy();
-    }
-    ~ManagerProxy() { unregisterProxy(); }
-    /// For asynchronous calls, which the generated proxy does not make.
-    sdbus::IProxy& proxy() { return getProxy(); }
-
-private:
-    void onJobRemoved(const uint32_t&, const sdbus::ObjectPath& job, const std::string& unit,
-                      const std::string& result) override {
-        owner_.onJobRemoved(job, unit, result);
-    }
-    // The streamer's exec attaches processes, through a proxy of its own.
-    void onAttachProcessesToUnitReply(const sdbus::Error*) override {}
-
-    SdbusSystemdClient& owner_;
-};
 
 common::Error systemdError(const sdbus::Error& e, const std::string& what) {
     const auto& name = e.getName();
@@ -72,8 +48,11 @@ SdbusSystemdClient::SdbusSystemdClient(sdbus::IConnection& connection, std::chro
                                        common::EventLoop* loop)
     : connection_(connection),
       jobTimeout_(jobTimeout),
-      manager_(std::make_unique<ManagerProxy>(connection, *this)),
-      loop_(loop) {}
+      manager_(std::make_unique<client::SystemdManagerProxy>(connection)),
+      loop_(loop) {
+    manager_->onJob = [this](uint32_t, const sdbus::ObjectPath& job, const std::string& unit,
+                             const std::string& result) { onJobRemoved(job, unit, result); };
+}
 
 SdbusSystemdClient::~SdbusSystemdClient() {
     if (loop_)
@@ -173,7 +152,7 @@ void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vec
             unit, "start scope " + unit,
             [this, unit, props](JobReply reply) {
                 const std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
-                manager_->proxy()
+                manager_->raw()
                     .callMethodAsync("StartTransientUnit")
                     .onInterface(kManagerInterface)
                     .withArguments(unit, std::string("fail"), props, aux)
@@ -189,7 +168,7 @@ void SdbusSystemdClient::stopUnitAsync(const std::string& unit, Completion done)
     jobAsync(
         unit, "stop " + unit,
         [this, unit](JobReply reply) {
-            manager_->proxy()
+            manager_->raw()
                 .callMethodAsync("StopUnit")
                 .onInterface(kManagerInterface)
                 .withArguments(unit, std::string("replace"))
@@ -203,7 +182,7 @@ void SdbusSystemdClient::setUnitPropertiesAsync(const std::string& unit, const U
                                                 Completion done) {
     // No job: the reply is the result.
     issue([this, unit, properties, done = std::move(done)] {
-        manager_->proxy()
+        manager_->raw()
             .callMethodAsync("SetUnitProperties")
             .onInterface(kManagerInterface)
             .withArguments(unit, true, properties)
@@ -239,26 +218,26 @@ void replyOnly(sdbus::IProxy& proxy, const char* method, std::chrono::millisecon
 
 void SdbusSystemdClient::killUnitAsync(const std::string& unit, const std::string& whom, int signal, Completion done) {
     issue([this, unit, whom, signal, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "KillUnit", jobTimeout_, "kill " + unit, done, [this] { replied(); }, unit, whom,
+        replyOnly(manager_->raw(), "KillUnit", jobTimeout_, "kill " + unit, done, [this] { replied(); }, unit, whom,
                   signal);
     });
 }
 
 void SdbusSystemdClient::freezeUnitAsync(const std::string& unit, Completion done) {
     issue([this, unit, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "FreezeUnit", jobTimeout_, "freeze " + unit, done, [this] { replied(); }, unit);
+        replyOnly(manager_->raw(), "FreezeUnit", jobTimeout_, "freeze " + unit, done, [this] { replied(); }, unit);
     });
 }
 
 void SdbusSystemdClient::thawUnitAsync(const std::string& unit, Completion done) {
     issue([this, unit, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "ThawUnit", jobTimeout_, "thaw " + unit, done, [this] { replied(); }, unit);
+        replyOnly(manager_->raw(), "ThawUnit", jobTimeout_, "thaw " + unit, done, [this] { replied(); }, unit);
     });
 }
 
 void SdbusSystemdClient::resetFailedUnitAsync(const std::string& unit, Completion done) {
     issue([this, unit, done = std::move(done)] {
-        replyOnly(manager_->proxy(), "ResetFailedUnit", jobTimeout_, "reset failed " + unit, done, [this] { replied(); },
+        replyOnly(manager_->raw(), "ResetFailedUnit", jobTimeout_, "reset failed " + unit, done, [this] { replied(); },
                   unit);
     });
 }
@@ -269,7 +248,7 @@ void SdbusSystemdClient::unitStateAsync(const std::string& unit, StateCompletion
     using Row = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
                               sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
     issue([this, unit, done = std::move(done)] {
-        manager_->proxy()
+        manager_->raw()
             .callMethodAsync("ListUnitsByNames")
             .onInterface(kManagerInterface)
             .withArguments(std::vector<std::string>{unit})
@@ -285,7 +264,7 @@ void SdbusSystemdClient::unitStateAsync(const std::string& unit, StateCompletion
 
 void SdbusSystemdClient::unitPathAsync(const std::string& unit, ValueCompletion<sdbus::ObjectPath> done) {
     issue([this, unit, done = std::move(done)] {
-        manager_->proxy()
+        manager_->raw()
             .callMethodAsync("GetUnit")
             .onInterface(kManagerInterface)
             .withArguments(unit)
@@ -363,7 +342,7 @@ void SdbusSystemdClient::listUnitsAsync(const std::string& pattern, ValueComplet
     using Row = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
                               sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
     issue([this, pattern, done = std::move(done)] {
-        manager_->proxy()
+        manager_->raw()
             .callMethodAsync("ListUnitsByPatterns")
             .onInterface(kManagerInterface)
             .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "client/proxies.hpp"
 #include "common/event_loop.hpp"
 #include "scope/systemd_client.hpp"
 
@@ -59,7 +60,6 @@ public:
     common::Result<std::string> version() override;
 
 private:
-    class ManagerProxy;
 
     common::Result<void> startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
                                         const UnitProperties& properties);
@@ -90,7 +90,7 @@ private:
 
     sdbus::IConnection& connection_;
     std::chrono::milliseconds jobTimeout_;
-    std::unique_ptr<ManagerProxy> manager_;
+    std::unique_ptr<client::SystemdManagerProxy> manager_;
     // Units with a job we wait for; JobRemoved of other units is ignored so
     // this map cannot grow with other clients' jobs.
     std::set<std::string> awaited_;

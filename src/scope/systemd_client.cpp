@@ -1,4 +1,5 @@
 #include "scope/systemd_client.hpp"
+
 #include "common/error_names.hpp"
 
 namespace taskscope::scope {

@@ -1,11 +1,12 @@
 #include "scope/unit_name.hpp"
-#include "common/error_names.hpp"
 
 #include <systemd/sd-bus.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+
+#include "common/error_names.hpp"
 
 namespace taskscope::scope {
 

@@ -3,44 +3,37 @@
 #include <cstdint>
 #include <vector>
 
-#include "dbus/systemd1_manager_proxy.h"
+#include "client/proxies.hpp"
 #include "common/error_names.hpp"
 
 namespace taskscope::stream::daemon {
 
-namespace {
-
-constexpr const char* kSystemd = "org.freedesktop.systemd1";
-constexpr const char* kSystemdPath = "/org/freedesktop/systemd1";
-
-}  // namespace
-
-/// One AttachProcessesToUnit in flight (see call_pool.hpp).
-class SdbusScopeAttacher::Call final : public sdbus::ProxyInterfaces<org::freedesktop::systemd1::Manager_proxy> {
+/// One AttachProcessesToUnit in flight (see call_pool.hpp), through a
+/// proxy of its own that subscribes to no signal.
+class SdbusScopeAttacher::Call final {
 public:
     using Done = std::function<void(common::Result<void>)>;
 
-    explicit Call(sdbus::IConnection& connection) : ProxyInterfaces(connection, kSystemd, kSystemdPath) {}
-    ~Call() { unregisterProxy(); }
+    explicit Call(sdbus::IConnection& connection) : systemd_(connection, client::Signals::Ignored) {
+        systemd_.onAttached = [this](const sdbus::Error* error) {
+            if (!error) return call_.finish(common::Result<void>());
+            call_.finish(common::makeError(common::errors::kSystemdFailed, "systemd did not move the child into " +
+                                                                               unit_ + ": " + error->getName() +
+                                                                               ": " + error->getMessage()));
+        };
+    }
 
     bool busy() const { return call_.busy(); }
 
     void start(const std::string& unit, pid_t pid, Done done) {
         unit_ = unit;
         call_.start(std::move(done), [&] {
-            AttachProcessesToUnit(unit, std::string(), std::vector<uint32_t>{static_cast<uint32_t>(pid)});
+            systemd_.AttachProcessesToUnit(unit, std::string(), std::vector<uint32_t>{static_cast<uint32_t>(pid)});
         });
     }
 
 private:
-    void onAttachProcessesToUnitReply(const sdbus::Error* error) override {
-        if (!error) return call_.finish(common::Result<void>());
-        call_.finish(common::makeError(common::errors::kSystemdFailed, "systemd did not move the child into " + unit_ + ": " +
-                                                            error->getName() + ": " + error->getMessage()));
-    }
-    // A call's proxy subscribes to no signal.
-    void onJobRemoved(const uint32_t&, const sdbus::ObjectPath&, const std::string&, const std::string&) override {}
-
+    client::SystemdManagerProxy systemd_;
     std::string unit_;
     InFlight<Done> call_;
 };

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "client/proxies.hpp"
 #include "common/bus_error.hpp"
-#include "dbus/manager1_proxy.h"
 #include "dbus/task1_proxy.h"
 #include "stream/daemon/manager_address.hpp"
 
@@ -20,69 +20,54 @@ constexpr auto kListTimeout = std::chrono::seconds(30);
 
 }  // namespace
 
-/// One GetTask in flight (see call_pool.hpp).
-class ManagerClient::Call final : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy> {
+/// One GetTask in flight (see call_pool.hpp), through a proxy of its own
+/// that subscribes to no signal.
+class ManagerClient::Call final {
 public:
-    explicit Call(sdbus::IConnection& connection) : ProxyInterfaces(connection, kManager, kManagerPath) {}
-    ~Call() { unregisterProxy(); }
+    explicit Call(sdbus::IConnection& connection) : manager_(connection, {}, client::Signals::Ignored, kManager) {
+        manager_.on.getTaskReply = [this](const std::string& json, const sdbus::Error* error) {
+            if (error) return call_.finish(common::fromBusError(*error, "ask taskscope-manager for the task"));
+            call_.finish(wire::parseTaskJson(json));
+        };
+    }
 
     bool busy() const { return call_.busy(); }
 
     void start(const std::string& allocId, const std::string& task, TaskDone done) {
-        call_.start(std::move(done), [&] { GetTask(allocId, task); });
+        call_.start(std::move(done), [&] { manager_.GetTask(allocId, task); });
     }
 
 private:
-    void onGetTaskReply(const std::string& json, const sdbus::Error* error) override {
-        if (error) return call_.finish(common::fromBusError(*error, "ask taskscope-manager for the task"));
-        call_.finish(wire::parseTaskJson(json));
-    }
-    // A call's proxy subscribes to no signal.
-    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
-    void onTaskStateChanged(const std::string&, const std::string&, const std::string&) override {}
-    void onTaskExited(const std::string&, const std::string&, const int32_t&, const int32_t&, const bool&) override {}
-    void onDanglingScopeStopped(const std::string&, const bool&) override {}
-    void onNetworkCreated(const std::string&, const std::string&) override {}
-    void onNetworkDestroyed(const std::string&) override {}
-
+    client::ManagerProxy manager_;
     InFlight<TaskDone> call_;
 };
 
 /// The manager's task signals, subscribed once.
-class ManagerClient::Signals final
-    : public sdbus::ProxyInterfaces<org::taskscope::Manager1_proxy, sdbus::ObjectManager_proxy> {
+class ManagerClient::Signals final {
 public:
-    Signals(sdbus::IConnection& connection, ManagerEvents& events)
-        : ProxyInterfaces(connection, kManager, kManagerPath), events_(events) {
-        registerProxy();
-    }
-    ~Signals() { unregisterProxy(); }
+    Signals(sdbus::IConnection& connection, ManagerEvents& events) : manager_(connection, handlers(events), kManager) {}
 
 private:
-    void onTaskStarted(const std::string&, const std::string&, const sdbus::ObjectPath&, const uint32_t&) override {}
-    void onTaskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override {
-        events_.taskStateChanged(allocId, task, state);
+    static client::ManagerHandlers handlers(ManagerEvents& events) {
+        client::ManagerHandlers on;
+        on.taskStateChanged = [&events](const std::string& allocId, const std::string& task,
+                                        const std::string& state) { events.taskStateChanged(allocId, task, state); };
+        on.taskExited = [&events](const std::string& allocId, const std::string& task, int32_t, int32_t, bool) {
+            events.taskExited(allocId, task);
+        };
+        on.interfacesAdded = [&events](const sdbus::ObjectPath& path, const Interfaces& interfaces) {
+            const auto it = interfaces.find(org::taskscope::Task1_proxy::INTERFACE_NAME);
+            if (it != interfaces.end()) events.taskAdded(path, it->second);
+        };
+        on.interfacesRemoved = [&events](const sdbus::ObjectPath& path, const std::vector<std::string>& interfaces) {
+            if (std::find(interfaces.begin(), interfaces.end(), org::taskscope::Task1_proxy::INTERFACE_NAME) !=
+                interfaces.end())
+                events.taskRemoved(path);
+        };
+        return on;
     }
-    void onTaskExited(const std::string& allocId, const std::string& task, const int32_t&, const int32_t&,
-                      const bool&) override {
-        events_.taskExited(allocId, task);
-    }
-    void onDanglingScopeStopped(const std::string&, const bool&) override {}
-    void onNetworkCreated(const std::string&, const std::string&) override {}
-    void onNetworkDestroyed(const std::string&) override {}
-    void onInterfacesAdded(const sdbus::ObjectPath& path, const Interfaces& interfaces) override {
-        const auto it = interfaces.find(org::taskscope::Task1_proxy::INTERFACE_NAME);
-        if (it != interfaces.end()) events_.taskAdded(path, it->second);
-    }
-    void onInterfacesRemoved(const sdbus::ObjectPath& path, const std::vector<std::string>& interfaces) override {
-        if (std::find(interfaces.begin(), interfaces.end(), org::taskscope::Task1_proxy::INTERFACE_NAME) !=
-            interfaces.end())
-            events_.taskRemoved(path);
-    }
-    // Never called: this proxy makes no calls.
-    void onGetTaskReply(const std::string&, const sdbus::Error*) override {}
 
-    ManagerEvents& events_;
+    client::ManagerObjectsProxy manager_;
 };
 
 ManagerClient::ManagerClient(sdbus::IConnection& connection)

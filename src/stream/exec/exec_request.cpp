@@ -1,11 +1,13 @@
 #include "stream/exec/exec_request.hpp"
-#include "common/error_names.hpp"
 
 #include <grp.h>
 #include <pwd.h>
 
 #include <algorithm>
 #include <cerrno>
+
+#include "common/error_names.hpp"
+#include "scope/cgroup_host.hpp"
 
 namespace taskscope::stream::exec {
 
@@ -83,20 +85,9 @@ Result<ExecTarget> execTarget(const wire::TaskInfo& task) {
 }
 
 bool inCgroup(std::string_view procCgroup, std::string_view cgroup) {
-    // Lines are "ID:CONTROLLERS:PATH"; the path is the part after the second ':'.
-    while (!procCgroup.empty()) {
-        const auto nl = procCgroup.find('\n');
-        const auto line = procCgroup.substr(0, nl);
-        procCgroup = nl == std::string_view::npos ? std::string_view() : procCgroup.substr(nl + 1);
-        const auto c1 = line.find(':');
-        const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
-        if (c2 == std::string_view::npos) continue;
-        const auto path = line.substr(c2 + 1);
-        if (path == cgroup) return true;
-        if (path.size() > cgroup.size() && path.substr(0, cgroup.size()) == cgroup && path[cgroup.size()] == '/')
-            return true;
-    }
-    return false;
+    // The one reader of /proc/<pid>/cgroup (scope/cgroup_host.hpp).
+    const auto where = scope::cgroupOfProcText(procCgroup);
+    return !where.empty() && scope::cgroupIsWithin(where, cgroup);
 }
 
 std::vector<std::string> execEnvironment(const std::map<std::string, std::string>& taskEnv,

@@ -1,4 +1,5 @@
 #include "stream/logs/log_reader.hpp"
+
 #include "common/error_names.hpp"
 
 namespace taskscope::stream::logs {

@@ -17,7 +17,9 @@
 //   --step S   print PID 1's CPU per task over every S tasks (default 500)
 //   --drain    then kill every task at once, as a drained node's tasks end,
 //              and follow systemd's collection: every 10 s the scopes left
-//              and how long one new task (a new allocation) takes to start
+//              and how long one new task (a new allocation) takes to start;
+//              nested, then stop every allocation slice (as forgetting the
+//              tasks does) and time that too
 //
 // A task is a forked child held on a pipe until its scope exists (as a
 // task is), then pause(). Each slice is started explicitly, with a CPU
@@ -161,9 +163,11 @@ public:
         // Every job is counted before the first call goes out: an answer
         // comes on the bus thread and may end a job at once.
         std::vector<std::string> newSlices;
-        for (const auto& s : units) {
-            slice = s;
-            if (made_.insert(s).second) newSlices.push_back(s);
+        for (size_t i = 0; i < units.size(); ++i) {
+            slice = units[i];
+            if (!made_.insert(slice).second) continue;
+            newSlices.push_back(slice);
+            if (i >= layout_.fanOut.size()) allocSlices_.push_back(slice);  // not a bucket
         }
         pending->jobs = int(newSlices.size()) + 1;
         int go[2];
@@ -232,6 +236,42 @@ public:
         cv.wait(lock, [&] { return finished; });
     }
 
+    /// Stops every allocation slice (and overflow slice), `level` at a
+    /// time, as forgetting a drained node's tasks does; the buckets stay.
+    /// Returns the seconds it took.
+    double stopAllocSlices(int level) {
+        InFlight inflight(level);
+        const auto t0 = Clock::now();
+        // Innermost first: an overflow slice before its allocation's.
+        for (auto it = allocSlices_.rbegin(); it != allocSlices_.rend(); ++it) {
+            inflight.acquire();
+            auto task = std::make_shared<Task>();
+            task->jobs = 1;
+            task->done = [&inflight] { inflight.release(); };
+            const std::string unit = *it;
+            systemd_->callMethodAsync("StopUnit")
+                .onInterface(bench::kSystemdManager)
+                .withArguments(unit, "replace")
+                .withTimeout(std::chrono::minutes(10))
+                .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
+                    if (err) {
+                        std::fprintf(stderr, "stop %s: %s\n", unit.c_str(), err->getMessage().c_str());
+                        ++failures_;
+                        oneEnded(task);
+                        return;
+                    }
+                    track(job, task);
+                });
+        }
+        inflight.drain();
+        const size_t n = allocSlices_.size();
+        for (const auto& slice : allocSlices_) made_.erase(slice);
+        allocSlices_.clear();
+        std::printf("  %zu allocation slices stopped in %.0f s\n", n, msSince(t0) / 1000);
+        return msSince(t0) / 1000;
+    }
+
+    size_t allocSliceCount() const { return allocSlices_.size(); }
     int failures() const { return failures_; }
 
 private:
@@ -317,6 +357,7 @@ private:
     Layout layout_;
     std::unique_ptr<sdbus::IProxy> systemd_;
     std::set<std::string> made_;
+    std::vector<std::string> allocSlices_;  ///< in the order made
     std::vector<pid_t> children_;
     std::mutex m_;
     std::map<sdbus::ObjectPath, std::shared_ptr<Task>> waiting_;
@@ -422,6 +463,13 @@ int main(int argc, char** argv) {
         }
         std::printf("  drained: collected in under %.0f s, PID 1 %.1f ms per scope collected\n", msSince(k0) / 1000,
                     (pid1CpuSeconds() - d0) * 1000 / double(n));
+        if (!layout.flat) {
+            const double s0 = pid1CpuSeconds();
+            const size_t slices = bench.allocSliceCount();
+            bench.stopAllocSlices(level);
+            std::printf("  PID 1 %.1f ms per allocation slice stopped\n",
+                        (pid1CpuSeconds() - s0) * 1000 / double(slices ? slices : 1));
+        }
     }
     bench.stopAll();
     bench.killAll();

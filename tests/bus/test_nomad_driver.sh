@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # nomad-driver-taskscope against the manager on a private bus (a stand-in
-# systemd, no streamer): the test client plays Nomad's client (handshake,
-# SetConfig, Fingerprint, StartTask/WaitTask/StopTask/DestroyTask, the
-# plugin-shutdown error for streams open at Shutdown and calls after it);
-# a plugin started without Nomad's cookie refuses to run. Cgroups, roots
-# of a task's own, logs, stats and exec are the system tier's
-# (tests/system/test_nomad_driver.sh).
+# systemd, no streamer):
+# - the go-plugin tier (tests/goplugin): HashiCorp's go-plugin client with
+#   Nomad's exact ClientConfig: handshake, the base plugin, Init, a task
+#   started by one agent that then dies, a second agent reattaching to the
+#   same plugin process, SIGINT ignored, bad input, the plugin SIGKILLed
+#   and a new one recovering the task, stop/wait/destroy, Shutdown (stats
+#   and exec need the streamer: the system tier's);
+# - the raw client's round (tests/nomad): tasks the manager has and Nomad
+#   holds no handle for, replaced by a new start; streams open at Shutdown
+#   ended with the plugin-shutdown error;
+# - and a plugin started without Nomad's cookie refuses to run.
 source "$(dirname "$0")/lib.sh"
 bus_start
 FAKE_PID=""
 fail() { echo "FAIL: $*"; exit 1; }
 
 PLUGIN=$TASKSCOPE_BUILD_DIR/src/nomad/nomad-driver-taskscope
+GOTEST=$TASKSCOPE_BUILD_DIR/tests/goplugin/nomad-goplugin-test
 CLIENT=$TASKSCOPE_BUILD_DIR/tests/nomad/nomad-test-client
 M=/org/taskscope/Manager1
 I=org.taskscope.Manager1
 
-# Whatever the round left running (its last task outlives the plugin, as
+# Whatever a round left running (its last task outlives the plugin, as
 # tasks do) is killed before the manager goes.
 end() {
     local a t
@@ -34,6 +40,9 @@ out=$(env -u NOMAD_PLUGIN_MAGIC_COOKIE "$PLUGIN" 2>&1) && fail "the plugin ran w
 echo "ok: no cookie, no plugin"
 
 systemd_fake_start removed-after-reply
-mkdir -p "$BUS_TMP/work"
-"$CLIENT" --bus "$PLUGIN" "$BUS_TMP/work" || fail "the driver round (output above)"
-echo "ok: driver round on the bus tier"
+mkdir -p "$BUS_TMP/go" "$BUS_TMP/work"
+"$GOTEST" -plugin "$PLUGIN" -work "$BUS_TMP/go" -readme "$TASKSCOPE_SRC_DIR/README.md" -tier bus ||
+    fail "the go-plugin tier (output above)"
+echo "ok: the go-plugin tier on the bus tier"
+"$CLIENT" --bus "$PLUGIN" "$BUS_TMP/work" || fail "the raw client's round (output above)"
+echo "ok: the raw client's round on the bus tier"

@@ -23,13 +23,22 @@ M=/org/taskscope/Manager1
 I=org.taskscope.Manager1
 
 # Whatever a round left running (its last task outlives the plugin, as
-# tasks do) is killed before the manager goes.
+# tasks do) is killed before the manager goes: the kill reaches it through
+# the stand-in systemd's KillUnit, which may come after StopTask's reply,
+# so the stand-in stays until the manager has seen every task exit.
+tasks() {
+    busctl --address="$BUS_ADDRESS" --json=short call $I $M $I ListTasks 2>/dev/null |
+        jq -r ".data[0][] | $1" 2>/dev/null
+}
 end() {
-    local a t
+    local a t i
     while read -r a t; do
         [[ -n "$a" ]] && call $M $I.StopTask "string:$a" "string:$t" string:SIGKILL int64:0 >/dev/null
-    done < <(busctl --address="$BUS_ADDRESS" --json=short call $I $M $I ListTasks 2>/dev/null |
-        jq -r '.data[0][] | "\(.[0]) \(.[1])"' 2>/dev/null)
+    done < <(tasks '"\(.[0]) \(.[1])"')
+    for ((i = 0; i < 100; i++)); do
+        tasks '.[2]' | grep -qvx exited || break
+        sleep 0.1
+    done
     [[ -n "$FAKE_PID" ]] && kill "$FAKE_PID" 2>/dev/null || true
     bus_cleanup
 }

@@ -48,6 +48,7 @@ out=$(env -u NOMAD_PLUGIN_MAGIC_COOKIE "$PLUGIN" 2>&1) && fail "the plugin ran w
 [[ "$out" == *"This binary is a plugin"* ]] || fail "no refusal without the cookie: $out"
 echo "ok: no cookie, no plugin"
 
+[[ -x "$GOTEST" ]] || fail "$GOTEST is not built (TASKSCOPE_GOPLUGIN_TESTS=OFF, or no Go: scripts/install-deps.sh)"
 systemd_fake_start removed-after-reply
 mkdir -p "$BUS_TMP/go" "$BUS_TMP/work"
 "$GOTEST" -plugin "$PLUGIN" -work "$BUS_TMP/go" -readme "$TASKSCOPE_SRC_DIR/README.md" -tier bus ||

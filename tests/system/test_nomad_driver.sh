@@ -17,6 +17,7 @@ source "$(dirname "$0")/lib.sh"
 PLUGIN=/usr/lib/nomad/plugins/nomad-driver-taskscope
 [ -x "$PLUGIN" ] || fail "$PLUGIN is not installed"
 GOTEST=$TASKSCOPE_BUILD_DIR/tests/goplugin/nomad-goplugin-test
+[ -x "$GOTEST" ] || fail "$GOTEST is not built (TASKSCOPE_GOPLUGIN_TESTS=OFF, or no Go: scripts/install-deps.sh)"
 CLIENT=$TASKSCOPE_BUILD_DIR/tests/nomad/nomad-test-client
 WORK=$(mktemp -d /tmp/nomad-alloc-XXXXXX)
 cleanup() {

@@ -9,13 +9,13 @@
 #include <thread>
 
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/exec_stream.hpp"
+#include "nomad/grpc_errors.hpp"
 #include "nomad/plugin_facts.hpp"
 #include "nomad/plugin_log.hpp"
 #include "nomad/step_log.hpp"
 #include "nomad/taskscope_client.hpp"
 #include <sdbus-c++/sdbus-c++.h>
-#include "recoverable_error.pb.h"
-#include "rpc_status.pb.h"
 
 namespace taskscope::nomad {
 
@@ -32,47 +32,6 @@ constexpr int kFingerprintRefreshMs = 60000;
 constexpr int kFingerprintTickMs = 500;  // how soon a shutdown or a cancel is seen
 constexpr uint32_t kMaxExecOutput = 4u << 20;  // the streamer's cap for ExecOnce
 constexpr uint32_t kMaxExecTimeoutMs = 3600 * 1000;
-
-const std::string kPluginShutdown = "plugin is shut down";
-
-// taskscope's error names -> gRPC codes Nomad's client reads.
-grpc::Status toStatus(const common::Error& e) {
-    grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-    if (e.name == "NoSuchTask") code = grpc::StatusCode::NOT_FOUND;
-    else if (e.name == "InvalidConfig" || e.name == "InvalidSpec" || e.name == "InvalidName" ||
-             e.name == "InvalidArgument" || e.name == "InvalidSignal")
-        code = grpc::StatusCode::INVALID_ARGUMENT;
-    else if (e.name == "NotRunning" || e.name == "StillRunning" || e.name == "TaskExists")
-        code = grpc::StatusCode::FAILED_PRECONDITION;
-    else if (e.name == "NoManager" || e.name == "Busy" || e.name == "ResourceExhausted")
-        code = grpc::StatusCode::UNAVAILABLE;
-    else if (e.name == "Cancelled")
-        code = grpc::StatusCode::CANCELLED;
-    else if (e.name == "Timeout")
-        code = grpc::StatusCode::DEADLINE_EXCEEDED;
-    else if (e.name == "NetworkInUse")
-        code = grpc::StatusCode::FAILED_PRECONDITION;
-    return grpc::Status(code, e.name + ": " + e.message);
-}
-
-// A failed start as Nomad's client reads it: FailedPrecondition with a
-// RecoverableError detail saying whether a retry may help.
-grpc::Status startFailure(const common::Error& e) {
-    // ShuttingDown: the manager was restarting; the next try finds the new one.
-    const bool recoverable = e.name == "NoManager" || e.name == "SystemdFailed" || e.name == "ResourceExhausted" ||
-                             e.name == "Internal" || e.name == "Busy" || e.name == "ShuttingDown";
-    hashicorp::nomad::plugins::shared::structs::RecoverableError detail;
-    detail.set_recoverable(recoverable);
-    google::rpc::Status st;
-    st.set_code(static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
-    st.set_message(e.name + ": " + e.message);
-    st.add_details()->PackFrom(detail);
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, st.message(), st.SerializeAsString());
-}
-
-grpc::Status unknownTask(const std::string& id) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "task not found for given id " + id);
-}
 
 Result<ClientLease> client() { return Client::acquire(); }
 
@@ -102,12 +61,6 @@ void setTime(const std::string& text, google::protobuf::Timestamp& out) {
     if (micros < 0 || micros > 999999) micros = 0;
     out.set_seconds(::timegm(&t));
     out.set_nanos(static_cast<int32_t>(micros * 1000));
-}
-
-void fillExit(const ExitStatus& s, pb::ExitResult& r) {
-    r.set_exit_code(s.exitCode);
-    r.set_signal(s.signal);
-    r.set_oom_killed(s.oomKilled);
 }
 
 int64_t durationMs(const google::protobuf::Duration& d) { return d.seconds() * 1000 + d.nanos() / 1000000; }
@@ -155,19 +108,6 @@ void toNomadStats(const std::string& id, const StatsSample& s, const Compute& co
     // samples the task's cgroup, not its processes (Nomad's CLI and metrics
     // show only the aggregate).
 }
-
-bool writeAll(int fd, const std::string& data) {
-    size_t off = 0;
-    while (off < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        off += static_cast<size_t>(n);
-    }
-    return true;
-}
-
-uint16_t windowSize(int32_t v, uint16_t fallback) { return v >= 1 && v <= 4096 ? static_cast<uint16_t>(v) : fallback; }
 
 }  // namespace
 
@@ -744,103 +684,9 @@ grpc::Status DriverService::DestroyNetwork(Ctx*, const pb::DestroyNetworkRequest
     return grpc::Status::OK;
 }
 
-grpc::Status DriverService::ExecTaskStreaming(
-    Ctx* ctx, grpc::ServerReaderWriter<pb::ExecTaskStreamingResponse, pb::ExecTaskStreamingRequest>* stream) {
-    pb::ExecTaskStreamingRequest first;
-    if (!stream->Read(&first)) return grpc::Status::OK;
-    if (!first.has_setup()) return toStatus(common::makeError("InvalidArgument", "the first message must be setup"));
-    const auto& setup = first.setup();
-    auto key = state_.find(setup.task_id());
-    if (!key) return unknownTask(setup.task_id());
-    if (setup.command().empty()) return toStatus(common::makeError("InvalidArgument", "no command"));
-    auto c = client();
-    if (!c) return toStatus(c.error());
-    const bool tty = setup.tty();
-    const uint16_t rows = windowSize(first.tty_size().height(), 24), cols = windowSize(first.tty_size().width(), 80);
-    std::map<std::string, std::string> env;
-    if (tty) env["TERM"] = "xterm";
-    std::vector<std::string> cmd(setup.command().begin(), setup.command().end());
-    auto session = (*c)->startExec(key->allocId, key->task, cmd, env, tty, rows, cols);
-    if (!session) return toStatus(session.error());
-    const uint64_t id = session->id;
-    const int inFd = session->fds[0].get();
-    std::vector<std::pair<int, bool>> outputs;  // fd, is stderr
-    if (tty) outputs.push_back({session->fds[0].get(), false});
-    else outputs = {{session->fds[1].get(), false}, {session->fds[2].get(), true}};
-
-    // Nomad's side arrives on its own thread: stdin, resizes, close. It
-    // has a bus connection of its own for ResizeExec.
-    std::atomic<bool> done{false};
-    bool inputEnded = false;
-    std::mutex inputMu;
-    std::condition_variable inputCv;
-    std::thread input([&] {
-        std::optional<ClientLease> own;
-        pb::ExecTaskStreamingRequest req;
-        bool stdinOpen = true;
-        while (!done && stream->Read(&req)) {
-            if (req.has_tty_size() && tty) {
-                if (!own) {
-                    auto cl = Client::acquire();
-                    if (cl) own = std::move(*cl);
-                }
-                if (own) (void)(*own)->resizeExec(id, windowSize(req.tty_size().height(), rows),
-                                               windowSize(req.tty_size().width(), cols));
-            }
-            if (req.has_stdin() && stdinOpen) {
-                if (!req.stdin().data().empty()) writeAll(inFd, req.stdin().data());
-                if (req.stdin().close()) {
-                    stdinOpen = false;
-                    // A terminal has no half-close: EOF is ^D at a line's start.
-                    if (tty) writeAll(inFd, "\x04");
-                    else session->fds[0].reset();
-                }
-            }
-        }
-        std::lock_guard lock(inputMu);
-        inputEnded = true;
-        inputCv.notify_all();
-    });
-
-    std::vector<pollfd> fds;
-    for (auto [fd, err] : outputs) fds.push_back({fd, POLLIN, 0});
-    size_t open = fds.size();
-    char buf[32768];
-    bool writable = true;
-    while (open > 0 && writable) {
-        if (::poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) break;
-        if (ctx->IsCancelled()) break;
-        for (size_t i = 0; i < fds.size(); ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            pb::ExecTaskStreamingResponse r;
-            auto* op = outputs[i].second ? r.mutable_stderr() : r.mutable_stdout();
-            if (n <= 0) {  // EOF, or EIO once a terminal's last holder is gone
-                op->set_close(true);
-                fds[i].fd = -1;
-                --open;
-            } else {
-                op->set_data(buf, static_cast<size_t>(n));
-            }
-            if (!stream->Write(r)) writable = false;
-        }
-    }
-    auto exit = (*c)->waitExec(id);
-    pb::ExecTaskStreamingResponse last;
-    last.set_exited(true);
-    if (exit) fillExit(*exit, *last.mutable_result());
-    else last.mutable_result()->set_exit_code(-1);
-    if (writable) stream->Write(last);
-    done = true;
-    // Nomad closes its side once it has the exit, which ends the reader's
-    // Read; a peer that keeps it open is cut off after a grace period.
-    {
-        std::unique_lock lock(inputMu);
-        if (!inputCv.wait_for(lock, std::chrono::seconds(2), [&] { return inputEnded; })) ctx->TryCancel();
-    }
-    input.join();
-    return exit ? grpc::Status::OK : toStatus(exit.error());
+grpc::ServerBidiReactor<pb::ExecTaskStreamingRequest, pb::ExecTaskStreamingResponse>* DriverService::ExecTaskStreaming(
+    grpc::CallbackServerContext*) {
+    return new ExecStreamReactor(state_);  // deletes itself in OnDone
 }
 
 }  // namespace taskscope::nomad

@@ -118,7 +118,9 @@ private:
     PluginState& state_;
 };
 
-class DriverService final : public hashicorp::nomad::plugins::drivers::proto::Driver::Service {
+class DriverService final
+    : public hashicorp::nomad::plugins::drivers::proto::Driver::WithCallbackMethod_ExecTaskStreaming<
+          hashicorp::nomad::plugins::drivers::proto::Driver::Service> {
 public:
     explicit DriverService(PluginState& state) : state_(state) {}
 
@@ -158,9 +160,10 @@ public:
                                hashicorp::nomad::plugins::drivers::proto::CreateNetworkResponse*) override;
     grpc::Status DestroyNetwork(Ctx*, const hashicorp::nomad::plugins::drivers::proto::DestroyNetworkRequest*,
                                 hashicorp::nomad::plugins::drivers::proto::DestroyNetworkResponse*) override;
-    grpc::Status ExecTaskStreaming(
-        Ctx*, grpc::ServerReaderWriter<hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingResponse,
-                                       hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingRequest>*) override;
+    /// A callback method (exec_stream.hpp says why).
+    grpc::ServerBidiReactor<hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingRequest,
+                            hashicorp::nomad::plugins::drivers::proto::ExecTaskStreamingResponse>*
+    ExecTaskStreaming(grpc::CallbackServerContext*) override;
 
 private:
     /// Kills (if it runs) and forgets the manager's task of `key`, which no

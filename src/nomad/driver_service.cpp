@@ -1,6 +1,5 @@
 #include "nomad/driver_service.hpp"
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>

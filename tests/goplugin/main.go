@@ -258,8 +258,7 @@ func (s *session) conn() *grpc.ClientConn { return s.rpc.(*plugin.GRPCClient).Co
 func taskConfig(s *session, a alloc, task, secret string, block map[string]interface{}) *drivers.TaskConfig {
 	cfg, _, err := encodeBlock(s.schema, block)
 	must(err, "task_config")
-	dir := a.taskDir(task)
-	_ = dir
+	a.taskDir(task)
 	shares := int64(100)
 	return &drivers.TaskConfig{
 		Id:                  a.id + "/" + task + "/5e1f0c2a",

@@ -3,12 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "child.h"
 #include "fds.h"
 #include "identity.h"
 #include "isolation.h"
+#include "safe_open.h"
 #include "shim_netns.h"
 #include "shim_text.h"
 
@@ -28,18 +28,6 @@ static _Noreturn void child_fail(int errfd, int err, const char *step)
     b_str(&o, step);
     (void)write_all(errfd, m, o.len);
     _exit(127);
-}
-
-static int open_output(const char *path)
-{
-    struct stat st;
-    /* A fifo to the streamer is opened read-write: the open never waits
-     * for a reader, and while no streamer reads (it restarts) the task's
-     * writes block once the pipe is full instead of raising SIGPIPE. */
-    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
-        return open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-    /* O_APPEND: log files are shared with rotation/other writers. */
-    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 }
 
 /* The allocation's network first: every later step and the task's first
@@ -66,20 +54,23 @@ static int step_release(struct child *c)
 }
 
 /* The shim made sure fds 0-2 are open, so these land on fds >= 3 and dup2
- * below always clears their CLOEXEC flag on the copy. */
+ * below always clears their CLOEXEC flag on the copy. Opened as root (the
+ * scheduler's fifos are root's, mode 0600) before the identity change, so
+ * each is opened the safe way: no symlink followed, the type and owner
+ * checked on the fd (safe_open.h). */
 static int step_stdio(struct child *c)
 {
     const struct opts *o = c->s->o;
     c->step = "stdin";
-    int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int in = open_stream(o->stdin_path ? o->stdin_path : "/dev/null", STREAM_IN, o->uid);
     if (in < 0)
         return errno;
     int out = -1, err = -1;
     c->step = "stdout";
-    if (o->stdout_path && (out = open_output(o->stdout_path)) < 0)
+    if (o->stdout_path && (out = open_stream(o->stdout_path, STREAM_OUT, o->uid)) < 0)
         return errno;
     c->step = "stderr";
-    if (o->stderr_path && (err = open_output(o->stderr_path)) < 0)
+    if (o->stderr_path && (err = open_stream(o->stderr_path, STREAM_OUT, o->uid)) < 0)
         return errno;
     c->step = "stdin";
     if (dup2(in, 0) < 0)

@@ -9,20 +9,22 @@
 #include <sys/wait.h>
 
 #include "log_hold.h"
+#include "safe_open.h"
 
 int hold_logs(const struct opts *o, struct log_hold *h)
 {
     h->out = h->err = h->release = -1;
     if (!o->release_fifo)
         return 0;
-    /* Read-write: the open never waits for the other side. */
-    if (o->stdout_path && (h->out = open(o->stdout_path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
+    /* Fifos only, opened the safe way (safe_open.h). Read-write: the open
+     * never waits for the other side. */
+    if (o->stdout_path && (h->out = open_stream(o->stdout_path, STREAM_HOLD, o->uid)) < 0)
         return -1;
-    if (o->stderr_path && (h->err = open(o->stderr_path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
+    if (o->stderr_path && (h->err = open_stream(o->stderr_path, STREAM_HOLD, o->uid)) < 0)
         return -1;
     /* Read-only and non-blocking: opens at once, and reports no hangup
      * until a writer has come and gone. */
-    h->release = open(o->release_fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    h->release = open_stream(o->release_fifo, STREAM_RELEASE, o->uid);
     return h->release < 0 ? -1 : 0;
 }
 

@@ -21,10 +21,12 @@
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
 #include "isolation.h"
+#include "safe_open.h"
 #include "shim_text.h"
 
 #ifndef SYS_mount_setattr
@@ -104,17 +106,6 @@ static int resolve(const char *p, int flags)
                                ISO_RESOLVE_IN_ROOT | ISO_RESOLVE_NO_MAGICLINKS};
     int fd = (int)syscall(SYS_openat2, root_fd, p, &how, sizeof how);
     return fd < 0 ? -errno : fd;
-}
-
-/* "/proc/self/fd/N" of an fd, for the calls that take only a path. The
- * host's /proc is still there: this runs before pivot_root. */
-static const char *fd_path(char b[32], int fd)
-{
-    size_t n = 0;
-    b[0] = '\0';
-    cat_str(b, 32, &n, "/proc/self/fd/");
-    cat_u64(b, 32, &n, (unsigned long long)fd);
-    return b;
 }
 
 /* The directory holding the last component of p (resolved in the root),
@@ -244,13 +235,51 @@ static int step_propagation(const struct iso_opts *o)
     return mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ? errno : 0;
 }
 
-/* pivot_root needs the new root to be a mount point. */
+/* A directory the scheduler handed in (the task dir, alloc_dir,
+ * secrets_dir, a volume source), opened once without following a symlink
+ * anywhere in its path (safe_open.h): what is mounted is what the path
+ * names, never where a link a task planted points. */
+static int open_source(const char *path, int dir)
+{
+    int fd = open_no_symlinks(path, O_PATH | (dir ? O_DIRECTORY : 0));
+    return fd < 0 ? -errno : fd;
+}
+
+/* A bind of an opened source onto a path of the root. */
+static int bind_fd(int src, const char *dst, unsigned long flags)
+{
+    char b[32];
+    return mount_in_root(fd_path(b, src), dst, NULL, MS_BIND | flags, NULL);
+}
+
+static int same_inode(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* pivot_root needs the new root to be a mount point. The bind is entered
+ * by opening the path again (an fd opened before names the directory
+ * below the new mount), checked to be the same directory. */
 static int step_root_bind(const struct iso_opts *o)
 {
-    if (mount(o->root, o->root, NULL, MS_BIND, NULL) < 0)
-        return errno;
-    if (chdir(o->root) < 0)
-        return errno;
+    char b[32];
+    int src = open_source(o->root, 1);
+    if (src < 0)
+        return -src;
+    int e = mount(fd_path(b, src), fd_path(b, src), NULL, MS_BIND, NULL) < 0 ? errno : 0;
+    int top = e ? -1 : open_source(o->root, 1);
+    if (!e && top < 0)
+        e = -top;
+    if (!e && !same_inode(src, top))
+        e = EXDEV; /* the task dir was swapped while it was bound */
+    if (!e && fchdir(top) < 0)
+        e = errno;
+    close(src);
+    if (top >= 0)
+        close(top);
+    if (e)
+        return e;
     root_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     return root_fd < 0 ? errno : 0;
 }
@@ -314,7 +343,14 @@ static int step_task_dirs(const struct iso_opts *o)
         close(tmp);
     if (e)
         return e;
-    return o->alloc_dir ? mount_in_root(o->alloc_dir, "alloc", NULL, MS_BIND | MS_REC, NULL) : 0;
+    if (!o->alloc_dir)
+        return 0;
+    int src = open_source(o->alloc_dir, 1);
+    if (src < 0)
+        return -src;
+    e = bind_fd(src, "alloc", MS_REC);
+    close(src);
+    return e;
 }
 
 /* Secrets never touch the disk and are the task user's alone. A scheduler
@@ -327,11 +363,14 @@ static int step_secrets(const struct iso_opts *o)
     if (e)
         return e;
     if (o->secrets_dir) {
-        if (mount(o->secrets_dir, "secrets", NULL, MS_BIND, NULL) < 0)
-            return errno;
-        if (mount(NULL, "secrets", NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-            return errno;
-        return 0;
+        int src = open_source(o->secrets_dir, 1);
+        if (src < 0)
+            return -src;
+        e = bind_fd(src, "secrets", 0);
+        close(src);
+        if (e)
+            return e;
+        return mount_in_root(NULL, "secrets", NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
     }
     char opt[128];
     size_t n = 0;
@@ -420,25 +459,112 @@ static int step_dev_mqueue(const struct iso_opts *o)
     return mount_in_root("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
+#define ISO_CGROUP2_MAGIC 0x63677270
+#define ISO_CGROUP_MAGIC 0x27e0eb
+
+/* cgroup v1 and hybrid: a tmpfs laid out like the host's /sys/fs/cgroup,
+ * each hierarchy mounted again from inside the task's cgroup namespace
+ * (its root there is the task's cgroup in that hierarchy), each link
+ * (cpu -> cpu,cpuacct) made again. A hierarchy is mounted by the name of
+ * its directory, which systemd makes its controller list ("systemd" is
+ * name=systemd, "unified" the cgroup2 of hybrid); one that refuses that
+ * name is left out: the task sees no cgroup rather than the host's. */
+static int mount_cgroups_v1(void)
+{
+    int e = mount_in_root("tmpfs", "sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755,size=64k");
+    if (e)
+        return e;
+    int host = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int mine = resolve("sys/fs/cgroup", O_DIRECTORY);
+    e = host < 0 ? errno : mine < 0 ? -mine : 0;
+    char d[2048];
+    long n = 0;
+    while (!e && (n = syscall(SYS_getdents64, host, d, sizeof d)) > 0) {
+        for (long off = 0; off < n && !e;) {
+            /* struct linux_dirent64: ino(8) off(8) reclen(2) type(1) name */
+            unsigned short reclen;
+            memcpy(&reclen, d + off + 16, sizeof reclen);
+            const char *name = d + off + 19;
+            off += reclen;
+            struct stat st;
+            if (name[0] == '.' || fstatat(host, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                continue;
+            if (S_ISLNK(st.st_mode)) {
+                char t[256];
+                ssize_t l = readlinkat(host, name, t, sizeof t - 1);
+                if (l > 0) {
+                    t[l] = '\0';
+                    if (symlinkat(t, mine, name) < 0 && errno != EEXIST)
+                        e = errno;
+                }
+                continue;
+            }
+            struct statfs fs;
+            int h = openat(host, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+            int kind = h >= 0 && fstatfs(h, &fs) == 0 ? (int)fs.f_type : 0;
+            if (h >= 0)
+                close(h);
+            if (kind != ISO_CGROUP_MAGIC && kind != ISO_CGROUP2_MAGIC)
+                continue;
+            if (mkdirat(mine, name, 0555) < 0 && errno != EEXIST) {
+                e = errno;
+                continue;
+            }
+            int at = openat(mine, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (at < 0) {
+                e = errno;
+                continue;
+            }
+            char b[32];
+            const char *type = kind == ISO_CGROUP2_MAGIC ? "cgroup2" : "cgroup";
+            const char *data = kind == ISO_CGROUP2_MAGIC ? NULL : strcmp(name, "systemd") == 0 ? "none,name=systemd" : name;
+            if (mount(type, fd_path(b, at), type, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, data) < 0)
+                (void)unlinkat(mine, name, AT_REMOVEDIR);
+            close(at);
+        }
+    }
+    if (!e && n < 0)
+        e = errno;
+    if (host >= 0)
+        close(host);
+    if (mine >= 0)
+        close(mine);
+    return e ? e : make_readonly("sys/fs/cgroup");
+}
+
+/* The task's own cgroup tree (issue 32): it is in a cgroup namespace of its
+ * own (namespaces.c), entered once it was in its scope, and a cgroup file
+ * system mounted from inside that namespace shows the namespace's root,
+ * the task's scope, as its root (runc does the same). Read-only, as runc
+ * mounts it for a container that is not privileged: the task reads its
+ * limits and usage and changes none. A host without cgroups has nothing
+ * to mount. */
+static int mount_cgroups(void)
+{
+    struct statfs fs;
+    if (statfs("/sys/fs/cgroup", &fs) < 0)
+        return errno == ENOENT ? 0 : errno;
+    if (fs.f_type == ISO_CGROUP2_MAGIC)
+        return mount_in_root("cgroup2", "sys/fs/cgroup", "cgroup2", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    return mount_cgroups_v1();
+}
+
 /* A bind of the host's /sys shows the network devices of the namespace
  * that mounted it (the host's), whatever namespace the task is in. A task
  * that joined its allocation's network gets a sysfs of its own, mounted
  * after the setns, so /sys/class/net lists the allocation's interfaces
- * (as runc does for a container with its own netns); the host's cgroup
- * tree is bound in as in the other case. */
+ * (as runc does for a container with its own netns). Either way the
+ * cgroup tree below it is the task's own. */
 static int step_sys(const struct iso_opts *o)
 {
     int e = mkdir_one("sys", 0555);
     if (e)
         return e;
     if (!o->net_private)
-        return bind("/sys", "sys", 1);
-    if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        return errno;
-    struct stat st;
-    if (stat("/sys/fs/cgroup", &st) < 0 || stat("sys/fs/cgroup", &st) < 0)
-        return 0;
-    return bind("/sys/fs/cgroup", "sys/fs/cgroup", 1);
+        e = bind("/sys", "sys", 1);
+    else if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        e = errno;
+    return e ? e : mount_cgroups();
 }
 
 /* runc's masked paths: /dev/null over files, an empty read-only tmpfs
@@ -500,12 +626,16 @@ static int step_proc_readonly(const struct iso_opts *o)
  * every propagation but bidirectional. The fds are CLOEXEC and closed
  * before the task's exec. */
 static int volume_fd[ISO_MAX_VOLUMES];
+static int volume_src[ISO_MAX_VOLUMES]; /* each source, opened once (O_PATH) */
 
 static int step_volume_trees(const struct iso_opts *o)
 {
     for (int i = 0; i < o->nvolumes; i++) {
-        volume_fd[i] = (int)syscall(SYS_open_tree, AT_FDCWD, o->volumes[i].src,
-                                    ISO_OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+        volume_src[i] = open_source(o->volumes[i].src, 0);
+        if (volume_src[i] < 0)
+            return -volume_src[i];
+        volume_fd[i] = (int)syscall(SYS_open_tree, volume_src[i], "",
+                                    ISO_OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (volume_fd[i] < 0) {
             if (errno != ENOSYS)
                 return errno;
@@ -517,8 +647,10 @@ static int step_volume_trees(const struct iso_opts *o)
 
 static int attach_volume(int i, const struct iso_volume *v, const char *dst)
 {
-    if (volume_fd[i] < 0)
-        return bind(v->src, dst, v->read_only);
+    if (volume_fd[i] < 0) {
+        char b[32];
+        return bind(fd_path(b, volume_src[i]), dst, v->read_only);
+    }
     int to = resolve(dst, 0);
     if (to < 0)
         return -to;
@@ -546,7 +678,7 @@ static int step_volumes(const struct iso_opts *o)
     for (int i = 0; i < o->nvolumes; i++) {
         const struct iso_volume *v = &o->volumes[i];
         struct stat st;
-        if (stat(v->src, &st) < 0)
+        if (fstat(volume_src[i], &st) < 0)
             return errno;
         const char *dst = rel(v->dst);
         int e = make_mountpoint(dst, S_ISDIR(st.st_mode));

@@ -3,7 +3,8 @@
  * manager's launcher (C++): one list of option names, not two hand-kept
  * copies. Only macros, so both languages include it as is.
  *
- * Isolation options (all optional; --root switches isolation on):
+ * Isolation options (all optional; --root switches isolation on; only
+ * --cap-bound and --no-new-privs apply without it):
  *   --root DIR            the task dir, which becomes the task's "/"
  *   --ro-bind PATH        a host path (chroot_env) bound read-only at the
  *                         same place in the root; missing ones are skipped
@@ -15,6 +16,9 @@
  *   --caps HEX            capability set (bounding, permitted, effective,
  *                         inheritable and, for a non-root user, ambient)
  *   --no-new-privs 1      PR_SET_NO_NEW_PRIVS before exec
+ *   --cap-bound HEX       a task without --root (on the host's root): only
+ *                         the bounding set is cut to HEX; its user keeps
+ *                         what it has within it (root: the set after exec)
  *   --secrets-size BYTES  size of the secrets/ tmpfs
  *   --secrets-dir DIR     bound read-write at secrets/ instead of the tmpfs
  *                         (a scheduler's own secrets dir, e.g. Nomad's)
@@ -43,6 +47,7 @@
 #define SHIM_OPT_NO_NEW_PRIVS "--no-new-privs"
 #define SHIM_OPT_SECRETS_SIZE "--secrets-size"
 #define SHIM_OPT_SECRETS_DIR "--secrets-dir"
+#define SHIM_OPT_CAP_BOUND "--cap-bound"
 
 /*
  * Exec into a running task (the streamer's exec sessions):

@@ -461,11 +461,14 @@ static int step_dev_mqueue(const struct iso_opts *o)
 
 #define ISO_CGROUP2_MAGIC 0x63677270
 #define ISO_CGROUP_MAGIC 0x27e0eb
+#define ISO_SYSFS_MAGIC 0x62656572
 
 /* cgroup v1 and hybrid: a tmpfs laid out like the host's /sys/fs/cgroup,
  * each hierarchy mounted again from inside the task's cgroup namespace
  * (its root there is the task's cgroup in that hierarchy), each link
- * (cpu -> cpu,cpuacct) made again. A hierarchy is mounted by the name of
+ * (cpu -> cpu,cpuacct) made again, all made read-only at the end (per
+ * mount: the superblock is the host's, mounted read-write; asking for a
+ * read-only one is EBUSY, so runc remounts too). A hierarchy is mounted by the name of
  * its directory, which systemd makes its controller list ("systemd" is
  * name=systemd, "unified" the cgroup2 of hybrid); one that refuses that
  * name is left out: the task sees no cgroup rather than the host's. */
@@ -518,7 +521,7 @@ static int mount_cgroups_v1(void)
             char b[32];
             const char *type = kind == ISO_CGROUP2_MAGIC ? "cgroup2" : "cgroup";
             const char *data = kind == ISO_CGROUP2_MAGIC ? NULL : strcmp(name, "systemd") == 0 ? "none,name=systemd" : name;
-            if (mount(type, fd_path(b, at), type, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, data) < 0)
+            if (mount(type, fd_path(b, at), type, MS_NOSUID | MS_NODEV | MS_NOEXEC, data) < 0)
                 (void)unlinkat(mine, name, AT_REMOVEDIR);
             close(at);
         }
@@ -544,9 +547,25 @@ static int mount_cgroups(void)
     struct statfs fs;
     if (statfs("/sys/fs/cgroup", &fs) < 0)
         return errno == ENOENT ? 0 : errno;
-    if (fs.f_type == ISO_CGROUP2_MAGIC)
-        return mount_in_root("cgroup2", "sys/fs/cgroup", "cgroup2", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-    return mount_cgroups_v1();
+    /* The bind of the host's /sys brought the host's cgroup mounts along:
+     * they go first (a cgroup2 mount onto the root of one of the same
+     * file system is EBUSY, and nothing of the host's tree may stay
+     * below). What is left is sysfs's empty directory. */
+    int at = resolve("sys/fs/cgroup", O_DIRECTORY);
+    if (at < 0)
+        return -at;
+    struct statfs here;
+    char b[32];
+    int e = fstatfs(at, &here) < 0 ? errno : 0;
+    if (!e && here.f_type != ISO_SYSFS_MAGIC && umount2(fd_path(b, at), MNT_DETACH) < 0)
+        e = errno;
+    close(at);
+    if (e)
+        return e;
+    if (fs.f_type != ISO_CGROUP2_MAGIC)
+        return mount_cgroups_v1();
+    e = mount_in_root("cgroup2", "sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    return e ? e : make_readonly("sys/fs/cgroup");
 }
 
 /* A bind of the host's /sys shows the network devices of the namespace

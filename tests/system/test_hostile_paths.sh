@@ -191,10 +191,9 @@ ok "m-iso has a cgroup namespace of its own"
 out=$($CTL exec $A m-iso -- sh -c "$probe" | tr -d '\r') || fail "exec into m-iso: $out"
 echo "exec into m-iso: $(grep -E '^(cgroup|units)=' <<<"$out" | tr '\n' ' ')"
 assert_eq "$(sed -n 's/^units=//p' <<<"$out")" 0 "slices and scopes an exec into m-iso sees"
-# On v1 systemd attaches an exec only in the hierarchies it manages for the
-# scope; the others keep the streamer's cgroup, outside the namespace's root.
-[[ $TASKSCOPE_VARIANT == v1 ]] ||
-    assert_eq "$(sed -n 's/^cgroup=//p' <<<"$out")" "$(val m-iso cgroup)" "/proc/self/cgroup of an exec (the task's)"
+assert_eq "$(sed -n 's/^cgroup=//p' <<<"$out")" "$(val m-iso cgroup)" "/proc/self/cgroup of an exec (the task's)"
+echo "m-iso's cgroups as the host sees them: $(tr '\n' ' ' </proc/$pid/cgroup)"
+echo "m-iso's /sys/fs/cgroup: $($CTL exec $A m-iso -- sh -c 'ls /sys/fs/cgroup | tr "\n" " "' | tr -d '\r')"
 
 # The dirs taskscope made for m-iso go, following none of its links.
 root=/var/lib/taskscope/tasks-root/$A/tasks/m-iso

@@ -12,7 +12,9 @@ namespace taskscope::common {
 
 namespace {
 
-Result<UniqueFd> refused(const std::string& path, int err) { return errnoError("open " + path, err); }
+Result<UniqueFd> refused(const std::string& path, int err) {
+    return errnoError("open " + path, err);
+}
 
 // One component at a time, each opened O_PATH|O_NOFOLLOW and looked at:
 // what openat2's RESOLVE_NO_SYMLINKS does in one call.
@@ -69,6 +71,8 @@ Result<UniqueFd> openNoSymlinks(int dirFd, const std::string& path, int flags, u
     return fd;
 }
 
-std::string fdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+std::string fdPath(int fd) {
+    return "/proc/self/fd/" + std::to_string(fd);
+}
 
 }  // namespace taskscope::common

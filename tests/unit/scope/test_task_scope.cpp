@@ -27,17 +27,17 @@ BOOST_AUTO_TEST_CASE(the_tasks_scope_under_the_slice_is_its_own) {
 // What /proc/<pid>/cgroup can say under an unexpected layout, or what a
 // record on disk can hold: none of it is ever a kill target.
 static const char* const kForeign[] = {
-    "",                                       // no cgroup line at all
-    "/",                                      // the root: of the host, or of a container's namespace
-    "/nomad.slice",                           // the slice itself: every task
-    "/nomad.slice/a1-db.scope",               // another task
-    "/system.slice/a1-web.scope",             // the name, outside the slice
-    "/a1-web.scope",                          // the name at the root, the slice configured
-    "/nomad.slice/a1-web.scope/child",        // below the scope: not the scope itself
-    "/nomad.slice/../a1-web.scope",           // climbing
-    "nomad.slice/a1-web.scope",               // relative
-    "/nomad.slice//a1-web.scope",             // an empty component
-    "/nomad.slice/a1-web.scope.evil",         // a longer name
+    "",                                 // no cgroup line at all
+    "/",                                // the root: of the host, or of a container's namespace
+    "/nomad.slice",                     // the slice itself: every task
+    "/nomad.slice/a1-db.scope",         // another task
+    "/system.slice/a1-web.scope",       // the name, outside the slice
+    "/a1-web.scope",                    // the name at the root, the slice configured
+    "/nomad.slice/a1-web.scope/child",  // below the scope: not the scope itself
+    "/nomad.slice/../a1-web.scope",     // climbing
+    "nomad.slice/a1-web.scope",         // relative
+    "/nomad.slice//a1-web.scope",       // an empty component
+    "/nomad.slice/a1-web.scope.evil",   // a longer name
 };
 
 BOOST_DATA_TEST_CASE(foreign_cgroups_are_refused_with_the_path_named, bdata::make(kForeign), cgroup) {
@@ -57,8 +57,8 @@ BOOST_AUTO_TEST_CASE(a_process_in_the_scope_or_below_it_is_the_tasks) {
     BOOST_TEST(inTaskScope("0::/nomad.slice/a1-web.scope\n", kSlice, kUnit));
     BOOST_TEST(inTaskScope("0::/nomad.slice/a1-web.scope/sub\n", kSlice, kUnit));
     // cgroup v1: name=systemd says it, whatever the other hierarchies say.
-    BOOST_TEST(inTaskScope("12:memory:/nomad.slice/a1-web.scope\n1:name=systemd:/nomad.slice/a1-web.scope\n", kSlice,
-                           kUnit));
+    BOOST_TEST(
+        inTaskScope("12:memory:/nomad.slice/a1-web.scope\n1:name=systemd:/nomad.slice/a1-web.scope\n", kSlice, kUnit));
     BOOST_TEST(!inTaskScope("0::/\n", kSlice, kUnit));
     BOOST_TEST(!inTaskScope("0::/system.slice/a1-web.scope\n", kSlice, kUnit));
     BOOST_TEST(!inTaskScope("0::/nomad.slice/a1-web.scope.evil\n", kSlice, kUnit));

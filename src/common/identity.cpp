@@ -1,11 +1,14 @@
 #include "common/identity.hpp"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 
 #include <cstdio>
 #include <memory>
 #include <optional>
+
+#include "common/safe_path.hpp"
 
 namespace taskscope::common {
 
@@ -46,7 +49,15 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
     // fgetpwent/fgetgrent read the root's own files: NSS modules of the
     // host (sssd, systemd's dynamic users) have no say over another root.
     const auto passwdFile = etcDir + "/passwd", groupFile = etcDir + "/group";
-    File pf(std::fopen(passwdFile.c_str(), "re"));
+    // A task can write its own root (etc/ in its task dir): no symlink is
+    // followed to read them as root (issue 32); one is "cannot read".
+    const auto open = [](const std::string& path) {
+        auto fd = openNoSymlinks(path, O_RDONLY);
+        File f(fd ? ::fdopen(fd->get(), "re") : nullptr);
+        if (f) fd->release();  // the FILE owns it now
+        return f;
+    };
+    File pf(open(passwdFile));
     if (!pf) return makeError("UnknownUser", "cannot read " + passwdFile + " of the task's root");
     std::optional<Identity> id;
     while (const passwd* pw = ::fgetpwent(pf.get()))
@@ -55,7 +66,7 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
             break;
         }
     if (!id) return makeError("UnknownUser", "user '" + user + "' does not exist in " + passwdFile);
-    File gf(std::fopen(groupFile.c_str(), "re"));
+    File gf(open(groupFile));
     if (!gf) return makeError("UnknownUser", "cannot read " + groupFile + " of the task's root");
     bool groupFound = group.empty();
     std::vector<gid_t> member;

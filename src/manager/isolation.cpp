@@ -1,5 +1,6 @@
 #include "manager/isolation.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -152,6 +153,24 @@ bool isCleanAbsolutePath(const std::string& p) {
     return p.size() == 1 || p.back() != '/';
 }
 
+namespace {
+
+// What a task on the host's root (filesystem false) can be given: its
+// bounding set cut and no_new_privs (the shim applies both with no root of
+// its own). Every other field needs the task's own root and namespaces, and
+// is refused there by name rather than accepted and ignored (issue 32).
+constexpr std::array<const char*, 3> kWithoutRoot = {"filesystem", "cap_drop", "no_new_privs"};
+
+Result<void> checkHostRootFields(const json& j) {
+    for (const auto& [key, value] : j.items())
+        if (std::find(kWithoutRoot.begin(), kWithoutRoot.end(), key) == kWithoutRoot.end())
+            return invalid("isolation." + key + " needs \"filesystem\": true (a task on the host's root takes only "
+                           "cap_drop and no_new_privs)");
+    return {};
+}
+
+}  // namespace
+
 Result<Isolation> parseIsolation(const json& j) {
     if (!j.is_object()) return invalid("isolation must be an object");
     Isolation iso;
@@ -207,11 +226,19 @@ Result<Isolation> parseIsolation(const json& j) {
             return invalid("unknown field " + at);
         }
     }
+    if (!iso.filesystem)
+        if (auto r = checkHostRootFields(j); !r) return r.error();
     return iso;
 }
 
 Result<void> resolveIsolation(Isolation& iso, const IsolationConfig& node, const std::string& defaultTaskDir) {
-    if (!iso.filesystem) return {};
+    if (!iso.filesystem) {
+        // Only the bounding set: every capability but the dropped ones.
+        uint64_t bound = iso.capDropAll ? 0 : ~uint64_t{0};
+        for (int c : iso.capDrop) bound &= ~(uint64_t{1} << c);
+        iso.caps = bound;
+        return {};
+    }
     for (int c : iso.capAdd)
         if (!(node.allowedCaps & (uint64_t{1} << c)))
             return invalid("isolation.cap_add: capability " + capabilityName(c) +
@@ -229,7 +256,14 @@ Result<void> resolveIsolation(Isolation& iso, const IsolationConfig& node, const
 }
 
 std::vector<std::string> shimIsolationArgs(const Isolation& iso) {
-    if (!iso.filesystem) return {};
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(iso.caps));
+    if (!iso.filesystem) {
+        std::vector<std::string> a;
+        if (iso.capDropAll || !iso.capDrop.empty()) a.insert(a.end(), {SHIM_OPT_CAP_BOUND, hex});
+        if (iso.noNewPrivs) a.insert(a.end(), {SHIM_OPT_NO_NEW_PRIVS, "1"});
+        return a;
+    }
     std::vector<std::string> a = {SHIM_OPT_ROOT, iso.taskDir};
     for (const auto& p : *iso.chrootEnv) a.insert(a.end(), {SHIM_OPT_RO_BIND, p});
     if (!iso.allocDir.empty()) a.insert(a.end(), {SHIM_OPT_ALLOC_DIR, iso.allocDir});
@@ -238,8 +272,6 @@ std::vector<std::string> shimIsolationArgs(const Isolation& iso) {
                            std::string(v.readOnly ? SHIM_VOL_RO : SHIM_VOL_RW) + "," + propagationWord(v.propagation)});
     a.insert(a.end(), {SHIM_OPT_PID_NS, iso.pidHost ? SHIM_NS_HOST : SHIM_NS_PRIVATE});
     a.insert(a.end(), {SHIM_OPT_IPC_NS, iso.ipcHost ? SHIM_NS_HOST : SHIM_NS_PRIVATE});
-    char hex[24];
-    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(iso.caps));
     a.insert(a.end(), {SHIM_OPT_CAPS, hex});
     if (iso.noNewPrivs) a.insert(a.end(), {SHIM_OPT_NO_NEW_PRIVS, "1"});
     a.insert(a.end(), {SHIM_OPT_SECRETS_SIZE, std::to_string(iso.secretsSizeBytes)});

@@ -25,7 +25,7 @@ struct Volume {
 };
 
 struct Isolation {
-    bool filesystem = false;  ///< false: the task runs like raw_exec (no other field applies)
+    bool filesystem = false;  ///< false: the task runs like raw_exec (only cap_drop and no_new_privs apply)
     std::string taskDir;      ///< given by the scheduler; empty: taskscope makes one
     std::string allocDir;     ///< bound at /alloc; empty: an alloc/ dir of the task's own
     std::optional<std::vector<std::string>> chrootEnv;  ///< unset: the node's
@@ -40,7 +40,7 @@ struct Isolation {
     bool noNewPrivs = false;
 
     // Filled by resolveIsolation.
-    uint64_t caps = 0;
+    uint64_t caps = 0;  ///< isolated: the task's set; on the host's root: its bounding set
     bool taskDirMade = false;  ///< taskscope made taskDir (and removes it on forget)
 };
 

@@ -30,6 +30,7 @@
 #include "manager/task_dirs.hpp"
 #include "manager/task_spec.hpp"
 #include "scope/cgroup_path.hpp"
+#include "scope/task_scope.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
@@ -823,7 +824,7 @@ Result<void> TaskManager::signalMain(const TaskRecord& r, int sig) const {
     // Only signal the PID while it is still the task's: it must sit in the
     // task's scope, which a recycled PID never does.
     auto cg = common::readFile("/proc/" + std::to_string(r.pid) + "/cgroup");
-    if (!cg || cg->find("/" + r.unit) == std::string::npos)
+    if (!cg || !scope::inTaskScope(*cg, config_.slice, r.unit))
         return makeError("NotRunning", "task " + taskLabel(r.allocId, r.name) + " has no running main process");
     if (::kill(r.pid, sig) < 0) return common::errnoError("signal task " + taskLabel(r.allocId, r.name), errno);
     return {};
@@ -906,12 +907,17 @@ void TaskManager::forceKill(Entry& e) {
         // busy reaping orphans until it stops answering (seen in the test
         // bed with systemd 252). cgroup.kill is an action, not a setting
         // systemd manages or could undo.
-        const auto killFile = cgroupFile(e.record.cgroup, "", "cgroup.kill");
-        if (!killFile) return;
-        common::UniqueFd fd(::open(killFile->c_str(), O_WRONLY | O_CLOEXEC));
-        if (!fd && errno == ENOENT) return;  // the scope is gone, and all its processes with it
-        if (fd && ::write(fd.get(), "1", 1) == 1) return;
-        spdlog::warn("Failed to write {}: {}, asking systemd instead", *killFile, std::strerror(errno));
+        // Only ever the task's own scope (issue 32): a record's cgroup that
+        // is not it ("/" read under an unexpected layout) goes to systemd.
+        const auto killFile = scope::taskScopeFile(cgroupRoot_, e.record.cgroup, config_.slice, unit, "cgroup.kill");
+        if (!killFile) {
+            spdlog::warn("Not writing cgroup.kill for {}: {}; asking systemd instead", unit, killFile.error().message);
+        } else {
+            common::UniqueFd fd(::open(killFile->c_str(), O_WRONLY | O_CLOEXEC));
+            if (!fd && errno == ENOENT) return;  // the scope is gone, and all its processes with it
+            if (fd && ::write(fd.get(), "1", 1) == 1) return;
+            spdlog::warn("Failed to write {}: {}, asking systemd instead", *killFile, std::strerror(errno));
+        }
     }
     // cgroup v1: freeze through systemd where it can (frozen processes
     // cannot fork), SIGKILL everything, thaw so the kill is delivered. Each

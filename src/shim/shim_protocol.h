@@ -3,7 +3,8 @@
  * manager's launcher (C++): one list of option names, not two hand-kept
  * copies. Only macros, so both languages include it as is.
  *
- * Isolation options (all optional; --root switches isolation on):
+ * Isolation options (all optional; --root switches isolation on; only
+ * --cap-bound and --no-new-privs apply without it):
  *   --root DIR            the task dir, which becomes the task's "/"
  *   --ro-bind PATH        a host path (chroot_env) bound read-only at the
  *                         same place in the root; missing ones are skipped
@@ -15,6 +16,9 @@
  *   --caps HEX            capability set (bounding, permitted, effective,
  *                         inheritable and, for a non-root user, ambient)
  *   --no-new-privs 1      PR_SET_NO_NEW_PRIVS before exec
+ *   --cap-bound HEX       a task without --root (on the host's root): only
+ *                         the bounding set is cut to HEX; its user keeps
+ *                         what it has within it (root: the set after exec)
  *   --secrets-size BYTES  size of the secrets/ tmpfs
  *   --secrets-dir DIR     bound read-write at secrets/ instead of the tmpfs
  *                         (a scheduler's own secrets dir, e.g. Nomad's)
@@ -43,6 +47,7 @@
 #define SHIM_OPT_NO_NEW_PRIVS "--no-new-privs"
 #define SHIM_OPT_SECRETS_SIZE "--secrets-size"
 #define SHIM_OPT_SECRETS_DIR "--secrets-dir"
+#define SHIM_OPT_CAP_BOUND "--cap-bound"
 
 /*
  * Exec into a running task (the streamer's exec sessions):
@@ -53,7 +58,7 @@
  * namespace applies to children only) and stays as its keeper: it writes
  * the command's wait status (an int, one write) to SHIM_EXEC_STATUS_FD and
  * ends the way the command did. The command becomes the task with the
- * shim's own code (process.h) from the saved process spec, sets up its
+ * shim's own code (identity.h) from the saved process spec, sets up its
  * terminal with --tty, and is executed with PROGRAM searched in the PATH of
  * its environment (COMMAND is also its argv[0]). Not found exits 127, any other setup failure 126.
  */
@@ -81,5 +86,51 @@ struct shim_exec_report {
 #define SHIM_PROP_PRIVATE "private"
 #define SHIM_PROP_HOST_TO_TASK "host-to-task"
 #define SHIM_PROP_BIDIRECTIONAL "bidirectional"
+
+/*
+ * The task's shim (taskscope_shim.c) as the manager's launcher drives it:
+ *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G,...] --cwd DIR
+ *       [--stdin PATH] [--stdout PATH] [--stderr PATH] [--release-fifo PATH]
+ *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... [--netns PATH]
+ *       [isolation options above] -- PROGRAM ARGV0 [ARGS...]
+ *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
+ * fd SHIM_TASK_REPORT_FD: report lines, each one write(2) ending in '\n':
+ *   "pid N", then "started" or "execfailed ERRNO STEP" (STEP one word);
+ *   or "error ERRNO STEP" when the shim's own step failed (no task ran).
+ * fd SHIM_TASK_GO_FD: the manager writes SHIM_GO_BYTE once the task is in
+ * its scope; EOF or another byte aborts the start (no exit file, only the
+ * aborted mark).
+ */
+#define SHIM_OPT_EXIT_FILE "--exit-file"
+#define SHIM_OPT_STDIN "--stdin"
+#define SHIM_OPT_STDOUT "--stdout"
+#define SHIM_OPT_STDERR "--stderr"
+#define SHIM_OPT_RELEASE_FIFO "--release-fifo"
+#define SHIM_OPT_CGROUP_ROOT "--cgroup-root"
+#define SHIM_OPT_JOIN_CGROUP "--join-cgroup"
+#define SHIM_OPT_NETNS "--netns"
+#define SHIM_OPT_HOLD "--hold"
+
+#define SHIM_TASK_REPORT_FD 3
+#define SHIM_TASK_GO_FD 4
+#define SHIM_GO_BYTE 'g'
+
+#define SHIM_LINE_PID "pid"
+#define SHIM_LINE_STARTED "started"
+#define SHIM_LINE_EXECFAILED "execfailed"
+#define SHIM_LINE_ERROR "error"
+
+/* The exit file (--exit-file, written atomically, mode 0600): one
+ * "key=value" line per key below, in this order. */
+#define SHIM_EXIT_CODE "exit_code"           /* 128+signal when killed; 127 when exec failed */
+#define SHIM_EXIT_SIGNAL "signal"            /* 0, or the signal that ended the task */
+#define SHIM_EXIT_OOM_KILLED "oom_killed"    /* 1 when the kernel's OOM killer ended it */
+#define SHIM_EXIT_FINISHED_AT "finished_at_us" /* CLOCK_REALTIME, microseconds */
+#define SHIM_EXIT_EXEC_ERROR "exec_error"    /* 0, or the errno of the failed setup step */
+#define SHIM_EXIT_EXEC_STEP "exec_error_step" /* that step's name, "" when none */
+/* "<exit file>.aborted" holding "shim_pid=N": the start was aborted and the
+ * task never ran. */
+#define SHIM_ABORTED_SUFFIX ".aborted"
+#define SHIM_ABORTED_SHIM_PID "shim_pid"
 
 #endif

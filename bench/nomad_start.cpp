@@ -69,7 +69,8 @@ std::pair<pid_t, std::string> launch(const char* path, const std::string& logPat
     std::vector<std::string> parts;
     std::stringstream ss(line);
     for (std::string p; std::getline(ss, p, '|');) parts.push_back(p);
-    if (parts.size() != 5) {
+    // CORE|APP|unix|SOCKET|grpc[|CERT]: 5 fields from older builds, 6 now.
+    if (parts.size() < 5) {
         std::fprintf(stderr, "bad handshake '%s'\n", line.c_str());
         std::exit(1);
     }

@@ -1,5 +1,6 @@
 #include "common/identity.hpp"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "common/error_names.hpp"
+#include "common/safe_path.hpp"
 
 namespace taskscope::common {
 
@@ -48,7 +50,15 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
     // fgetpwent/fgetgrent read the root's own files: NSS modules of the
     // host (sssd, systemd's dynamic users) have no say over another root.
     const auto passwdFile = etcDir + "/passwd", groupFile = etcDir + "/group";
-    File pf(std::fopen(passwdFile.c_str(), "re"));
+    // A task can write its own root (etc/ in its task dir): no symlink is
+    // followed to read them as root (issue 32); one is "cannot read".
+    const auto open = [](const std::string& path) {
+        auto fd = openNoSymlinks(path, O_RDONLY);
+        File f(fd ? ::fdopen(fd->get(), "re") : nullptr);
+        if (f) fd->release();  // the FILE owns it now
+        return f;
+    };
+    File pf(open(passwdFile));
     if (!pf) return makeError(common::errors::kUnknownUser, "cannot read " + passwdFile + " of the task's root");
     std::optional<Identity> id;
     while (const passwd* pw = ::fgetpwent(pf.get()))
@@ -57,7 +67,7 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
             break;
         }
     if (!id) return makeError(common::errors::kUnknownUser, "user '" + user + "' does not exist in " + passwdFile);
-    File gf(std::fopen(groupFile.c_str(), "re"));
+    File gf(open(groupFile));
     if (!gf) return makeError(common::errors::kUnknownUser, "cannot read " + groupFile + " of the task's root");
     bool groupFound = group.empty();
     std::vector<gid_t> member;

@@ -24,7 +24,8 @@ Result<Identity> resolveIdentity(const std::string& user, const std::string& gro
 
 /// The same, read from the passwd and group files of another root (an
 /// isolated task's, whose /etc may not be the host's): `etcDir` holds them.
-/// UnknownUser also when the files cannot be read (named in the message).
+/// UnknownUser also when the files cannot be read (named in the message),
+/// which includes a symlink anywhere in their path (the task can write its root).
 Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string& user, const std::string& group);
 
 }  // namespace taskscope::common

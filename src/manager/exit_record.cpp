@@ -20,9 +20,9 @@ const std::pair<const char*, Setter> kKeys[] = {
     {SHIM_EXIT_CODE, [](task::ExitStatus& s, const std::string& v) { s.exitCode = std::stoi(v); }},
     {SHIM_EXIT_SIGNAL, [](task::ExitStatus& s, const std::string& v) { s.signal = std::stoi(v); }},
     {SHIM_EXIT_OOM_KILLED, [](task::ExitStatus& s, const std::string& v) { s.oomKilled = v == "1"; }},
-    {SHIM_EXIT_FINISHED_AT_US, [](task::ExitStatus& s, const std::string& v) { s.finishedAtUs = std::stoull(v); }},
+    {SHIM_EXIT_FINISHED_AT, [](task::ExitStatus& s, const std::string& v) { s.finishedAtUs = std::stoull(v); }},
     {SHIM_EXIT_EXEC_ERROR, [](task::ExitStatus& s, const std::string& v) { s.execError = std::stoi(v); }},
-    {SHIM_EXIT_EXEC_ERROR_STEP, [](task::ExitStatus& s, const std::string& v) { s.execErrorStep = v; }},
+    {SHIM_EXIT_EXEC_STEP, [](task::ExitStatus& s, const std::string& v) { s.execErrorStep = v; }},
 };
 
 }  // namespace

@@ -45,7 +45,13 @@ spec::Isolation effectiveIsolation(const spec::Isolation& asked, bool given, con
 }
 
 Result<void> resolveIsolation(spec::Isolation& iso, const IsolationConfig& node, const std::string& defaultTaskDir) {
-    if (!iso.filesystem) return {};
+    if (!iso.filesystem) {
+        // Only the bounding set: every capability but the dropped ones.
+        uint64_t bound = iso.capDropAll ? 0 : ~uint64_t{0};
+        for (int c : iso.capDrop) bound &= ~(uint64_t{1} << c);
+        iso.caps = bound;
+        return {};
+    }
     for (int c : iso.capAdd)
         if (!(node.allowedCaps & (uint64_t{1} << c)))
             return spec::invalid("isolation.cap_add: capability " + spec::capabilityName(c) +
@@ -63,7 +69,14 @@ Result<void> resolveIsolation(spec::Isolation& iso, const IsolationConfig& node,
 }
 
 std::vector<std::string> shimIsolationArgs(const spec::Isolation& iso) {
-    if (!iso.filesystem) return {};
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(iso.caps));
+    if (!iso.filesystem) {
+        std::vector<std::string> a;
+        if (iso.capDropAll || !iso.capDrop.empty()) a.insert(a.end(), {SHIM_OPT_CAP_BOUND, hex});
+        if (iso.noNewPrivs) a.insert(a.end(), {SHIM_OPT_NO_NEW_PRIVS, "1"});
+        return a;
+    }
     std::vector<std::string> a = {SHIM_OPT_ROOT, iso.taskDir};
     for (const auto& p : *iso.chrootEnv) a.insert(a.end(), {SHIM_OPT_RO_BIND, p});
     if (!iso.allocDir.empty()) a.insert(a.end(), {SHIM_OPT_ALLOC_DIR, iso.allocDir});
@@ -72,8 +85,6 @@ std::vector<std::string> shimIsolationArgs(const spec::Isolation& iso) {
                            std::string(v.readOnly ? SHIM_VOL_RO : SHIM_VOL_RW) + "," + propagationWord(v.propagation)});
     a.insert(a.end(), {SHIM_OPT_PID_NS, iso.pidHost ? SHIM_NS_HOST : SHIM_NS_PRIVATE});
     a.insert(a.end(), {SHIM_OPT_IPC_NS, iso.ipcHost ? SHIM_NS_HOST : SHIM_NS_PRIVATE});
-    char hex[24];
-    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(iso.caps));
     a.insert(a.end(), {SHIM_OPT_CAPS, hex});
     if (iso.noNewPrivs) a.insert(a.end(), {SHIM_OPT_NO_NEW_PRIVS, "1"});
     a.insert(a.end(), {SHIM_OPT_SECRETS_SIZE, std::to_string(iso.secretsSizeBytes)});

@@ -138,7 +138,7 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
     cenv.push_back(nullptr);
 
     auto spawned = spawnShimProcess(shimPath, cargv.data(), cenv.data(),
-                                    {{report->second.get(), SHIM_REPORT_PIPE_FD}, {go->first.get(), SHIM_GO_PIPE_FD}});
+                                    {{report->second.get(), SHIM_TASK_REPORT_FD}, {go->first.get(), SHIM_TASK_GO_FD}});
     if (!spawned) return spawned.error();
     const pid_t pid = *spawned;
 

@@ -1,15 +1,16 @@
 #include "manager/shared_source.hpp"
 
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <cerrno>
-#include <climits>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "common/error_names.hpp"
+#include "common/safe_path.hpp"
 
 namespace taskscope::manager {
 
@@ -60,18 +61,29 @@ std::optional<HoldingMount> holdingMount(std::string_view mountinfo, const std::
 }
 
 common::Result<void> ensureSharedSource(const std::string& source) {
-    char real[PATH_MAX];
-    if (!::realpath(source.c_str(), real))
-        return common::errnoError("bidirectional volume source " + source, errno, common::errors::kInvalidSpec);
+    // The source as named, no symlink followed (issue 32): a volume source
+    // in a directory a task can write, swapped for a link to /etc, must not
+    // have the manager bind and share the host's /etc. The spec's paths
+    // have no "." or ".." (isCleanAbsolutePath), so the name is the path.
+    auto fd = common::openNoSymlinks(source, O_PATH | O_DIRECTORY);
+    if (!fd) return common::makeError(common::errors::kInvalidSpec, "bidirectional volume source: " + fd.error().message);
     std::ifstream f("/proc/self/mountinfo");
     std::stringstream text;
     text << f.rdbuf();
-    const auto holder = holdingMount(text.str(), real);
+    const auto holder = holdingMount(text.str(), source);
     if (holder && holder->shared) return {};
-    if (::mount(real, real, nullptr, MS_BIND | MS_REC, nullptr) < 0)
-        return common::errnoError(std::string("bind ") + real + " onto itself", errno);
-    if (::mount(nullptr, real, nullptr, MS_SHARED, nullptr) < 0)
-        return common::errnoError(std::string("make ") + real + " shared", errno);
+    if (::mount(common::fdPath(fd->get()).c_str(), common::fdPath(fd->get()).c_str(), nullptr, MS_BIND | MS_REC,
+                nullptr) < 0)
+        return common::errnoError("bind " + source + " onto itself", errno);
+    // The fd still names the mount below the new bind: the bind is the
+    // source opened again, checked to be the same directory.
+    auto bound = common::openNoSymlinks(source, O_PATH | O_DIRECTORY);
+    struct stat a {}, b {};
+    if (!bound || ::fstat(fd->get(), &a) < 0 || ::fstat(bound->get(), &b) < 0 || a.st_dev != b.st_dev ||
+        a.st_ino != b.st_ino)
+        return common::makeError("Internal", "bidirectional volume source " + source + " changed while it was bound");
+    if (::mount(nullptr, common::fdPath(bound->get()).c_str(), nullptr, MS_SHARED, nullptr) < 0)
+        return common::errnoError("make " + source + " shared", errno);
     return {};
 }
 

@@ -27,7 +27,8 @@ struct HoldingMount {
 std::optional<HoldingMount> holdingMount(std::string_view mountinfo, const std::string& path);
 
 /// Makes sure the host mount holding `source` is shared (see above).
-/// Errors are InvalidSpec for a source that does not resolve, Internal
+/// Errors are InvalidSpec for a source that does not resolve without
+/// following a symlink, Internal
 /// for a refused mount.
 common::Result<void> ensureSharedSource(const std::string& source);
 

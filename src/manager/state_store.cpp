@@ -76,7 +76,7 @@ std::string StateStore::abortedMark(const std::string& unit) const { return exit
 
 pid_t StateStore::abortedShim(const std::string& unit) const {
     auto text = common::readFile(abortedMark(unit));
-    const std::string key = std::string(SHIM_ABORTED_PID) + "=";
+    const std::string key = std::string(SHIM_ABORTED_SHIM_PID) + "=";
     if (!text || text->rfind(key, 0) != 0) return 0;
     return static_cast<pid_t>(std::atol(text->c_str() + key.size()));
 }

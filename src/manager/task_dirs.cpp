@@ -1,7 +1,8 @@
 #include "manager/task_dirs.hpp"
 
 #include <dirent.h>
-#include <ftw.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "common/error_names.hpp"
 #include "common/files.hpp"
+#include "common/safe_path.hpp"
 #include "manager/shared_source.hpp"
 #include "scope/unit_name.hpp"
 
@@ -24,9 +26,39 @@ bool isDir(const std::string& p) {
     return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int removeEntry(const char* path, const struct stat*, int type, struct FTW*) {
-    const int r = type == FTW_DP ? ::rmdir(path) : ::unlink(path);
-    return r < 0 && errno != ENOENT ? errno : 0;
+// A task can plant anything in its dirs: a tree deeper than this is left
+// (and named in the error) rather than holding a descriptor per level.
+constexpr int kMaxRemoveDepth = 256;
+
+std::vector<std::string> namesIn(int dirFd) {
+    std::vector<std::string> out;
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(::dup(dirFd)), &::closedir);
+    if (!d) return out;
+    while (auto* e = ::readdir(d.get()))
+        if (std::string_view(e->d_name) != "." && std::string_view(e->d_name) != "..") out.push_back(e->d_name);
+    return out;
+}
+
+// Removes `name` in `parentFd` and all below it. Every directory is opened
+// relative to its parent, never by a path again, with no symlink followed
+// and no mount crossed (RESOLVE_NO_XDEV: a mount still there fails the
+// removal rather than reach into what it shows); a symlink is removed as
+// itself. A task that swaps a directory for a symlink while this runs
+// makes the removal of that name fail, and reaches nothing.
+common::Result<void> removeAt(int parentFd, const std::string& name, const std::string& shown, int depth) {
+    struct stat st {};
+    if (::fstatat(parentFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? common::Result<void>{} : common::errnoError("remove " + shown, errno);
+    if (S_ISDIR(st.st_mode)) {
+        if (depth >= kMaxRemoveDepth) return common::errnoError("remove " + shown + " (too deep)", ELOOP);
+        auto dir = common::openNoSymlinks(parentFd, name, O_RDONLY | O_DIRECTORY, RESOLVE_NO_XDEV | RESOLVE_BENEATH);
+        if (!dir) return dir.error().context("remove " + shown);
+        for (const auto& child : namesIn(dir->get()))
+            if (auto r = removeAt(dir->get(), child, shown + "/" + child, depth + 1); !r) return r;
+    }
+    if (::unlinkat(parentFd, name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
+        return common::errnoError("remove " + shown, errno);
+    return {};
 }
 
 }  // namespace
@@ -41,11 +73,17 @@ std::string taskRootDir(const std::string& stateDir, const std::string& allocId,
 
 common::Result<void> prepareTaskDirs(spec::Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
                                      const std::string& allocId, const std::string& task) {
-    if (!iso.filesystem) return {};
-    if (!iso.taskDir.empty() && !isDir(iso.taskDir))
-        return common::makeError(common::errors::kInvalidSpec, "isolation.task_dir " + iso.taskDir + " is not a directory");
-    if (!iso.allocDir.empty() && !isDir(iso.allocDir))
-        return common::makeError(common::errors::kInvalidSpec, "isolation.alloc_dir " + iso.allocDir + " is not a directory");
+    if (!iso.filesystem) return resolveIsolation(iso, node, "");  // its bounding set: no dirs
+    // Handed-in dirs are named without symlinks (issue 32): the shim opens
+    // them that way, and a link here is refused now rather than at exec.
+    for (const auto& [field, dir] : {std::pair{"task_dir", &iso.taskDir}, std::pair{"alloc_dir", &iso.allocDir},
+                                     std::pair{"secrets_dir", &iso.secretsDir}}) {
+        if (dir->empty()) continue;
+        if (auto fd = common::openNoSymlinks(*dir, O_PATH | O_DIRECTORY); !fd)
+            return common::makeError(common::errors::kInvalidSpec, std::string("isolation.") + field + " " + *dir +
+                                                        " is not a directory reached without a symlink (" +
+                                                        fd.error().message + ")");
+    }
     if (auto r = resolveIsolation(iso, node, taskRootDir(stateDir, allocId, task)); !r) return r;
     for (const auto& v : iso.volumes)
         if (v.propagation == spec::Propagation::Bidirectional)
@@ -93,10 +131,16 @@ size_t sweepUnownedTaskDirs(const std::string& stateDir,
 }
 
 common::Result<void> removeTree(const std::string& path) {
-    const int r = ::nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-    if (r < 0 && errno != ENOENT) return common::errnoError("remove " + path, errno);
-    if (r > 0) return common::errnoError("remove " + path, r);
-    return {};
+    // The path itself is ours (under the state dir, root's alone): its
+    // parent is opened without following a symlink all the same.
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos || slash + 1 == path.size())
+        return common::errnoError("remove " + path, EINVAL);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) < 0 && errno == ENOENT) return {};  // nothing to remove
+    auto parent = common::openNoSymlinks(slash == 0 ? "/" : path.substr(0, slash), O_PATH | O_DIRECTORY);
+    if (!parent) return parent.error().context("remove " + path);
+    return removeAt(parent->get(), path.substr(slash + 1), path, 0);
 }
 
 common::Result<void> removeTaskDirs(const spec::Isolation& iso, const std::string& stateDir, const std::string& allocId,

@@ -18,7 +18,9 @@ std::string allocRootDir(const std::string& stateDir, const std::string& allocId
 std::string taskRootDir(const std::string& stateDir, const std::string& allocId, const std::string& task);
 
 /// Resolves `iso` against the node (resolveIsolation) and makes the dirs
-/// taskscope owns; a handed-in task or alloc dir must exist (InvalidSpec).
+/// taskscope owns; a handed-in task, alloc or secrets dir must be a
+/// directory reached without a symlink (InvalidSpec naming the field). A
+/// task on the host's root gets its bounding set resolved, and no dirs.
 common::Result<void> prepareTaskDirs(spec::Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
                                      const std::string& allocId, const std::string& task);
 
@@ -35,7 +37,8 @@ common::Result<void> removeTaskDirs(const spec::Isolation& iso, const std::strin
 size_t sweepUnownedTaskDirs(const std::string& stateDir,
                             const std::vector<std::pair<std::string, std::string>>& owned);
 
-/// rm -r without crossing mount points or following symlinks.
+/// rm -r without crossing mount points or following symlinks: relative to
+/// directory fds, each opened RESOLVE_NO_SYMLINKS|NO_XDEV|BENEATH.
 common::Result<void> removeTree(const std::string& path);
 
 }  // namespace taskscope::manager

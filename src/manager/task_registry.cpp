@@ -69,7 +69,7 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       records_(store_, loop_),
       startWorker_(loop_),
       cgroupWorker_(loop_),
-      killer_(scope::makeScopeKiller(host_, systemd_, cgroupWorker_)),
+      killer_(scope::makeScopeKiller(host_, config_.slice, systemd_, cgroupWorker_)),
       exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this) {}
 
 TaskRegistry::~TaskRegistry() {

@@ -45,9 +45,9 @@ void TaskRegistry::signalMain(const TaskRecord& r, int sig, Done done) {
     // Only while the PID is still the task's: it must sit in the task's
     // scope, which a recycled PID never does. The check reads /proc, which
     // waits behind the kernel's cgroup lock: off the loop.
-    cgroupWorker_.submit([pid = r.pid, unit = r.unit, label = taskLabel(r.allocId, r.name), sig,
+    cgroupWorker_.submit([pid = r.pid, slice = config_.slice, unit = r.unit, label = taskLabel(r.allocId, r.name), sig,
                           done = std::move(done)]() -> std::function<void()> {
-        auto sent = scope::signalIfInUnit(pid, unit, sig);
+        auto sent = scope::signalIfInUnit(pid, slice, unit, sig);
         if (!sent && sent.error().name == errors::kNotRunning)
             sent = makeError(errors::kNotRunning, "task " + label + " has no running main process");
         else if (!sent)

@@ -1,6 +1,5 @@
 #include "nomad/driver_service.hpp"
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,12 +8,13 @@
 #include <thread>
 
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/exec_stream.hpp"
+#include "nomad/grpc_errors.hpp"
 #include "nomad/plugin_facts.hpp"
+#include "nomad/plugin_log.hpp"
 #include "nomad/step_log.hpp"
 #include "nomad/taskscope_client.hpp"
 #include <sdbus-c++/sdbus-c++.h>
-#include "recoverable_error.pb.h"
-#include "rpc_status.pb.h"
 
 namespace taskscope::nomad {
 
@@ -32,71 +32,47 @@ constexpr int kFingerprintTickMs = 500;  // how soon a shutdown or a cancel is s
 constexpr uint32_t kMaxExecOutput = 4u << 20;  // the streamer's cap for ExecOnce
 constexpr uint32_t kMaxExecTimeoutMs = 3600 * 1000;
 
-const std::string kPluginShutdown = "plugin is shut down";
-
-// taskscope's error names -> gRPC codes Nomad's client reads.
-grpc::Status toStatus(const common::Error& e) {
-    grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-    if (e.name == "NoSuchTask") code = grpc::StatusCode::NOT_FOUND;
-    else if (e.name == "InvalidConfig" || e.name == "InvalidSpec" || e.name == "InvalidName" ||
-             e.name == "InvalidArgument" || e.name == "InvalidSignal")
-        code = grpc::StatusCode::INVALID_ARGUMENT;
-    else if (e.name == "NotRunning" || e.name == "StillRunning" || e.name == "TaskExists")
-        code = grpc::StatusCode::FAILED_PRECONDITION;
-    else if (e.name == "NoManager" || e.name == "Busy" || e.name == "ResourceExhausted")
-        code = grpc::StatusCode::UNAVAILABLE;
-    else if (e.name == "Cancelled")
-        code = grpc::StatusCode::CANCELLED;
-    else if (e.name == "Timeout")
-        code = grpc::StatusCode::DEADLINE_EXCEEDED;
-    else if (e.name == "NetworkInUse")
-        code = grpc::StatusCode::FAILED_PRECONDITION;
-    return grpc::Status(code, e.name + ": " + e.message);
-}
-
-// A failed start as Nomad's client reads it: FailedPrecondition with a
-// RecoverableError detail saying whether a retry may help.
-grpc::Status startFailure(const common::Error& e) {
-    // ShuttingDown: the manager was restarting; the next try finds the new one.
-    const bool recoverable = e.name == "NoManager" || e.name == "SystemdFailed" || e.name == "ResourceExhausted" ||
-                             e.name == "Internal" || e.name == "Busy" || e.name == "ShuttingDown";
-    hashicorp::nomad::plugins::shared::structs::RecoverableError detail;
-    detail.set_recoverable(recoverable);
-    google::rpc::Status st;
-    st.set_code(static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
-    st.set_message(e.name + ": " + e.message);
-    st.add_details()->PackFrom(detail);
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, st.message(), st.SerializeAsString());
-}
-
-grpc::Status unknownTask(const std::string& id) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "task not found for given id " + id);
-}
-
 Result<ClientLease> client() { return Client::acquire(); }
 
-// GetTask's RFC 3339 times ("2026-11-25T03:33:13.123456Z") as a Timestamp.
-bool parseTime(const std::string& text, google::protobuf::Timestamp& out) {
-    if (text.empty()) return false;
-    tm t{};
-    const char* rest = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &t);
-    if (!rest) return false;
-    long micros = 0;
-    if (*rest == '.') micros = std::strtol(rest + 1, nullptr, 10);
-    out.set_seconds(::timegm(&t));
-    out.set_nanos(static_cast<int32_t>(micros * 1000));
-    return true;
+// Go's zero time.Time (0001-01-01T00:00:00Z) as a Timestamp. Nomad's
+// client converts both times of a TaskStatus with ptypes.Timestamp, which
+// fails for an absent one (plugins/drivers/utils.go taskStatusFromProto),
+// and its own drivers send the zero time for "not yet"
+// (taskStatusToProto of a zero CompletedAt), which converts back to a
+// time.Time whose IsZero() is true.
+constexpr int64_t kGoZeroTimeSeconds = -62135596800;
+
+void setZeroTime(google::protobuf::Timestamp& out) {
+    out.set_seconds(kGoZeroTimeSeconds);
+    out.set_nanos(0);
 }
 
-void fillExit(const ExitStatus& s, pb::ExitResult& r) {
-    r.set_exit_code(s.exitCode);
-    r.set_signal(s.signal);
-    r.set_oom_killed(s.oomKilled);
+// GetTask's RFC 3339 times ("2026-11-25T03:33:13.123456Z") as a Timestamp;
+// the zero time when there is none (or it cannot be read).
+void setTime(const std::string& text, google::protobuf::Timestamp& out) {
+    setZeroTime(out);
+    if (text.empty()) return;
+    tm t{};
+    const char* rest = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &t);
+    if (!rest) return;
+    long micros = 0;
+    if (*rest == '.') micros = std::strtol(rest + 1, nullptr, 10);
+    if (micros < 0 || micros > 999999) micros = 0;
+    out.set_seconds(::timegm(&t));
+    out.set_nanos(static_cast<int32_t>(micros * 1000));
 }
 
 int64_t durationMs(const google::protobuf::Duration& d) { return d.seconds() * 1000 + d.nanos() / 1000000; }
 
-void toNomadStats(const std::string& id, const StatsSample& s, pb::TaskStats& out) {
+// A sample as Nomad's client reads it (plugins/drivers/utils.go
+// TaskStatsFromProto) and shows it: `nomad alloc status -stats` prints
+// total_ticks as the task's MHz and, per measured field, its value
+// (command/alloc_status.go outputTaskResources,
+// outputVerboseResourceUsage); the client publishes every field as
+// client.allocs.{cpu,memory}.* (client/allocrunner/taskrunner/
+// task_runner.go setGaugeForCPU, setGaugeForMemory; a memory value is
+// published when measured or non-zero).
+void toNomadStats(const std::string& id, const StatsSample& s, const Compute& compute, pb::TaskStats& out) {
     out.set_id(id);
     out.mutable_timestamp()->set_seconds(static_cast<int64_t>(s.timestampUs / 1000000));
     out.mutable_timestamp()->set_nanos(static_cast<int32_t>(s.timestampUs % 1000000 * 1000));
@@ -104,7 +80,17 @@ void toNomadStats(const std::string& id, const StatsSample& s, pb::TaskStats& ou
     auto* mem = out.mutable_agg_resource_usage()->mutable_memory();
     auto has = [&](int bit) { return (s.measured >> bit) & 1; };
     // Nomad's user/system "mode" values are percentages, like its executor's.
-    if (has(3)) cpu->set_percent(s.cpuPercent), cpu->add_measured_fields(pb::CPUUsage::PERCENT);
+    if (has(3)) {
+        cpu->set_percent(s.cpuPercent);
+        cpu->add_measured_fields(pb::CPUUsage::PERCENT);
+        // Filled like Nomad's executor fills it, and like it not listed as
+        // measured: alloc status prints a measured field's name as a column
+        // but has no value for "Total Ticks", which would shift every
+        // column after it (command/alloc_status.go; the executor's
+        // ExecutorCgroupMeasuredCpuStats, drivers/shared/executor/
+        // executor_linux_cgo.go, lists no TOTAL_TICKS either).
+        cpu->set_total_ticks(ticksConsumed(s.cpuPercent, compute));
+    }
     if (has(4)) cpu->set_user_mode(s.cpuUserPercent), cpu->add_measured_fields(pb::CPUUsage::USER_MODE);
     if (has(5)) cpu->set_system_mode(s.cpuSystemPercent), cpu->add_measured_fields(pb::CPUUsage::SYSTEM_MODE);
     if (has(6)) cpu->set_throttled_periods(s.throttledPeriods), cpu->add_measured_fields(pb::CPUUsage::THROTTLED_PERIODS);
@@ -115,20 +101,12 @@ void toNomadStats(const std::string& id, const StatsSample& s, pb::TaskStats& ou
     if (has(11)) mem->set_usage(s.memoryUsage), mem->add_measured_fields(pb::MemoryUsage::USAGE);
     if (has(12)) mem->set_max_usage(s.memoryPeak), mem->add_measured_fields(pb::MemoryUsage::MAX_USAGE);
     if (has(13)) mem->set_kernel_usage(s.memoryKernel), mem->add_measured_fields(pb::MemoryUsage::KERNEL_USAGE);
+    // kernel_max_usage: the streamer reads no kernel memory peak (cgroup v2
+    // has none; v1's memory.kmem.max_usage_in_bytes is not sampled), so it
+    // is not measured. resource_usage_by_pid stays empty: the streamer
+    // samples the task's cgroup, not its processes (Nomad's CLI and metrics
+    // show only the aggregate).
 }
-
-bool writeAll(int fd, const std::string& data) {
-    size_t off = 0;
-    while (off < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        off += static_cast<size_t>(n);
-    }
-    return true;
-}
-
-uint16_t windowSize(int32_t v, uint16_t fallback) { return v >= 1 && v <= 4096 ? static_cast<uint16_t>(v) : fallback; }
 
 }  // namespace
 
@@ -168,6 +146,16 @@ DriverConfig PluginState::driverConfig() const {
     return driverConfig_;
 }
 
+void PluginState::setCompute(const Compute& c) {
+    std::lock_guard lock(mu_);
+    compute_ = c;
+}
+
+Compute PluginState::compute() const {
+    std::lock_guard lock(mu_);
+    return compute_;
+}
+
 void PluginState::shutdown() {
     {
         std::lock_guard lock(mu_);
@@ -200,6 +188,14 @@ grpc::Status BaseService::ConfigSchema(grpc::ServerContext*, const base::ConfigS
 }
 
 grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigRequest* in, base::SetConfigResponse*) {
+    // The API version the loader chose from PluginInfo's list (semver
+    // equality: helper/pluginutils/loader/init.go selectApiVersion); empty
+    // from a caller that does not say.
+    const auto& api = in->plugin_api_version();
+    auto bare = [](const std::string& v) { return v.rfind('v', 0) == 0 ? v.substr(1) : v; };
+    if (!api.empty() && bare(api) != bare(kPluginApiVersion))
+        return toStatus(common::makeError("InvalidArgument", "plugin API version " + api + " is not supported (" +
+                                                                 kPluginApiVersion + ")"));
     auto config = decodeCty(in->msgpack_config());
     if (!config) return toStatus(config.error());
     if (!config->is_object()) return toStatus(common::makeError("InvalidConfig", "the plugin config is not an object"));
@@ -220,19 +216,102 @@ grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigR
             return toStatus(common::makeError("InvalidConfig", "unknown plugin config attribute " + key));
         }
     }
+    // The node's compute as Nomad's client detected it, sent when the task
+    // runner dispenses the driver (plugins/base/base.go AgentConfig,
+    // client/pluginmanager/drivermanager); the loader's validation sends
+    // none, and neither does a Nomad older than the field.
+    Compute compute;
+    if (in->nomad_config().driver().has_topology()) compute = computeFromTopology(in->nomad_config().driver().topology());
+    if (!compute.known()) compute = hostCompute();
     state_.setEnabled(enabled);
     state_.setDriverConfig(driver);
+    state_.setCompute(compute);
     return grpc::Status::OK;
 }
 
 // ---- GRPCController ----
 
 grpc::Status ControllerService::Shutdown(grpc::ServerContext*, const plugin::Empty*, plugin::Empty*) {
+    logRecord("debug", "go-plugin controller: shutdown");
     state_.shutdown();
     return grpc::Status::OK;
 }
 
+// ---- GRPCBroker ----
+
+grpc::Status BrokerService::StartStream(grpc::ServerContext* ctx,
+                                        grpc::ServerReaderWriter<plugin::ConnInfo, plugin::ConnInfo>* stream) {
+    // Read blocks: a shutdown cancels the call to end it.
+    std::atomic<bool> done{false};
+    std::thread watch([&] {
+        while (!done)
+            if (state_.waitShutdown(500)) {
+                ctx->TryCancel();
+                return;
+            }
+    });
+    plugin::ConnInfo in;
+    while (stream->Read(&in)) {
+        if (!in.has_knock() || !in.knock().knock() || in.knock().ack()) continue;
+        // A dial of a server the plugin would offer over the multiplexed
+        // connection (go-plugin grpc_broker.go knock): there is none.
+        plugin::ConnInfo refuse;
+        refuse.set_service_id(in.service_id());
+        refuse.mutable_knock()->set_knock(true);
+        refuse.mutable_knock()->set_ack(true);
+        refuse.mutable_knock()->set_error("nomad-driver-taskscope offers no brokered server " +
+                                          std::to_string(in.service_id()));
+        if (!stream->Write(refuse)) break;
+    }
+    done = true;
+    watch.join();
+    return grpc::Status::OK;
+}
+
+// ---- GRPCStdio ----
+
+grpc::Status StdioService::StreamStdio(grpc::ServerContext* ctx, const google::protobuf::Empty*,
+                                       grpc::ServerWriter<plugin::StdioData>*) {
+    while (!ctx->IsCancelled())
+        if (state_.waitShutdown(1000)) break;
+    return grpc::Status::OK;
+}
+
 // ---- Driver ----
+
+grpc::Status DriverService::Init(Ctx*, const pb::InitRequest*, pb::InitResponse*) {
+    if (state_.isShutdown()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
+    // Nomad calls it after every dispense: after SetConfig on a launch, and
+    // on its own after a reattach (no SetConfig then: the process kept its
+    // config). It takes a bus client from the pool and asks the manager
+    // for its facts, so that the first StartTask after a launch or an
+    // agent restart finds a warm connection; nothing else changes, so a
+    // second call is the same as the first. A manager that cannot be
+    // reached is reported, not an error: Nomad would kill the plugin and
+    // dispense it again (drivermanager/instance.go dispense), while the
+    // fingerprint already tells it the driver is unhealthy until the
+    // manager is back.
+    auto c = client();
+    auto facts = c ? (*c)->managerFacts() : Result<std::pair<std::string, std::string>>(c.error());
+    const Compute compute = state_.compute();
+    logRecord("info", "initialized",
+              {{"manager", facts ? "taskscope " + facts->first + ", cgroup " + facts->second
+                                 : "not reachable: " + facts.error().message},
+               {"compute_mhz", std::to_string(static_cast<int64_t>(compute.totalMhz))},
+               {"cores", std::to_string(compute.cores)},
+               {"pid", std::to_string(::getpid())}});
+    return grpc::Status::OK;
+}
+
+grpc::Status DriverService::Shutdown(Ctx*, const pb::ShutdownRequest*, pb::ShutdownResponse*) {
+    // Nomad's client asks right before go-plugin's Kill (drivermanager/
+    // instance.go cleanup): the plugin ends its streams and exits once
+    // this answer is out, so that Kill finds it gone. Tasks keep running:
+    // they are taskscope's, and a new plugin recovers them.
+    logRecord("info", "shutdown requested by Nomad");
+    state_.shutdown();
+    return grpc::Status::OK;
+}
 
 grpc::Status DriverService::TaskConfigSchema(Ctx*, const pb::TaskConfigSchemaRequest*,
                                              pb::TaskConfigSchemaResponse* out) {
@@ -485,11 +564,10 @@ grpc::Status DriverService::InspectTask(Ctx*, const pb::InspectTaskRequest* in, 
     s->set_name(key->task);
     const auto exit = exitOf(*t);
     s->set_state(exit ? pb::EXITED : pb::RUNNING);
-    parseTime(t->startedAt, *s->mutable_started_at());
-    if (exit) {
-        parseTime(t->finishedAt, *s->mutable_completed_at());
-        fillExit(*exit, *s->mutable_result());
-    }
+    // Both times always: the zero time for "not yet" (setTime).
+    setTime(t->startedAt, *s->mutable_started_at());
+    setTime(exit ? t->finishedAt : std::string(), *s->mutable_completed_at());
+    if (exit) fillExit(*exit, *s->mutable_result());
     auto& attrs = *out->mutable_driver()->mutable_attributes();
     attrs["unit"] = t->unit;
     attrs["state"] = t->state;
@@ -511,6 +589,7 @@ grpc::Status DriverService::TaskStats(Ctx* ctx, const pb::TaskStatsRequest* in,
     // until then it knows no such task, which is no reason to end.
     bool intervalSet = false;
     uint64_t lastTs = 0;
+    const Compute compute = state_.compute();
     for (;;) {
         if (state_.isShutdown()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, kPluginShutdown);
         if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
@@ -522,7 +601,7 @@ grpc::Status DriverService::TaskStats(Ctx* ctx, const pb::TaskStatsRequest* in,
         }
         if (s && s->timestampUs != lastTs) {
             pb::TaskStatsResponse r;
-            toNomadStats(in->task_id(), *s, *r.mutable_stats());
+            toNomadStats(in->task_id(), *s, compute, *r.mutable_stats());
             if (!writer->Write(r)) return grpc::Status::OK;
             lastTs = s->timestampUs;
         }
@@ -604,103 +683,9 @@ grpc::Status DriverService::DestroyNetwork(Ctx*, const pb::DestroyNetworkRequest
     return grpc::Status::OK;
 }
 
-grpc::Status DriverService::ExecTaskStreaming(
-    Ctx* ctx, grpc::ServerReaderWriter<pb::ExecTaskStreamingResponse, pb::ExecTaskStreamingRequest>* stream) {
-    pb::ExecTaskStreamingRequest first;
-    if (!stream->Read(&first)) return grpc::Status::OK;
-    if (!first.has_setup()) return toStatus(common::makeError("InvalidArgument", "the first message must be setup"));
-    const auto& setup = first.setup();
-    auto key = state_.find(setup.task_id());
-    if (!key) return unknownTask(setup.task_id());
-    if (setup.command().empty()) return toStatus(common::makeError("InvalidArgument", "no command"));
-    auto c = client();
-    if (!c) return toStatus(c.error());
-    const bool tty = setup.tty();
-    const uint16_t rows = windowSize(first.tty_size().height(), 24), cols = windowSize(first.tty_size().width(), 80);
-    std::map<std::string, std::string> env;
-    if (tty) env["TERM"] = "xterm";
-    std::vector<std::string> cmd(setup.command().begin(), setup.command().end());
-    auto session = (*c)->startExec(key->allocId, key->task, cmd, env, tty, rows, cols);
-    if (!session) return toStatus(session.error());
-    const uint64_t id = session->id;
-    const int inFd = session->fds[0].get();
-    std::vector<std::pair<int, bool>> outputs;  // fd, is stderr
-    if (tty) outputs.push_back({session->fds[0].get(), false});
-    else outputs = {{session->fds[1].get(), false}, {session->fds[2].get(), true}};
-
-    // Nomad's side arrives on its own thread: stdin, resizes, close. It
-    // has a bus connection of its own for ResizeExec.
-    std::atomic<bool> done{false};
-    bool inputEnded = false;
-    std::mutex inputMu;
-    std::condition_variable inputCv;
-    std::thread input([&] {
-        std::optional<ClientLease> own;
-        pb::ExecTaskStreamingRequest req;
-        bool stdinOpen = true;
-        while (!done && stream->Read(&req)) {
-            if (req.has_tty_size() && tty) {
-                if (!own) {
-                    auto cl = Client::acquire();
-                    if (cl) own = std::move(*cl);
-                }
-                if (own) (void)(*own)->resizeExec(id, windowSize(req.tty_size().height(), rows),
-                                               windowSize(req.tty_size().width(), cols));
-            }
-            if (req.has_stdin() && stdinOpen) {
-                if (!req.stdin().data().empty()) writeAll(inFd, req.stdin().data());
-                if (req.stdin().close()) {
-                    stdinOpen = false;
-                    // A terminal has no half-close: EOF is ^D at a line's start.
-                    if (tty) writeAll(inFd, "\x04");
-                    else session->fds[0].reset();
-                }
-            }
-        }
-        std::lock_guard lock(inputMu);
-        inputEnded = true;
-        inputCv.notify_all();
-    });
-
-    std::vector<pollfd> fds;
-    for (auto [fd, err] : outputs) fds.push_back({fd, POLLIN, 0});
-    size_t open = fds.size();
-    char buf[32768];
-    bool writable = true;
-    while (open > 0 && writable) {
-        if (::poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) break;
-        if (ctx->IsCancelled()) break;
-        for (size_t i = 0; i < fds.size(); ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            pb::ExecTaskStreamingResponse r;
-            auto* op = outputs[i].second ? r.mutable_stderr() : r.mutable_stdout();
-            if (n <= 0) {  // EOF, or EIO once a terminal's last holder is gone
-                op->set_close(true);
-                fds[i].fd = -1;
-                --open;
-            } else {
-                op->set_data(buf, static_cast<size_t>(n));
-            }
-            if (!stream->Write(r)) writable = false;
-        }
-    }
-    auto exit = (*c)->waitExec(id);
-    pb::ExecTaskStreamingResponse last;
-    last.set_exited(true);
-    if (exit) fillExit(*exit, *last.mutable_result());
-    else last.mutable_result()->set_exit_code(-1);
-    if (writable) stream->Write(last);
-    done = true;
-    // Nomad closes its side once it has the exit, which ends the reader's
-    // Read; a peer that keeps it open is cut off after a grace period.
-    {
-        std::unique_lock lock(inputMu);
-        if (!inputCv.wait_for(lock, std::chrono::seconds(2), [&] { return inputEnded; })) ctx->TryCancel();
-    }
-    input.join();
-    return exit ? grpc::Status::OK : toStatus(exit.error());
+grpc::ServerBidiReactor<pb::ExecTaskStreamingRequest, pb::ExecTaskStreamingResponse>* DriverService::ExecTaskStreaming(
+    grpc::CallbackServerContext*) {
+    return new ExecStreamReactor(state_);  // deletes itself in OnDone
 }
 
 }  // namespace taskscope::nomad

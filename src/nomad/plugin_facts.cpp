@@ -1,8 +1,12 @@
 #include "nomad/plugin_facts.hpp"
 
+#include <cstdlib>
+#include <sstream>
+
 namespace taskscope::nomad {
 
 namespace hcl = hashicorp::nomad::plugins::shared::hclspec;
+namespace pb = hashicorp::nomad::plugins::drivers::proto;
 
 namespace {
 
@@ -15,6 +19,9 @@ hcl::Spec attr(const char* name, const char* type, bool required) {
     return s;
 }
 
+// A Literal's value is an HCL expression (Nomad parses it with
+// hclsyntax.ParseExpression: helper/pluginutils/hclspecutils/dec.go
+// decodeLiteralSpec), so a string default is written quoted.
 hcl::Spec withDefault(hcl::Spec primary, const char* literal) {
     hcl::Spec s;
     *s.mutable_default_()->mutable_primary() = std::move(primary);
@@ -22,7 +29,39 @@ hcl::Spec withDefault(hcl::Spec primary, const char* literal) {
     return s;
 }
 
+std::string envOr(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
 }  // namespace
+
+PluginEnv pluginEnvFromProcess() {
+    PluginEnv e;
+    e.protocolVersions = envOr("PLUGIN_PROTOCOL_VERSIONS");
+    e.socketDir = envOr("PLUGIN_UNIX_SOCKET_DIR");
+    e.socketGroup = envOr("PLUGIN_UNIX_SOCKET_GROUP");
+    // go-plugin's server appends the 7th field whenever the variable is set
+    // at all (server.go: os.Getenv(envMultiplexGRPC) != "").
+    e.multiplexAsked = !envOr("PLUGIN_MULTIPLEX_GRPC").empty();
+    e.autoMtlsAsked = !envOr("PLUGIN_CLIENT_CERT").empty();
+    return e;
+}
+
+bool clientAcceptsAppVersion(const std::string& versions) {
+    if (versions.empty()) return true;
+    std::stringstream in(versions);
+    for (std::string v; std::getline(in, v, ',');)
+        if (v == std::to_string(kAppProtocolVersion)) return true;
+    return false;
+}
+
+std::string handshakeLine(const std::string& socketPath, bool multiplexAsked) {
+    std::string line = std::to_string(kCoreProtocolVersion) + "|" + std::to_string(kAppProtocolVersion) + "|unix|" +
+                       socketPath + "|grpc|";
+    if (multiplexAsked) line += "|false";
+    return line;
+}
 
 hcl::Spec configSchema() {
     hcl::Spec s;
@@ -41,16 +80,37 @@ hcl::Spec taskConfigSchema() {
     return s;
 }
 
-void fillCapabilities(hashicorp::nomad::plugins::drivers::proto::DriverCapabilities& caps) {
+void fillCapabilities(pb::DriverCapabilities& caps) {
+    // SignalTask reaches every process of the task's scope (Manager1.SignalTask).
     caps.set_send_signals(true);
+    // ExecTask and ExecTaskStreaming run in the task's cgroup and namespaces
+    // (the streamer's Exec1): script checks, templates' change scripts and
+    // `nomad alloc exec` work.
     caps.set_exec(true);
-    caps.set_fs_isolation(kFsIsolation);
+    caps.set_fs_isolation(kFsIsolation);  // why: plugin_facts.hpp
     for (auto mode : kNetworkIsolationModes) caps.add_network_isolation_modes(mode);
+    // Nomad calls CreateNetwork/DestroyNetwork for a group network
+    // (client/allocrunner/network_manager_linux.go): the namespace is
+    // taskscope's, so that the manager knows and cleans it up.
     caps.set_must_create_network(true);
     // Mounts are bound into an isolated task's root (isolation = "none"
-    // refuses them at start, with a message saying why).
-    caps.set_mount_configs(hashicorp::nomad::plugins::drivers::proto::DriverCapabilities::ANY_MOUNTS);
+    // refuses them at start, with a message saying why). NO_MOUNTS would
+    // make Nomad refuse every job with a volume_mount
+    // (client/allocrunner/taskrunner/volume_hook.go).
+    caps.set_mount_configs(pb::DriverCapabilities::ANY_MOUNTS);
+    // Nomad's logmon reads the task's fifos, into which the task writes
+    // directly: true would make Nomad start no logmon and lose the logs
+    // (client/allocrunner/taskrunner/logmon_hook.go isLoggingDisabled).
     caps.set_disable_log_collection(false);
+    // Nomad gives a task without a user a UID/GID from its pool, named
+    // "nomad-<id>" and known to no user database
+    // (client/allocrunner/taskrunner/dynamic_users_hook.go,
+    // helper/users/dynamic/users.go). taskscope resolves a task's user by
+    // name in the task's root's user database (src/manager/task_spec.cpp),
+    // so such a task would fail to start: false, and Nomad leaves an
+    // unset user empty (taskscope then runs the task as root, its
+    // default; src/manager/task_spec.hpp).
+    caps.set_dynamic_workload_users(false);
 }
 
 }  // namespace taskscope::nomad

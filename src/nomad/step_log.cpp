@@ -1,5 +1,7 @@
 #include "nomad/step_log.hpp"
 
+#include "nomad/plugin_log.hpp"
+
 #include <time.h>
 #include <unistd.h>
 
@@ -56,9 +58,7 @@ void StepLog::done(const std::string& taskId) {
                            {"total_us", end - start_}};
     for (const auto& [name, us] : steps_) line[std::string(name) + "_us"] = us;
     for (const auto& [name, value] : notes_) line[name] = value;
-    const std::string text = line.dump() + "\n";
-    // One write per record: lines of calls on other threads do not mix.
-    (void)!::write(2, text.data(), text.size());
+    writeLogRecord(line.dump() + "\n");
 }
 
 }  // namespace taskscope::nomad

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "common/cpu_list.hpp"
@@ -78,8 +79,19 @@ struct NomadDirs {
 };
 
 NomadDirs nomadDirs(const pb::TaskConfig& cfg) {
-    const std::string task = join(cfg.alloc_dir(), cfg.name());
-    return {join(cfg.alloc_dir(), "alloc"), task, join(task, "local"), join(task, "secrets")};
+    // The manager takes a task's dirs only when no symlink leads to them
+    // (a task could swap a link it can write: issue 32), while Nomad's
+    // data_dir may well sit behind one an operator made (/opt/nomad ->
+    // /data/nomad). That link is the operator's, not a task's: the driver
+    // names the real directory. One it cannot resolve is passed as given
+    // and refused by the manager with the reason.
+    std::string alloc = cfg.alloc_dir();
+    if (char* real = ::realpath(alloc.c_str(), nullptr)) {
+        alloc = real;
+        std::free(real);
+    }
+    const std::string task = join(alloc, cfg.name());
+    return {join(alloc, "alloc"), task, join(task, "local"), join(task, "secrets")};
 }
 
 Result<void> addChroot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
@@ -146,6 +158,12 @@ Result<void> addHostRoot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
         return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
     for (const auto& d : cfg.devices())
         if (auto r = checkHostDevice(d); !r) return r;
+    // Said explicitly: a node whose manager isolates specs without an
+    // isolation object (default_isolated) must still run this task on the
+    // host's root, as the job asked.
+    out.isolation = spec::Isolation{};
+    out.isolation.filesystem = false;
+    out.isolationGiven = true;
     if (cfg.alloc_dir().empty()) return {};
     const auto d = nomadDirs(cfg);
     out.cwd = d.task;

@@ -1,6 +1,11 @@
 #include "plugins/identity_client.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <grpcpp/grpcpp.h>
+
+#include "common/safe_path.hpp"
 
 #include "csi_identity.grpc.pb.h"
 #include "common/error_names.hpp"
@@ -32,10 +37,20 @@ std::string capabilityName(const csi::v1::PluginCapability& c) {
 }  // namespace
 
 Result<IdentityAnswer> queryIdentity(const std::string& socketPath, bool withInfo, std::chrono::milliseconds deadline) {
+    // The plugin's task can write its socket directory: the manager (root)
+    // connects to the socket found there, opened with no symlink followed
+    // and checked to be a socket, through its fd (issue 32), never to where
+    // a link in its place would lead (another daemon's socket).
+    auto socket = common::openNoSymlinks(socketPath, O_PATH);
+    if (!socket) return makeError("PluginUnreachable", socket.error().message);
+    struct stat st {};
+    if (::fstat(socket->get(), &st) < 0 || !S_ISSOCK(st.st_mode))
+        return makeError("PluginUnreachable", socketPath + " is not a socket");
     grpc::ChannelArguments args;
     // The registry's heartbeat is the retry: a channel per round, no backoff state kept.
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-    auto channel = grpc::CreateCustomChannel("unix:" + socketPath, grpc::InsecureChannelCredentials(), args);
+    auto channel =
+        grpc::CreateCustomChannel("unix:" + common::fdPath(socket->get()), grpc::InsecureChannelCredentials(), args);
     auto stub = csi::v1::Identity::NewStub(channel);
     auto context = [deadline] {
         auto c = std::make_unique<grpc::ClientContext>();

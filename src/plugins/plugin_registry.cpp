@@ -1,5 +1,7 @@
 #include "plugins/plugin_registry.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,9 +9,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "common/error_names.hpp"
 #include "common/files.hpp"
+#include "common/safe_path.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::plugins {
@@ -37,9 +42,27 @@ uint64_t wallUs() {
 
 bool serving(const TaskRecord& t) { return t.state == TaskState::Running || t.state == TaskState::Stopping; }
 
+// The socket itself, never what a link in its place points to: the plugin
+// task can write its socket directory (issue 32).
 bool isSocket(const std::string& path) {
     struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+    return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// The sockets a plugin left in its directory, unlinked there (never through
+// a link): its task ended while the manager was away.
+void removeSockets(const std::string& dir) {
+    auto fd = common::openNoSymlinks(dir, O_RDONLY | O_DIRECTORY);
+    if (!fd) return;
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(::dup(fd->get())), &::closedir);
+    if (!d) return;
+    std::vector<std::string> sockets;
+    while (auto* e = ::readdir(d.get())) {
+        struct stat st {};
+        if (::fstatat(fd->get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode))
+            sockets.emplace_back(e->d_name);
+    }
+    for (const auto& name : sockets) ::unlinkat(fd->get(), name.c_str(), 0);
 }
 
 }  // namespace
@@ -137,6 +160,11 @@ void PluginRegistry::recover() {
                 gone.objectPath = scope::taskObjectPath(objectPrefix_, gone.spec.type + "_" + gone.spec.name);
                 if (events_) events_->pluginDeregistered(gone, "its task ended while the manager was away");
                 std::filesystem::remove(f.path(), ec);
+                // Its socket goes with its registration, as when it ends
+                // while the manager runs; unless another task serves the
+                // plugin now.
+                // (The directory beside the record, named as the record is.)
+                if (it == byPlugin.end()) removeSockets((f.path().parent_path() / f.path().stem()).string());
                 continue;
             }
             const auto& t = *it->second;

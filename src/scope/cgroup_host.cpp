@@ -68,16 +68,6 @@ std::string processCgroup(pid_t pid, const std::string& proc) {
     return cgroupOfProcText(*text);
 }
 
-bool cgroupIsInUnit(std::string_view cgroup, std::string_view unit) {
-    while (!cgroup.empty()) {
-        const auto slash = cgroup.find('/');
-        if (cgroup.substr(0, slash) == unit) return true;
-        if (slash == std::string_view::npos) break;
-        cgroup = cgroup.substr(slash + 1);
-    }
-    return false;
-}
-
 bool cgroupIsWithin(std::string_view cgroup, std::string_view ancestor) {
     if (cgroup == ancestor) return true;
     return cgroup.size() > ancestor.size() && cgroup.substr(0, ancestor.size()) == ancestor &&

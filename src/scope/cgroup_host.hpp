@@ -60,9 +60,6 @@ std::string cgroupOfProcText(std::string_view text);
 /// The same for a process: reads /proc/<pid>/cgroup (a worker's call). ""
 /// when it cannot be read (the process is gone).
 std::string processCgroup(pid_t pid, const std::string& proc = "/proc");
-/// `cgroup` is the unit's cgroup or below it (a delegated scope's own
-/// sub-cgroup): one of its components is the unit's name.
-bool cgroupIsInUnit(std::string_view cgroup, std::string_view unit);
 /// `cgroup` is `ancestor` or below it.
 bool cgroupIsWithin(std::string_view cgroup, std::string_view ancestor);
 

@@ -6,8 +6,12 @@
 
 #include <cerrno>
 
+#include <spdlog/spdlog.h>
+
 #include "common/error_names.hpp"
+#include "common/files.hpp"
 #include "common/unique_fd.hpp"
+#include "scope/task_scope.hpp"
 
 namespace taskscope::scope {
 
@@ -35,13 +39,19 @@ void freezeKillThaw(SystemdClient& systemd, const std::string& unit, ScopeKiller
 
 }  // namespace
 
-CgroupKill::CgroupKill(CgroupHost host, SystemdClient& systemd, common::Worker& worker)
-    : host_(std::move(host)), systemd_(systemd), worker_(worker) {}
+CgroupKill::CgroupKill(CgroupHost host, std::string slice, SystemdClient& systemd, common::Worker& worker)
+    : host_(std::move(host)), slice_(std::move(slice)), systemd_(systemd), worker_(worker) {}
 
 void CgroupKill::killAll(const std::string& unit, const std::string& cgroup, Done done) {
-    const auto killFile = host_.file(cgroup, "", "cgroup.kill");
-    // A cgroup not known (yet) or not a path below the root: systemd knows
+    // A cgroup not known (yet) or not the task's own scope: systemd knows
     // the unit's processes all the same.
+    auto scopePath = checkTaskScope(cgroup, slice_, unit);
+    if (!scopePath) {
+        if (!cgroup.empty())
+            spdlog::warn("Not writing cgroup.kill for {}: {}; asking systemd instead", unit, scopePath.error().message);
+        return freezeKillThaw(systemd_, unit, std::move(done));
+    }
+    const auto killFile = host_.file(scopePath->str(), "", "cgroup.kill");
     if (!killFile) return freezeKillThaw(systemd_, unit, std::move(done));
     worker_.submit([this, unit, file = *killFile, done = std::move(done),
                     alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
@@ -79,14 +89,15 @@ void SystemdFreezeKill::killLeftovers(const std::string& unit, const std::string
     });
 }
 
-std::unique_ptr<ScopeKiller> makeScopeKiller(const CgroupHost& host, SystemdClient& systemd, common::Worker& worker) {
-    if (host.unified()) return std::make_unique<CgroupKill>(host, systemd, worker);
+std::unique_ptr<ScopeKiller> makeScopeKiller(const CgroupHost& host, const std::string& slice, SystemdClient& systemd,
+                                             common::Worker& worker) {
+    if (host.unified()) return std::make_unique<CgroupKill>(host, slice, systemd, worker);
     return std::make_unique<SystemdFreezeKill>(systemd);
 }
 
-common::Result<void> signalIfInUnit(pid_t pid, const std::string& unit, int signal) {
-    const auto cgroup = processCgroup(pid);
-    if (cgroup.empty() || !cgroupIsInUnit(cgroup, unit))
+common::Result<void> signalIfInUnit(pid_t pid, const std::string& slice, const std::string& unit, int signal) {
+    const auto text = common::readFile("/proc/" + std::to_string(pid) + "/cgroup");
+    if (!text || !inTaskScope(*text, slice, unit))
         return common::makeError(common::errors::kNotRunning,
                                  "its main process " + std::to_string(pid) + " is not in its scope");
     if (::kill(pid, signal) < 0) return common::errnoError("signal pid " + std::to_string(pid), errno);

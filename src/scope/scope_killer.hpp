@@ -40,9 +40,12 @@ public:
 };
 
 /// cgroup v2: cgroup.kill, written on `worker`; systemd when that fails.
+/// Only ever into the task's own scope below `slice` (issue 32): a
+/// record's cgroup that is not it ("/" read under an unexpected layout,
+/// where the write would kill every process of the node) goes to systemd.
 class CgroupKill final : public ScopeKiller {
 public:
-    CgroupKill(CgroupHost host, SystemdClient& systemd, common::Worker& worker);
+    CgroupKill(CgroupHost host, std::string slice, SystemdClient& systemd, common::Worker& worker);
     void killAll(const std::string& unit, const std::string& cgroup, Done done) override;
     void killLeftovers(const std::string& unit, const std::string& cgroup, Done done) override {
         killAll(unit, cgroup, std::move(done));
@@ -50,6 +53,7 @@ public:
 
 private:
     CgroupHost host_;
+    std::string slice_;
     SystemdClient& systemd_;
     common::Worker& worker_;
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
@@ -68,12 +72,13 @@ private:
     SystemdClient& systemd_;
 };
 
-/// The strategy for `host`'s version.
-std::unique_ptr<ScopeKiller> makeScopeKiller(const CgroupHost& host, SystemdClient& systemd, common::Worker& worker);
+/// The strategy for `host`'s version; tasks' scopes sit below `slice`.
+std::unique_ptr<ScopeKiller> makeScopeKiller(const CgroupHost& host, const std::string& slice, SystemdClient& systemd,
+                                             common::Worker& worker);
 
-/// Sends `signal` to `pid` only while it is in the unit's cgroup (a
-/// recycled PID never is): reads /proc/<pid>/cgroup, so a worker's call.
-/// NotRunning when it is not there.
-common::Result<void> signalIfInUnit(pid_t pid, const std::string& unit, int signal);
+/// Sends `signal` to `pid` only while it is in the unit's scope below
+/// `slice` on some hierarchy (a recycled PID never is): reads
+/// /proc/<pid>/cgroup, so a worker's call. NotRunning when it is not there.
+common::Result<void> signalIfInUnit(pid_t pid, const std::string& slice, const std::string& unit, int signal);
 
 }  // namespace taskscope::scope

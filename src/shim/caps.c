@@ -4,7 +4,8 @@
  * after setgroups/setgid/setuid set effective, permitted and inheritable,
  * raise the ambient set for a non-root user so the set survives execve
  * (Nomad #16642: cap_add did nothing until ambient was set), and finally
- * no_new_privs.
+ * no_new_privs. A task on the host's root gets its bounding set cut
+ * (--cap-bound) and no_new_privs, nothing else: its user keeps what it has.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,14 +35,11 @@ struct cap_data {
     uint32_t inheritable;
 };
 
-int caps_before_ids(const struct iso_opts *o, const char **step)
+/* The kernel's last capability is where PR_CAPBSET_DROP says EINVAL. */
+static int drop_bounding(uint64_t keep)
 {
-    if (!o->have_caps)
-        return 0;
-    *step = "cap-bounding";
-    /* The kernel's last capability is where PR_CAPBSET_DROP says EINVAL. */
     for (int c = 0; c < 64; c++) {
-        if (o->caps & (1ULL << c))
+        if (keep & (1ULL << c))
             continue;
         if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
             if (errno == EINVAL)
@@ -49,6 +47,22 @@ int caps_before_ids(const struct iso_opts *o, const char **step)
             return errno;
         }
     }
+    return 0;
+}
+
+int caps_before_ids(const struct iso_opts *o, const char **step)
+{
+    int e;
+    if (!o->have_caps) {
+        /* On the host's root (--cap-bound): root's sets after execve are
+         * its bounding set, anyone else has none and gains none beyond it
+         * (setuid binaries, file capabilities). */
+        *step = "cap-bounding";
+        return o->have_bound ? drop_bounding(o->bound) : 0;
+    }
+    *step = "cap-bounding";
+    if ((e = drop_bounding(o->caps)))
+        return e;
     *step = "keep-caps";
     return prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ? errno : 0;
 }

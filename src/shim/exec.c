@@ -1,7 +1,7 @@
 /*
  * taskscope-shim --exec: a command exec'd into a running task (protocol in
  * shim_protocol.h). It becomes the task the way the task did, with the
- * same code (process.h) and the same resolved spec, saved by the manager
+ * same code (identity.c) and the same resolved spec, saved by the manager
  * when the task started: so an exec into an isolated task gets the task's
  * identity, capability sets and no_new_privs, never the streamer's, and a
  * user that exists only in the task's root is already a number.
@@ -26,8 +26,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "process.h"
+#include "exec.h"
+#include "fds.h"
+#include "identity.h"
+#include "options.h"
 #include "shim_protocol.h"
+#include "shim_text.h"
 
 /* The saved spec: a few dozen words (identity, chroot_env binds, volumes).
  * Static, not on the stack: only an exec's short-lived shim touches it. */

@@ -34,6 +34,8 @@ struct iso_opts {
     int ipc_host;
     int have_caps;
     uint64_t caps;
+    int have_bound; /* --cap-bound: the bounding set alone (not isolated) */
+    uint64_t bound;
     int no_new_privs;
     unsigned long long secrets_size;
     int net_private; /* joined an allocation's netns (--netns): own sysfs */
@@ -59,7 +61,8 @@ int iso_enter_root(const struct iso_opts *o, const char **step);
 
 /* caps.c, split around the identity change the shim does in between:
  * before drops the bounding set and keeps capabilities across setuid;
- * after sets the rest of the sets, ambient and no_new_privs. */
+ * after sets the rest of the sets, ambient and no_new_privs. With
+ * --cap-bound only the bounding set is dropped (and no_new_privs set). */
 int caps_before_ids(const struct iso_opts *o, const char **step);
 int caps_after_ids(const struct iso_opts *o, uid_t uid, const char **step);
 

@@ -72,7 +72,7 @@ int iso_parse_arg(struct iso_opts *o, int argc, char **argv, int *i)
     int known = strcmp(a, SHIM_OPT_ROOT) == 0 || strcmp(a, SHIM_OPT_RO_BIND) == 0 ||
                 strcmp(a, SHIM_OPT_ALLOC_DIR) == 0 || strcmp(a, SHIM_OPT_PID_NS) == 0 ||
                 strcmp(a, SHIM_OPT_IPC_NS) == 0 || strcmp(a, SHIM_OPT_CAPS) == 0 ||
-                strcmp(a, SHIM_OPT_NO_NEW_PRIVS) == 0 ||
+                strcmp(a, SHIM_OPT_NO_NEW_PRIVS) == 0 || strcmp(a, SHIM_OPT_CAP_BOUND) == 0 ||
                 strcmp(a, SHIM_OPT_SECRETS_SIZE) == 0 || strcmp(a, SHIM_OPT_SECRETS_DIR) == 0;
     if (!known)
         return 0;
@@ -97,6 +97,10 @@ int iso_parse_arg(struct iso_opts *o, int argc, char **argv, int *i)
         if (parse_u64(v, 16, &n) < 0) return -1;
         o->caps = n;
         o->have_caps = 1;
+    } else if (strcmp(a, SHIM_OPT_CAP_BOUND) == 0) {
+        if (parse_u64(v, 16, &n) < 0) return -1;
+        o->bound = n;
+        o->have_bound = 1;
     } else if (strcmp(a, SHIM_OPT_SECRETS_DIR) == 0) {
         if (v[0] != '/') return -1;
         o->secrets_dir = v;
@@ -114,9 +118,13 @@ unsigned long iso_clone_flags(const struct iso_opts *o)
     return o->root && !o->pid_host ? CLONE_NEWPID : 0;
 }
 
+/* A cgroup namespace of its own too (issue 32): the child is in its scope
+ * by now (released only once systemd put it there), which becomes the
+ * root of what it sees in /proc/self/cgroup and in the cgroup tree the
+ * root step mounts; another task's scope, alloc and name are not shown. */
 int iso_unshare(const struct iso_opts *o, const char **step)
 {
     *step = "unshare";
-    int flags = CLONE_NEWNS | (o->ipc_host ? 0 : CLONE_NEWIPC);
+    int flags = CLONE_NEWNS | CLONE_NEWCGROUP | (o->ipc_host ? 0 : CLONE_NEWIPC);
     return unshare(flags) < 0 ? errno : 0;
 }

@@ -21,49 +21,14 @@
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
 #include "isolation.h"
+#include "root_paths.h"
+#include "safe_open.h"
 #include "shim_text.h"
-
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442 /* the same number on every architecture */
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-#ifndef SYS_open_tree
-#define SYS_open_tree 428
-#endif
-#ifndef SYS_move_mount
-#define SYS_move_mount 429
-#endif
-#define ISO_MOUNT_ATTR_RDONLY 0x00000001ULL
-#define ISO_OPEN_TREE_CLONE 1
-#define ISO_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#define ISO_MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-#ifndef AT_EMPTY_PATH
-#define AT_EMPTY_PATH 0x1000
-#endif
-
-struct iso_mount_attr {
-    uint64_t attr_set;
-    uint64_t attr_clr;
-    uint64_t propagation;
-    uint64_t userns_fd;
-};
-
-/* "/usr/share" -> "usr/share": paths relative to the new root (cwd). */
-static const char *rel(const char *abs)
-{
-    while (*abs == '/')
-        abs++;
-    return *abs ? abs : ".";
-}
 
 /* Small formatter for mount options: no stdio in the shim. */
 static void cat_str(char *d, size_t cap, size_t *len, const char *s)
@@ -80,150 +45,10 @@ static void cat_u64(char *d, size_t cap, size_t *len, unsigned long long v)
     cat_str(d, cap, len, s);
 }
 
-/* Paths in the root are resolved inside it (issue 14): the task dir may
- * hold symlinks, from the scheduler or from the task's last run (an
- * "evil -> /etc" in its root), and a mkdir, chown or mount through one
- * would reach the host's /etc. openat2 with RESOLVE_IN_ROOT resolves a
- * path as if the root were "/", so an absolute or ".." link stays inside;
- * the result is used as an fd (the *at calls) or, for mount(2), through
- * its /proc/self/fd magic link, as runc does. Needs Linux 5.6. */
-struct iso_open_how {
-    uint64_t flags;
-    uint64_t mode;
-    uint64_t resolve;
-};
-#define ISO_RESOLVE_NO_MAGICLINKS 0x02
-#define ISO_RESOLVE_IN_ROOT 0x10
-
-static int root_fd = -1; /* the task dir after its bind onto itself */
-
-/* An O_PATH fd of a path in the root, or -errno. */
-static int resolve(const char *p, int flags)
+static int same_inode(int a, int b)
 {
-    struct iso_open_how how = {(uint64_t)(O_PATH | O_CLOEXEC | flags), 0,
-                               ISO_RESOLVE_IN_ROOT | ISO_RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, root_fd, p, &how, sizeof how);
-    return fd < 0 ? -errno : fd;
-}
-
-/* "/proc/self/fd/N" of an fd, for the calls that take only a path. The
- * host's /proc is still there: this runs before pivot_root. */
-static const char *fd_path(char b[32], int fd)
-{
-    size_t n = 0;
-    b[0] = '\0';
-    cat_str(b, 32, &n, "/proc/self/fd/");
-    cat_u64(b, 32, &n, (unsigned long long)fd);
-    return b;
-}
-
-/* The directory holding the last component of p (resolved in the root),
- * and that component's name; -errno when p is empty or ends in "/". */
-static int parent_of(const char *p, const char **name)
-{
-    const char *slash = strrchr(p, '/');
-    *name = slash ? slash + 1 : p;
-    if (!**name)
-        return -EINVAL;
-    if (!slash)
-        return resolve(".", O_DIRECTORY);
-    char b[PATH_MAX];
-    size_t n = (size_t)(slash - p);
-    if (n >= sizeof b)
-        return -ENAMETOOLONG;
-    memcpy(b, p, n);
-    b[n] = '\0';
-    return resolve(n ? b : ".", O_DIRECTORY);
-}
-
-/* mkdir of the last component of p, its parent resolved in the root;
- * an existing entry of that name (a dir, or a link that resolves inside
- * the root later) is fine. */
-static int mkdir_one(const char *p, mode_t mode)
-{
-    const char *name;
-    int dir = parent_of(p, &name);
-    if (dir < 0)
-        return -dir;
-    int e = mkdirat(dir, name, mode) == 0 || errno == EEXIST ? 0 : errno;
-    close(dir);
-    return e;
-}
-
-/* mkdir -p of a path relative to the root; the last component too when
- * last is set. */
-static int mkdir_parents(const char *p, int last, mode_t mode)
-{
-    char b[PATH_MAX];
-    size_t n = strlen(p);
-    if (n >= sizeof b)
-        return ENAMETOOLONG;
-    memcpy(b, p, n + 1);
-    for (size_t i = 1; i < n; i++) {
-        if (b[i] != '/')
-            continue;
-        b[i] = '\0';
-        int e = mkdir_one(b, 0755);
-        b[i] = '/';
-        if (e)
-            return e;
-    }
-    return last ? mkdir_one(b, mode) : 0;
-}
-
-/* A mount point of the same kind as the source: a dir or an empty file. */
-static int make_mountpoint(const char *p, int dir)
-{
-    int e = mkdir_parents(p, dir, 0755);
-    if (e || dir)
-        return e;
-    const char *name;
-    int pd = parent_of(p, &name);
-    if (pd < 0)
-        return -pd;
-    int fd = openat(pd, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    e = fd < 0 && errno != EEXIST && errno != ELOOP ? errno : 0;
-    if (fd >= 0)
-        close(fd);
-    close(pd);
-    return e;
-}
-
-/* mount(2) onto a path of the root, resolved in it. */
-static int mount_in_root(const char *src, const char *dst, const char *type, unsigned long flags,
-                         const void *data)
-{
-    int fd = resolve(dst, 0);
-    if (fd < 0)
-        return -fd;
-    char b[32];
-    int e = mount(src, fd_path(b, fd), type, flags, data) < 0 ? errno : 0;
-    close(fd);
-    return e;
-}
-
-/* Read-only for the whole subtree: a tmpfs mounted below /usr is read-only
- * in the task too. mount_setattr (5.12) does it in one call; older kernels
- * get the top mount remounted read-only. Raw syscall: musl may lack it. */
-static int make_readonly(const char *p)
-{
-    struct iso_mount_attr a = {ISO_MOUNT_ATTR_RDONLY, 0, 0, 0};
-    int fd = resolve(p, 0);
-    if (fd < 0)
-        return -fd;
-    int e = syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) == 0 ? 0 : errno;
-    close(fd);
-    if (e != ENOSYS)
-        return e;
-    return mount_in_root(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
-}
-
-static int bind(const char *src, const char *dst, int read_only)
-{
-    int e = mount_in_root(src, dst, NULL, MS_BIND | MS_REC, NULL);
-    if (e)
-        return e;
-    return read_only ? make_readonly(dst) : 0;
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* ---- the steps ---- */
@@ -244,15 +69,30 @@ static int step_propagation(const struct iso_opts *o)
     return mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ? errno : 0;
 }
 
-/* pivot_root needs the new root to be a mount point. */
+/* pivot_root needs the new root to be a mount point. The bind is entered
+ * by opening the path again (an fd opened before names the directory
+ * below the new mount), checked to be the same directory. */
 static int step_root_bind(const struct iso_opts *o)
 {
-    if (mount(o->root, o->root, NULL, MS_BIND, NULL) < 0)
-        return errno;
-    if (chdir(o->root) < 0)
-        return errno;
-    root_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    return root_fd < 0 ? errno : 0;
+    char b[32];
+    int src = root_open_source(o->root, 1);
+    if (src < 0)
+        return -src;
+    int e = mount(fd_path(b, src), fd_path(b, src), NULL, MS_BIND, NULL) < 0 ? errno : 0;
+    int top = e ? -1 : root_open_source(o->root, 1);
+    if (!e && top < 0)
+        e = -top;
+    if (!e && !same_inode(src, top))
+        e = EXDEV; /* the task dir was swapped while it was bound */
+    if (!e && fchdir(top) < 0)
+        e = errno;
+    close(src);
+    if (top >= 0)
+        close(top);
+    if (e)
+        return e;
+    iso_root_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return iso_root_fd < 0 ? errno : 0;
 }
 
 /* A symlink on the host (merged /usr: /bin -> usr/bin) is the same
@@ -261,7 +101,7 @@ static int step_chroot_env(const struct iso_opts *o)
 {
     for (int i = 0; i < o->nbinds; i++) {
         const char *src = o->binds[i];
-        const char *dst = rel(src);
+        const char *dst = root_rel(src);
         struct stat st;
         if (lstat(src, &st) < 0) {
             if (errno == ENOENT)
@@ -274,11 +114,11 @@ static int step_chroot_env(const struct iso_opts *o)
             if (n < 0)
                 return errno;
             t[n] = '\0';
-            int e = mkdir_parents(dst, 0, 0755);
+            int e = root_mkdir_parents(dst, 0, 0755);
             if (e)
                 return e;
             const char *name;
-            int pd = parent_of(dst, &name);
+            int pd = root_parent(dst, &name);
             if (pd < 0)
                 return -pd;
             e = symlinkat(t, pd, name) < 0 && errno != EEXIST ? errno : 0;
@@ -287,9 +127,9 @@ static int step_chroot_env(const struct iso_opts *o)
                 return e;
             continue;
         }
-        int e = make_mountpoint(dst, S_ISDIR(st.st_mode));
+        int e = root_mountpoint(dst, S_ISDIR(st.st_mode));
         if (!e)
-            e = bind(src, dst, 1);
+            e = root_bind(src, dst, 1);
         if (e)
             return e;
     }
@@ -300,10 +140,10 @@ static int step_chroot_env(const struct iso_opts *o)
 static int step_task_dirs(const struct iso_opts *o)
 {
     int e;
-    if ((e = mkdir_one("local", 0755)) || (e = mkdir_one("tmp", 01777)) ||
-        (e = mkdir_one("alloc", 0755)))
+    if ((e = root_mkdir("local", 0755)) || (e = root_mkdir("tmp", 01777)) ||
+        (e = root_mkdir("alloc", 0755)))
         return e;
-    int local = resolve("local", O_DIRECTORY), tmp = resolve("tmp", O_DIRECTORY);
+    int local = root_resolve("local", O_DIRECTORY), tmp = root_resolve("tmp", O_DIRECTORY);
     char b[32];
     e = local < 0 ? -local : tmp < 0 ? -tmp : 0;
     if (!e && (fchownat(local, "", o->uid, o->gid, AT_EMPTY_PATH) < 0 || chmod(fd_path(b, tmp), 01777) < 0))
@@ -314,7 +154,14 @@ static int step_task_dirs(const struct iso_opts *o)
         close(tmp);
     if (e)
         return e;
-    return o->alloc_dir ? mount_in_root(o->alloc_dir, "alloc", NULL, MS_BIND | MS_REC, NULL) : 0;
+    if (!o->alloc_dir)
+        return 0;
+    int src = root_open_source(o->alloc_dir, 1);
+    if (src < 0)
+        return -src;
+    e = root_bind_fd(src, "alloc", MS_REC);
+    close(src);
+    return e;
 }
 
 /* Secrets never touch the disk and are the task user's alone. A scheduler
@@ -323,15 +170,18 @@ static int step_task_dirs(const struct iso_opts *o)
  * tmpfs could cover it, as it usually lies in the task dir itself. */
 static int step_secrets(const struct iso_opts *o)
 {
-    int e = mkdir_one("secrets", 0700);
+    int e = root_mkdir("secrets", 0700);
     if (e)
         return e;
     if (o->secrets_dir) {
-        if (mount(o->secrets_dir, "secrets", NULL, MS_BIND, NULL) < 0)
-            return errno;
-        if (mount(NULL, "secrets", NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-            return errno;
-        return 0;
+        int src = root_open_source(o->secrets_dir, 1);
+        if (src < 0)
+            return -src;
+        e = root_bind_fd(src, "secrets", 0);
+        close(src);
+        if (e)
+            return e;
+        return root_mount(NULL, "secrets", NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
     }
     char opt[128];
     size_t n = 0;
@@ -341,7 +191,7 @@ static int step_secrets(const struct iso_opts *o)
     cat_u64(opt, sizeof opt, &n, o->uid);
     cat_str(opt, sizeof opt, &n, ",gid=");
     cat_u64(opt, sizeof opt, &n, o->gid);
-    return mount_in_root("tmpfs", "secrets", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opt);
+    return root_mount("tmpfs", "secrets", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opt);
 }
 
 /* Mounted by the child itself, which is pid 1 of its new pid namespace:
@@ -349,10 +199,10 @@ static int step_secrets(const struct iso_opts *o)
 static int step_proc(const struct iso_opts *o)
 {
     (void)o;
-    int e = mkdir_one("proc", 0555);
+    int e = root_mkdir("proc", 0555);
     if (e)
         return e;
-    return mount_in_root("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    return root_mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -367,10 +217,10 @@ static const char *const dev_links[][2] = {
 static int step_dev(const struct iso_opts *o)
 {
     (void)o;
-    int e = mkdir_one("dev", 0755);
+    int e = root_mkdir("dev", 0755);
     if (e)
         return e;
-    if ((e = mount_in_root("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k")))
+    if ((e = root_mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k")))
         return e;
     for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++) {
         char src[32] = "/dev/", dst[32] = "dev/";
@@ -379,10 +229,10 @@ static int step_dev(const struct iso_opts *o)
         struct stat st;
         if (stat(src, &st) < 0)
             continue; /* a host without /dev/tty and the like */
-        if ((e = make_mountpoint(dst, 0)) || (e = bind(src, dst, 0)))
+        if ((e = root_mountpoint(dst, 0)) || (e = root_bind(src, dst, 0)))
             return e;
     }
-    int dev = resolve("dev", O_DIRECTORY);
+    int dev = root_resolve("dev", O_DIRECTORY);
     if (dev < 0)
         return -dev;
     for (size_t i = 0; i < sizeof dev_links / sizeof dev_links[0] && !e; i++)
@@ -395,50 +245,47 @@ static int step_dev(const struct iso_opts *o)
 static int step_dev_pts(const struct iso_opts *o)
 {
     (void)o;
-    int e = mkdir_one("dev/pts", 0755);
+    int e = root_mkdir("dev/pts", 0755);
     if (e)
         return e;
-    return mount_in_root("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+    return root_mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
                          "newinstance,ptmxmode=0666,mode=0620,gid=5");
 }
 
 static int step_dev_shm(const struct iso_opts *o)
 {
     (void)o;
-    int e = mkdir_one("dev/shm", 01777);
+    int e = root_mkdir("dev/shm", 01777);
     if (e)
         return e;
-    return mount_in_root("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k");
+    return root_mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k");
 }
 
 static int step_dev_mqueue(const struct iso_opts *o)
 {
     (void)o;
-    int e = mkdir_one("dev/mqueue", 0755);
+    int e = root_mkdir("dev/mqueue", 0755);
     if (e)
         return e;
-    return mount_in_root("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    return root_mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
 /* A bind of the host's /sys shows the network devices of the namespace
  * that mounted it (the host's), whatever namespace the task is in. A task
  * that joined its allocation's network gets a sysfs of its own, mounted
  * after the setns, so /sys/class/net lists the allocation's interfaces
- * (as runc does for a container with its own netns); the host's cgroup
- * tree is bound in as in the other case. */
+ * (as runc does for a container with its own netns). Either way the
+ * cgroup tree below it is the task's own. */
 static int step_sys(const struct iso_opts *o)
 {
-    int e = mkdir_one("sys", 0555);
+    int e = root_mkdir("sys", 0555);
     if (e)
         return e;
     if (!o->net_private)
-        return bind("/sys", "sys", 1);
-    if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        return errno;
-    struct stat st;
-    if (stat("/sys/fs/cgroup", &st) < 0 || stat("sys/fs/cgroup", &st) < 0)
-        return 0;
-    return bind("/sys/fs/cgroup", "sys/fs/cgroup", 1);
+        e = root_bind("/sys", "sys", 1);
+    else if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        e = errno;
+    return e ? e : root_mount_cgroups();
 }
 
 /* runc's masked paths: /dev/null over files, an empty read-only tmpfs
@@ -453,7 +300,7 @@ static int step_masks(const struct iso_opts *o)
     (void)o;
     for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++) {
         struct stat st;
-        int fd = resolve(masked[i], O_NOFOLLOW);
+        int fd = root_resolve(masked[i], O_NOFOLLOW);
         if (fd == -ENOENT)
             continue;
         if (fd < 0)
@@ -461,9 +308,9 @@ static int step_masks(const struct iso_opts *o)
         int e = fstat(fd, &st) < 0 ? errno : 0;
         close(fd);
         if (!e)
-            e = S_ISDIR(st.st_mode) ? mount_in_root("tmpfs", masked[i], "tmpfs",
+            e = S_ISDIR(st.st_mode) ? root_mount("tmpfs", masked[i], "tmpfs",
                                                     MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=555,size=4k")
-                                    : mount_in_root("/dev/null", masked[i], NULL, MS_BIND, NULL);
+                                    : root_mount("/dev/null", masked[i], NULL, MS_BIND, NULL);
         if (e)
             return e;
     }
@@ -476,7 +323,7 @@ static int step_proc_readonly(const struct iso_opts *o)
 {
     (void)o;
     for (size_t i = 0; i < sizeof proc_readonly / sizeof proc_readonly[0]; i++) {
-        int fd = resolve(proc_readonly[i], O_NOFOLLOW);
+        int fd = root_resolve(proc_readonly[i], O_NOFOLLOW);
         if (fd == -ENOENT)
             continue;
         if (fd < 0)
@@ -485,7 +332,7 @@ static int step_proc_readonly(const struct iso_opts *o)
         int e = mount(fd_path(b, fd), fd_path(b, fd), NULL, MS_BIND | MS_REC, NULL) < 0 ? errno : 0;
         close(fd);
         if (!e)
-            e = make_readonly(proc_readonly[i]);
+            e = root_readonly(proc_readonly[i]);
         if (e)
             return e;
     }
@@ -500,12 +347,16 @@ static int step_proc_readonly(const struct iso_opts *o)
  * every propagation but bidirectional. The fds are CLOEXEC and closed
  * before the task's exec. */
 static int volume_fd[ISO_MAX_VOLUMES];
+static int volume_src[ISO_MAX_VOLUMES]; /* each source, opened once (O_PATH) */
 
 static int step_volume_trees(const struct iso_opts *o)
 {
     for (int i = 0; i < o->nvolumes; i++) {
-        volume_fd[i] = (int)syscall(SYS_open_tree, AT_FDCWD, o->volumes[i].src,
-                                    ISO_OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+        volume_src[i] = root_open_source(o->volumes[i].src, 0);
+        if (volume_src[i] < 0)
+            return -volume_src[i];
+        volume_fd[i] = (int)syscall(SYS_open_tree, volume_src[i], "",
+                                    ISO_OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (volume_fd[i] < 0) {
             if (errno != ENOSYS)
                 return errno;
@@ -517,9 +368,11 @@ static int step_volume_trees(const struct iso_opts *o)
 
 static int attach_volume(int i, const struct iso_volume *v, const char *dst)
 {
-    if (volume_fd[i] < 0)
-        return bind(v->src, dst, v->read_only);
-    int to = resolve(dst, 0);
+    if (volume_fd[i] < 0) {
+        char b[32];
+        return root_bind(fd_path(b, volume_src[i]), dst, v->read_only);
+    }
+    int to = root_resolve(dst, 0);
     if (to < 0)
         return -to;
     int r = (int)syscall(SYS_move_mount, volume_fd[i], "", to, "",
@@ -530,7 +383,7 @@ static int attach_volume(int i, const struct iso_volume *v, const char *dst)
     volume_fd[i] = -1;
     if (e)
         return e;
-    return v->read_only ? make_readonly(dst) : 0;
+    return v->read_only ? root_readonly(dst) : 0;
 }
 
 /* Each volume's propagation is set last: bidirectional keeps the copy a
@@ -546,15 +399,15 @@ static int step_volumes(const struct iso_opts *o)
     for (int i = 0; i < o->nvolumes; i++) {
         const struct iso_volume *v = &o->volumes[i];
         struct stat st;
-        if (stat(v->src, &st) < 0)
+        if (fstat(volume_src[i], &st) < 0)
             return errno;
-        const char *dst = rel(v->dst);
-        int e = make_mountpoint(dst, S_ISDIR(st.st_mode));
+        const char *dst = root_rel(v->dst);
+        int e = root_mountpoint(dst, S_ISDIR(st.st_mode));
         if (!e)
             e = attach_volume(i, v, dst);
         if (e)
             return e;
-        if ((e = mount_in_root(NULL, dst, NULL, MS_REC | prop[v->prop], NULL)))
+        if ((e = root_mount(NULL, dst, NULL, MS_REC | prop[v->prop], NULL)))
             return e;
     }
     return 0;

@@ -1,7 +1,7 @@
 /* Joining an allocation's network namespace: the task child's first step,
  * before anything else of its setup, so the task's first instruction (and
  * every later namespace or mount step) already runs inside it. Included
- * by taskscope_shim.c: the shim is one translation unit, built static. */
+ * by child.c alone. */
 #ifndef TASKSCOPE_SHIM_NETNS_H
 #define TASKSCOPE_SHIM_NETNS_H
 

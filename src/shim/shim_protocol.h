@@ -3,7 +3,8 @@
  * manager's launcher (C++): one list of option names, not two hand-kept
  * copies. Only macros, so both languages include it as is.
  *
- * Isolation options (all optional; --root switches isolation on):
+ * Isolation options (all optional; --root switches isolation on; only
+ * --cap-bound and --no-new-privs apply without it):
  *   --root DIR            the task dir, which becomes the task's "/"
  *   --ro-bind PATH        a host path (chroot_env) bound read-only at the
  *                         same place in the root; missing ones are skipped
@@ -15,6 +16,9 @@
  *   --caps HEX            capability set (bounding, permitted, effective,
  *                         inheritable and, for a non-root user, ambient)
  *   --no-new-privs 1      PR_SET_NO_NEW_PRIVS before exec
+ *   --cap-bound HEX       a task without --root (on the host's root): only
+ *                         the bounding set is cut to HEX; its user keeps
+ *                         what it has within it (root: the set after exec)
  *   --secrets-size BYTES  size of the secrets/ tmpfs
  *   --secrets-dir DIR     bound read-write at secrets/ instead of the tmpfs
  *                         (a scheduler's own secrets dir, e.g. Nomad's)
@@ -43,6 +47,7 @@
 #define SHIM_OPT_NO_NEW_PRIVS "--no-new-privs"
 #define SHIM_OPT_SECRETS_SIZE "--secrets-size"
 #define SHIM_OPT_SECRETS_DIR "--secrets-dir"
+#define SHIM_OPT_CAP_BOUND "--cap-bound"
 
 /*
  * Exec into a running task (the streamer's exec sessions):
@@ -53,7 +58,7 @@
  * namespace applies to children only) and stays as its keeper: it writes
  * the command's wait status (an int, one write) to SHIM_EXEC_STATUS_FD and
  * ends the way the command did. The command becomes the task with the
- * shim's own code (process.h) from the saved process spec, sets up its
+ * shim's own code (identity.h) from the saved process spec, sets up its
  * terminal with --tty, and is executed with PROGRAM searched in the PATH of
  * its environment (COMMAND is also its argv[0]). Not found exits 127, any other setup failure 126.
  */
@@ -83,16 +88,18 @@ struct shim_exec_report {
 #define SHIM_PROP_BIDIRECTIONAL "bidirectional"
 
 /*
- * Starting a task (the manager's launcher and the shim's main):
- *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G1,G2,...]
- *       --cwd DIR [--stdin PATH] [--stdout PATH] [--stderr PATH]
- *       [--release-fifo PATH] [--cgroup-root DIR] [--join-cgroup PROCS_FILE]...
- *       [--netns PATH] [isolation options above] -- PROGRAM ARGV0 [ARGS...]
+ * The task's shim (taskscope_shim.c) as the manager's launcher drives it:
+ *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G,...] --cwd DIR
+ *       [--stdin PATH] [--stdout PATH] [--stderr PATH] [--release-fifo PATH]
+ *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... [--netns PATH]
+ *       [isolation options above] -- PROGRAM ARGV0 [ARGS...]
  *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
- * SHIM_REPORT_PIPE_FD: the report pipe (the shim writes lines, each in one
- * write(2), at most SHIM_REPORT_LINE_MAX bytes); SHIM_GO_PIPE_FD: the go
- * pipe (the manager writes SHIM_GO_BYTE once the task's scope exists, or
- * closes it to abort the start).
+ * fd SHIM_TASK_REPORT_FD: report lines, each one write(2) ending in '\n':
+ *   "pid N", then "started" or "execfailed ERRNO STEP" (STEP one word);
+ *   or "error ERRNO STEP" when the shim's own step failed (no task ran).
+ * fd SHIM_TASK_GO_FD: the manager writes SHIM_GO_BYTE once the task is in
+ * its scope; EOF or another byte aborts the start (no exit file, only the
+ * aborted mark).
  */
 #define SHIM_OPT_EXIT_FILE "--exit-file"
 #define SHIM_OPT_STDIN "--stdin"
@@ -105,33 +112,27 @@ struct shim_exec_report {
 #define SHIM_OPT_HOLD "--hold"
 #define SHIM_OPT_END "--" /* the task's PROGRAM ARGV0 [ARGS...] follow */
 
-#define SHIM_REPORT_PIPE_FD 3
-#define SHIM_GO_PIPE_FD 4
+#define SHIM_TASK_REPORT_FD 3
+#define SHIM_TASK_GO_FD 4
 #define SHIM_GO_BYTE 'g'
-#define SHIM_REPORT_LINE_MAX 512
+#define SHIM_REPORT_LINE_MAX 512 /* the longest report line, '\n' included */
 
-/* The report lines, first word: "pid N" (the task exists, stopped before
- * exec); then "started" (it executed its command) or "execfailed ERRNO
- * STEP" (it could not); "error ERRNO STEP" when the shim itself failed
- * before (the task was never forked) or after the pid (nothing ran). */
 #define SHIM_LINE_PID "pid"
 #define SHIM_LINE_STARTED "started"
 #define SHIM_LINE_EXECFAILED "execfailed"
 #define SHIM_LINE_ERROR "error"
 
-/* The exit record the shim writes (replaced atomically) once the task has
- * ended: KEY=VALUE lines, in this order. */
-#define SHIM_EXIT_CODE "exit_code"             /* exit status, or 128+signal; 127 when exec failed */
-#define SHIM_EXIT_SIGNAL "signal"              /* the signal that ended it, or 0 */
-#define SHIM_EXIT_OOM_KILLED "oom_killed"      /* 1 when the OOM killer killed a process of the task */
-#define SHIM_EXIT_FINISHED_AT_US "finished_at_us" /* CLOCK_REALTIME, microseconds */
-#define SHIM_EXIT_EXEC_ERROR "exec_error"      /* errno of a failed exec, or 0 */
-#define SHIM_EXIT_EXEC_ERROR_STEP "exec_error_step" /* the setup step that failed */
-
-/* Instead of the exit record, when the go pipe closed before the task ran
- * (its start was aborted): EXIT_FILE SHIM_ABORTED_SUFFIX holding
- * "SHIM_ABORTED_PID=<the shim's pid>\n". */
+/* The exit file (--exit-file, written atomically, mode 0600): one
+ * "key=value" line per key below, in this order. */
+#define SHIM_EXIT_CODE "exit_code"           /* 128+signal when killed; 127 when exec failed */
+#define SHIM_EXIT_SIGNAL "signal"            /* 0, or the signal that ended the task */
+#define SHIM_EXIT_OOM_KILLED "oom_killed"    /* 1 when the kernel's OOM killer ended it */
+#define SHIM_EXIT_FINISHED_AT "finished_at_us" /* CLOCK_REALTIME, microseconds */
+#define SHIM_EXIT_EXEC_ERROR "exec_error"    /* 0, or the errno of the failed setup step */
+#define SHIM_EXIT_EXEC_STEP "exec_error_step" /* that step's name, "" when none */
+/* "<exit file>.aborted" holding "shim_pid=N": the start was aborted and the
+ * task never ran. */
 #define SHIM_ABORTED_SUFFIX ".aborted"
-#define SHIM_ABORTED_PID "shim_pid"
+#define SHIM_ABORTED_SHIM_PID "shim_pid"
 
 #endif

@@ -26,7 +26,7 @@ struct Volume {
 inline constexpr uint64_t kDefaultSecretsBytes = 1024 * 1024;
 
 struct Isolation {
-    bool filesystem = false;                            ///< false: the task runs like raw_exec (no other field applies)
+    bool filesystem = false;                            ///< false: the task runs like raw_exec (only cap_drop and no_new_privs apply)
     std::string taskDir;                                ///< given by the scheduler; empty: taskscope makes one
     std::string allocDir;                               ///< bound at /alloc; empty: an alloc/ dir of the task's own
     std::optional<std::vector<std::string>> chrootEnv;  ///< unset: the node's
@@ -42,7 +42,7 @@ struct Isolation {
 
     // Filled when the start resolves it (manager::resolveIsolation); never
     // part of the spec's JSON.
-    uint64_t caps = 0;
+    uint64_t caps = 0;  ///< isolated: the task's set; on the host's root: its bounding set
     bool taskDirMade = false;  ///< taskscope made taskDir (and removes it on forget)
 
     bool operator==(const Isolation&) const = default;

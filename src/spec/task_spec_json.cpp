@@ -286,6 +286,20 @@ const Schema<PluginSpec>& pluginSchema() {
     return schema;
 }
 
+// What a task on the host's root (filesystem false) can be given: its
+// bounding set cut and no_new_privs (the shim applies both with no root of
+// its own). Every other key needs the task's own root and namespaces, and
+// is refused there by name, even with its default value, rather than
+// accepted and ignored (issue 32).
+Result<void> onlyHostRootKeys(const Json& object, const std::string& prefix) {
+    for (const auto& [key, value] : object.items())
+        if (key != "filesystem" && key != "cap_drop" && key != "no_new_privs")
+            return invalid(prefix + key +
+                           " needs \"filesystem\": true (a task on the host's root takes only cap_drop and "
+                           "no_new_privs)");
+    return {};
+}
+
 // isolation also says that the spec has the object (else the node's
 // default applies): a field of its own.
 Field<TaskSpec> isolationField() {
@@ -294,6 +308,8 @@ Field<TaskSpec> isolationField() {
     f.read = [](const Json& v, TaskSpec& s, const std::string& at, Strictness how) -> Result<void> {
         auto iso = readObject(isolationSchema(), v, at + ".", how);
         if (!iso) return iso.error();
+        if (how == Strictness::Strict && !iso->filesystem)
+            if (auto r = onlyHostRootKeys(v, at + "."); !r) return r.error();
         s.isolation = std::move(*iso);
         s.isolationGiven = true;
         return {};

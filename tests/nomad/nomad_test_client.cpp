@@ -1,14 +1,19 @@
-// Plays Nomad's client against nomad-driver-taskscope, as the system tier
-// cannot install Nomad: launches the plugin with the magic cookie, reads
-// the go-plugin handshake, dials the unix socket and drives every RPC the
-// way Nomad's client does. Prints "ok <step>" per passed step and stops
-// at the first failure with "FAIL <step>: why" (exit 1).
+// A raw gRPC client of nomad-driver-taskscope for what the go-plugin tier
+// (tests/goplugin, HashiCorp's own client, which walks a task's whole life)
+// does not cover: launches the plugin with the magic cookie, checks the
+// handshake line (go-plugin's core protocol 1, Nomad's app protocol 2),
+// dials the socket and calls the driver directly. Prints "ok <step>" per
+// passed step and stops at the first failure with "FAIL <step>: why"
+// (exit 1).
 //
 // Usage: nomad-test-client PLUGIN CGROUP_VERSION WORKDIR
 //        nomad-test-client --bus PLUGIN WORKDIR
-// The second is the bus tier's round (tests/bus/test_nomad_driver.sh):
-// the manager on a private bus with a stand-in systemd and no streamer,
-// so what needs cgroups, the streamer or a real root is left to the first.
+// The first (system tier): ExecTask past its deadline, TaskEvents, an
+// allocation network with a task in its own root joining it (mounts,
+// Nomad's secrets and alloc dirs), Shutdown. The second, the bus tier's
+// round (tests/bus/test_nomad_driver.sh): tasks the manager has but Nomad
+// holds no handle for, replaced by a new start; open streams ended at
+// Shutdown with the plugin-shutdown error.
 
 #define MSGPACK_NO_BOOST 1
 #include <fcntl.h>
@@ -91,9 +96,10 @@ Plugin launch(const std::string& path) {
     std::vector<std::string> parts;
     std::stringstream ss(line);
     for (std::string p; std::getline(ss, p, '|');) parts.push_back(p);
-    check(parts.size() == 5, "handshake", "bad line '" + line + "'");
-    check(parts[0] == "1" && parts[1] == "1" && parts[2] == "unix" && parts[4] == "grpc", "handshake",
-          "unexpected line '" + line + "'");
+    check(parts.size() >= 5, "handshake", "bad line '" + line + "'");
+    // go-plugin's core protocol 1, Nomad's app protocol 2
+    // (plugins/base/plugin.go), an empty server certificate (no AutoMTLS).
+    check(line == "1|2|unix|" + parts[3] + "|grpc|", "handshake", "unexpected line '" + line + "'");
     gPlugin = pid;
     Plugin p{pid, parts[3], grpc::CreateChannel("unix:" + parts[3], grpc::InsecureChannelCredentials())};
     return p;
@@ -174,7 +180,7 @@ void baseHandshake(Plugin& p, const std::string& suffix) {
     base::PluginInfoResponse info;
     checkStatus(b->PluginInfo(ctx().get(), {}, &info), "plugin_info" + suffix);
     check(info.type() == base::DRIVER && info.name() == "taskscope" && info.plugin_api_versions_size() == 1 &&
-              info.plugin_api_versions(0) == "0.1.0",
+              info.plugin_api_versions(0) == "v0.1.0",
           "plugin_info" + suffix, info.ShortDebugString());
     ok("plugin_info" + suffix);
     base::ConfigSchemaResponse schema;
@@ -183,23 +189,10 @@ void baseHandshake(Plugin& p, const std::string& suffix) {
           schema.ShortDebugString());
     base::SetConfigRequest sc;
     sc.set_msgpack_config(ctyEnabled());
-    sc.set_plugin_api_version("0.1.0");
+    sc.set_plugin_api_version("v0.1.0");
     base::SetConfigResponse scr;
     checkStatus(b->SetConfig(ctx().get(), sc, &scr), "set_config" + suffix);
     ok("set_config" + suffix);
-}
-
-// Reads from a non-blocking fd until `want` has arrived or the time is up.
-bool readUntil(int fd, std::string& acc, const std::string& want, int seconds) {
-    const auto end = Clock::now() + std::chrono::seconds(seconds);
-    char buf[4096];
-    while (Clock::now() < end) {
-        if (acc.find(want) != std::string::npos) return true;
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n > 0) acc.append(buf, static_cast<size_t>(n));
-        else std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return acc.find(want) != std::string::npos;
 }
 
 pb::TaskConfig taskConfig(const std::string& alloc, const std::string& name, const std::string& dir,
@@ -435,111 +428,38 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: %s PLUGIN CGROUP_VERSION WORKDIR | --bus PLUGIN WORKDIR\n", argv[0]);
         return 2;
     }
-    const std::string pluginPath = argv[1], cgroupVersion = argv[2], work = argv[3];
+    const std::string pluginPath = argv[1], work = argv[3];
     const std::string alloc = "nomadtest-" + std::to_string(::getpid());
     const std::string allocDir = work + "/" + alloc;
-    // Nomad's allocation layout: alloc/ shared (with the log fifos in
-    // alloc/logs), one directory per task.
     ::mkdir(allocDir.c_str(), 0755);
     ::mkdir((allocDir + "/alloc").c_str(), 0755);
-    ::mkdir((allocDir + "/alloc/logs").c_str(), 0755);
     makeTaskDir(allocDir, "web");
-    makeTaskDir(allocDir, "quick");
-    const std::string outFifo = allocDir + "/alloc/logs/.web.stdout.fifo",
-                      errFifo = allocDir + "/alloc/logs/.web.stderr.fifo";
-    check(::mkfifo(outFifo.c_str(), 0600) == 0 && ::mkfifo(errFifo.c_str(), 0600) == 0, "fifos", "mkfifo");
-    // Nomad's log collector holds the read ends before the task starts.
-    const int outFd = ::open(outFifo.c_str(), O_RDONLY | O_NONBLOCK);
-    const int errFd = ::open(errFifo.c_str(), O_RDONLY | O_NONBLOCK);
-    check(outFd >= 0 && errFd >= 0, "fifos", "open read ends");
 
     Plugin p = launch(pluginPath);
     ok("handshake");
     baseHandshake(p, "");
     auto d = pb::Driver::NewStub(p.channel);
 
-    pb::TaskConfigSchemaResponse tcs;
-    checkStatus(d->TaskConfigSchema(ctx().get(), {}, &tcs), "task_config_schema");
-    check(tcs.spec().object().attributes().count("command") == 1, "task_config_schema", tcs.ShortDebugString());
-    ok("task_config_schema");
-
-    pb::CapabilitiesResponse caps;
-    checkStatus(d->Capabilities(ctx().get(), {}, &caps), "capabilities");
-    {
-        const auto& c = caps.capabilities();
-        bool group = false;
-        for (int m : c.network_isolation_modes()) group = group || m == pb::NetworkIsolationSpec::GROUP;
-        check(c.send_signals() && c.exec() && c.fs_isolation() == pb::DriverCapabilities::IMAGE && group &&
-                  c.must_create_network(),
-              "capabilities", caps.ShortDebugString());
-    }
-    ok("capabilities");
-
-    {
-        grpc::ClientContext fc;
-        auto stream = d->Fingerprint(&fc, {});
-        pb::FingerprintResponse f;
-        check(stream->Read(&f), "fingerprint", "no first fingerprint");
-        check(f.health() == pb::FingerprintResponse::HEALTHY, "fingerprint", f.ShortDebugString());
-        const auto& a = f.attributes();
-        check(a.count("driver.taskscope.version") && a.count("unique.cgroups.version") &&
-                  a.at("unique.cgroups.version").string_val() == cgroupVersion && a.at("driver.taskscope").bool_val(),
-              "fingerprint", f.ShortDebugString());
-        fc.TryCancel();
-        std::printf("  fingerprint: %s\n", f.ShortDebugString().c_str());
-    }
-    ok("fingerprint");
-
-    // The long-running task: output to Nomad's fifos, USR1 answered on
-    // stdout. It runs isolated (the driver's default), as pid 1 of its pid
-    // namespace, which the kernel spares signals it has no handler for:
-    // hence its TERM trap, as a task under Nomad's exec driver needs.
+    // A running task for what the go-plugin tier does not cover: ExecTask
+    // past its deadline, and the TaskEvents stream.
     auto web = taskConfig(alloc, "web", allocDir, "/bin/sh",
-                          {"-c", "trap 'echo got-usr1' USR1; trap 'exit 143' TERM; echo hello-stdout $GREETING; echo hello-stderr >&2; "
-                                 "while :; do sleep 0.1; done"});
-    web.set_stdout_path(outFifo);
-    web.set_stderr_path(errFifo);
-    const auto t0 = Clock::now();
-    auto started = start(*d, web, "start_task");
-    std::printf("  start_task took %.1f ms\n",
-                std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+                          {"-c", "trap 'exit 143' TERM; while :; do sleep 0.1; done"});
+    start(*d, web, "start_task");
     ok("start_task");
-    std::string outText, errText;
-    check(readUntil(outFd, outText, "hello-stdout hi", 10), "stdout_fifo", "got '" + outText + "'");
-    ok("stdout_fifo");
-    check(readUntil(errFd, errText, "hello-stderr", 10), "stderr_fifo", "got '" + errText + "'");
-    ok("stderr_fifo");
-
     {
-        pb::InspectTaskRequest req;
+        pb::ExecTaskRequest req;
         req.set_task_id(web.id());
-        pb::InspectTaskResponse res;
-        checkStatus(d->InspectTask(ctx().get(), req, &res), "inspect_task");
-        check(res.task().state() == pb::RUNNING && res.task().started_at().seconds() > 1600000000 &&
-                  res.task().name() == "web",
-              "inspect_task", res.ShortDebugString());
+        req.add_command("/bin/sh");
+        req.add_command("-c");
+        req.add_command("sleep 30");
+        req.mutable_timeout()->set_seconds(1);
+        pb::ExecTaskResponse res;
+        const auto t1 = Clock::now();
+        auto st = d->ExecTask(ctx().get(), req, &res);
+        check(st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && Clock::now() - t1 < std::chrono::seconds(10),
+              "exec_timeout", "timeout gave status " + std::to_string(st.error_code()) + ": " + st.error_message());
     }
-    ok("inspect_task");
-
-    {
-        grpc::ClientContext sc;
-        pb::TaskStatsRequest req;
-        req.set_task_id(web.id());
-        req.mutable_collection_interval()->set_nanos(500 * 1000 * 1000);
-        auto stream = d->TaskStats(&sc, req);
-        pb::TaskStatsResponse s1, s2;
-        check(stream->Read(&s1) && stream->Read(&s2), "task_stats", "fewer than two samples");
-        check(s2.stats().timestamp().seconds() * 1000000000LL + s2.stats().timestamp().nanos() >
-                  s1.stats().timestamp().seconds() * 1000000000LL + s1.stats().timestamp().nanos(),
-              "task_stats", "samples not newer");
-        check(s2.stats().agg_resource_usage().memory().usage() > 0 ||
-                  s2.stats().agg_resource_usage().memory().rss() > 0,
-              "task_stats", s2.ShortDebugString());
-        std::printf("  task_stats: %s\n", s2.stats().agg_resource_usage().ShortDebugString().c_str());
-        sc.TryCancel();
-    }
-    ok("task_stats");
-
+    ok("exec_timeout");
     {
         grpc::ClientContext ec;
         auto stream = d->TaskEvents(&ec, {});
@@ -549,156 +469,6 @@ int main(int argc, char** argv) {
         }
     }
     ok("task_events");
-
-    {
-        pb::SignalTaskRequest req;
-        req.set_task_id(web.id());
-        req.set_signal("SIGUSR1");
-        pb::SignalTaskResponse res;
-        checkStatus(d->SignalTask(ctx().get(), req, &res), "signal_task");
-        check(readUntil(outFd, outText, "got-usr1", 10), "signal_task", "no got-usr1 on stdout: '" + outText + "'");
-    }
-    ok("signal_task");
-
-    {
-        pb::ExecTaskRequest req;
-        req.set_task_id(web.id());
-        req.add_command("/bin/sh");
-        req.add_command("-c");
-        req.add_command("echo exec-out $GREETING; echo exec-err >&2; exit 4");
-        req.mutable_timeout()->set_seconds(10);
-        pb::ExecTaskResponse res;
-        checkStatus(d->ExecTask(ctx().get(), req, &res), "exec_task");
-        check(res.stdout() == "exec-out hi\n" && res.stderr() == "exec-err\n" && res.result().exit_code() == 4,
-              "exec_task", res.ShortDebugString());
-        // A command past its deadline is ended, and the call says so.
-        pb::ExecTaskRequest slow = req;
-        slow.set_command(2, "sleep 30");
-        slow.mutable_timeout()->set_seconds(1);
-        const auto t1 = Clock::now();
-        auto st = d->ExecTask(ctx().get(), slow, &res);
-        check(st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
-                  Clock::now() - t1 < std::chrono::seconds(10),
-              "exec_task", "timeout gave status " + std::to_string(st.error_code()) + ": " + st.error_message());
-    }
-    ok("exec_task");
-
-    {
-        grpc::ClientContext xc;
-        auto stream = d->ExecTaskStreaming(&xc);
-        pb::ExecTaskStreamingRequest setup;
-        setup.mutable_setup()->set_task_id(web.id());
-        setup.mutable_setup()->add_command("/bin/sh");
-        setup.mutable_setup()->set_tty(true);
-        setup.mutable_tty_size()->set_height(24);
-        setup.mutable_tty_size()->set_width(80);
-        check(stream->Write(setup), "exec_streaming", "setup write");
-        auto send = [&](const std::string& text) {
-            pb::ExecTaskStreamingRequest r;
-            r.mutable_stdin()->set_data(text);
-            check(stream->Write(r), "exec_streaming", "stdin write");
-        };
-        std::string seen;
-        pb::ExecTaskStreamingResponse res;
-        auto readFor = [&](const std::string& want) {
-            while (seen.find(want) == std::string::npos) {
-                check(stream->Read(&res), "exec_streaming", "stream ended before '" + want + "': '" + seen + "'");
-                if (res.has_stdout()) seen += res.stdout().data();
-                check(!res.exited(), "exec_streaming", "exited before '" + want + "'");
-            }
-        };
-        send("echo tty-$((6*7))\n");
-        readFor("tty-42");
-        pb::ExecTaskStreamingRequest rs;
-        rs.mutable_tty_size()->set_height(30);
-        rs.mutable_tty_size()->set_width(100);
-        check(stream->Write(rs), "exec_streaming", "resize write");
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        send("stty size\n");
-        readFor("30 100");
-        send("exit 3\n");
-        bool exited = false;
-        int code = -1;
-        while (stream->Read(&res)) {
-            if (res.exited()) {
-                exited = true;
-                code = res.result().exit_code();
-                break;
-            }
-        }
-        stream->WritesDone();
-        check(exited && code == 3, "exec_streaming", "exit " + std::to_string(code) + ", output '" + seen + "'");
-        auto st = stream->Finish();
-        checkStatus(st, "exec_streaming");
-    }
-    ok("exec_streaming");
-
-    // A task that ends by itself: WaitTask gives its exit code.
-    {
-        // On the host's root (isolation = "none"), in Nomad's task dir.
-        auto quick = taskConfig(alloc, "quick", allocDir, "/bin/sh",
-                                {"-c", "sleep 0.5; [ \"$PWD\" = \"" + allocDir + "/quick\" ] && exit 7; exit 9"}, "none");
-        start(*d, quick, "wait_task");
-        pb::WaitTaskRequest req;
-        req.set_task_id(quick.id());
-        pb::WaitTaskResponse res;
-        checkStatus(d->WaitTask(ctx().get(), req, &res), "wait_task");
-        check(res.result().exit_code() == 7 && res.result().signal() == 0 && res.err().empty(), "wait_task",
-              res.ShortDebugString());
-        pb::InspectTaskRequest ireq;
-        ireq.set_task_id(quick.id());
-        pb::InspectTaskResponse ires;
-        checkStatus(d->InspectTask(ctx().get(), ireq, &ires), "wait_task");
-        check(ires.task().state() == pb::EXITED && ires.task().result().exit_code() == 7 &&
-                  ires.task().completed_at().seconds() >= ires.task().started_at().seconds(),
-              "wait_task", ires.ShortDebugString());
-        pb::DestroyTaskRequest dreq;
-        dreq.set_task_id(quick.id());
-        pb::DestroyTaskResponse dres;
-        checkStatus(d->DestroyTask(ctx().get(), dreq, &dres), "wait_task");
-    }
-    ok("wait_task");
-
-    // The plugin dies (as on a Nomad client restart or a crash); a new
-    // one recovers the task from its handle.
-    ::kill(p.pid, SIGKILL);
-    ::waitpid(p.pid, nullptr, 0);
-    p = launch(pluginPath);
-    baseHandshake(p, "_after_restart");
-    d = pb::Driver::NewStub(p.channel);
-    {
-        pb::InspectTaskRequest ireq;
-        ireq.set_task_id(web.id());
-        pb::InspectTaskResponse ires;
-        auto st = d->InspectTask(ctx().get(), ireq, &ires);
-        check(st.error_code() == grpc::StatusCode::NOT_FOUND, "recover_task", "unknown before recovery expected");
-        pb::RecoverTaskRequest req;
-        req.set_task_id(web.id());
-        *req.mutable_handle() = started.handle();
-        pb::RecoverTaskResponse res;
-        checkStatus(d->RecoverTask(ctx().get(), req, &res), "recover_task");
-        checkStatus(d->InspectTask(ctx().get(), ireq, &ires), "recover_task");
-        check(ires.task().state() == pb::RUNNING, "recover_task", ires.ShortDebugString());
-        // A handle of a task taskscope does not know is refused.
-        pb::RecoverTaskRequest bad = req;
-        bad.set_task_id("gone/none/0");
-        bad.mutable_handle()->set_driver_state("{\"alloc_id\":\"gone\",\"task\":\"none\"}");
-        check(!d->RecoverTask(ctx().get(), bad, &res).ok(), "recover_task", "recovered a task that does not exist");
-    }
-    ok("recover_task");
-
-    // Output keeps flowing into the same fifos after the plugin restart.
-    {
-        pb::SignalTaskRequest req;
-        req.set_task_id(web.id());
-        req.set_signal("USR1");
-        pb::SignalTaskResponse res;
-        outText.clear();
-        checkStatus(d->SignalTask(ctx().get(), req, &res), "signal_after_recover");
-        check(readUntil(outFd, outText, "got-usr1", 10), "signal_after_recover", "'" + outText + "'");
-    }
-    ok("signal_after_recover");
-
     {
         pb::StopTaskRequest req;
         req.set_task_id(web.id());
@@ -706,17 +476,9 @@ int main(int argc, char** argv) {
         req.mutable_timeout()->set_seconds(5);
         pb::StopTaskResponse res;
         checkStatus(d->StopTask(ctx().get(), req, &res), "stop_task");
-        pb::WaitTaskRequest wreq;
-        wreq.set_task_id(web.id());
-        pb::WaitTaskResponse wres;
-        checkStatus(d->WaitTask(ctx().get(), wreq, &wres), "stop_task");
-        check(wres.result().signal() == SIGTERM || wres.result().exit_code() == 128 + SIGTERM, "stop_task",
-              wres.ShortDebugString());
+        destroyed(*d, web.id(), false, "stop_task");
     }
-    ok("stop_task");
-
-    destroyed(*d, web.id(), true, "destroy_task");
-    ok("destroy_task");
+    ok("stop_destroy_task");
 
     // An allocation network, as Nomad asks a driver with
     // must_create_network before the group's first task; Nomad's CNI
@@ -831,8 +593,6 @@ int main(int argc, char** argv) {
         check(::stat(p.socket.c_str(), &st) != 0, "shutdown", "socket left behind");
     }
     ok("shutdown");
-    ::close(outFd);
-    ::close(errFd);
     std::printf("all ok\n");
     return 0;
 }

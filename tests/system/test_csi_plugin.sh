@@ -6,7 +6,8 @@
 # provider, version and capabilities, and probes it at its interval. A
 # not-ready answer is a health change; a manager restart keeps the
 # registration (re-probed, not announced twice); the end of the task
-# deregisters it. A socket that never appears makes the plugin unhealthy
+# deregisters it and removes its socket, also when it ended while the
+# manager was down. A socket that never appears makes the plugin unhealthy
 # with the reason, never a hung start; a second task claiming the name is
 # refused. The plugin is the test tree's CSI server, run as an isolated
 # task (its own root; the plugins' directory comes in at mount_dir as a
@@ -119,11 +120,16 @@ kill -USR1 "$pid"
 wait_until "PluginHealthChanged(true)" 300 has_signal PluginHealthChanged 2
 assert_eq "$(prop Healthy)" true "Healthy once ready again"
 
-# The task ends: the plugin leaves the registry, with the reason.
-t0=$(date +%s%N)
+# The task ends while the manager is down (issue 32): at its next start
+# the plugin leaves the registry, with the reason, and its socket with it.
+# (An end while the manager runs is the silent plugin's, below.)
+[[ -S $sock ]] || fail "no socket $sock while the plugin runs"
+systemctl stop taskscope-manager
 kill -KILL "$pid"
+t0=$(date +%s%N)
+systemctl start taskscope-manager
 wait_until "PluginDeregistered" 300 has_signal PluginDeregistered
-echo "kill to PluginDeregistered: $((($(date +%s%N) - t0) / 1000000)) ms"
+echo "manager start to PluginDeregistered: $((($(date +%s%N) - t0) / 1000000)) ms"
 grep '"member":"PluginDeregistered"' "$MON" | jq -e '.payload.data[0:2] == ["csi", "hostpath"]' >/dev/null ||
     fail "PluginDeregistered: $(grep PluginDeregistered "$MON")"
 ok "PluginDeregistered: $(grep '"member":"PluginDeregistered"' "$MON" | jq -r '.payload.data[2]')"

@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # variants: v2 v1
-# nomad-driver-taskscope against the installed taskscope, with the build's
-# nomad-test-client playing Nomad's client (Nomad itself is not in
-# Debian): the go-plugin handshake, base plugin, fingerprint, a task
-# started with its output in Nomad's fifos, inspect, stats, signal, exec,
-# an interactive exec on a terminal with a resize, wait with an exit code,
-# the plugin killed and a new one recovering the task from its handle,
-# stop, destroy; an allocation network made through the driver, a task in
-# its own root joining it (its interfaces, a read-only mount, Nomad's
-# secrets), the network destroyed; shutdown; and the refusal without the
-# magic cookie.
+# nomad-driver-taskscope as installed by the package, loaded the way a
+# Nomad client loads it (Nomad itself is not in Debian):
+# - the go-plugin tier (tests/goplugin): HashiCorp's go-plugin client with
+#   Nomad's exact ClientConfig walks a task's life through two agents (the
+#   first dies, the second reattaches to the same plugin process), the
+#   plugin's SIGKILL and a new plugin's recovery of the task, stats with
+#   total_ticks, signal, exec with and without a terminal, SIGINT ignored,
+#   bad input, stop, wait, destroy and Shutdown;
+# - the raw client (tests/nomad) for the rest: ExecTask past its deadline,
+#   TaskEvents, an allocation network with a task in its own root joining
+#   it, Shutdown;
+# - and the refusal without the magic cookie.
 source "$(dirname "$0")/lib.sh"
 
 PLUGIN=/usr/lib/nomad/plugins/nomad-driver-taskscope
 [ -x "$PLUGIN" ] || fail "$PLUGIN is not installed"
+GOTEST=$TASKSCOPE_BUILD_DIR/tests/goplugin/nomad-goplugin-test
+[ -x "$GOTEST" ] || fail "$GOTEST is not built (TASKSCOPE_GOPLUGIN_TESTS=OFF, or no Go: scripts/install-deps.sh)"
 CLIENT=$TASKSCOPE_BUILD_DIR/tests/nomad/nomad-test-client
 WORK=$(mktemp -d /tmp/nomad-alloc-XXXXXX)
 cleanup() {
-    for t in $($CTL list 2>/dev/null | awk '/^nomadtest-/ {print $1" "$2}' | tr ' ' '/' ); do
+    # Whatever a failed run left (the go-plugin tier kills its own
+    # plugins when a step fails): its tasks, its networks.
+    for t in $($CTL list 2>/dev/null | awk '/^nomad(test|go)-/ {print $1" "$2}' | tr ' ' '/'); do
         $CTL stop --grace 0 "${t%%/*}" "${t#*/}" >/dev/null 2>&1 || true
         $CTL forget "${t%%/*}" "${t#*/}" >/dev/null 2>&1 || true
     done
@@ -42,11 +48,17 @@ set -e
 assert_eq "$rc" 1 "exit status with a wrong cookie"
 
 systemctl start taskscope-manager taskscope-streamer
-"$CLIENT" "$PLUGIN" "$TASKSCOPE_VARIANT" "$WORK" || fail "the driver scenario failed (see above)"
-ok "the driver scenario passed"
+start=$(date +%s%N)
+"$GOTEST" -plugin "$PLUGIN" -work "$WORK" -readme "$TASKSCOPE_SRC_DIR/README.md" -tier system -cgroup "$TASKSCOPE_VARIANT" ||
+    fail "the go-plugin tier failed (see above)"
+ok "the go-plugin tier passed in $((($(date +%s%N) - start) / 1000000)) ms of guest time"
+"$CLIENT" "$PLUGIN" "$TASKSCOPE_VARIANT" "$WORK" || fail "the raw client's scenario failed (see above)"
+ok "the raw client's scenario passed"
 
-# Nothing of the scenario is left with the manager.
-left=$($CTL list 2>/dev/null | grep -c '^nomadtest-' || true)
+# Nothing of either is left with the manager, and no plugin runs on.
+left=$($CTL list 2>/dev/null | grep -cE '^nomad(test|go)-' || true)
 assert_eq "$left" 0 "tasks left behind"
 left=$(ls /run/netns 2>/dev/null | grep -c '^nomadtest-' || true)
 assert_eq "$left" 0 "network namespaces left behind"
+left=$(pgrep -cx nomad-driver-ta || true)
+assert_eq "$left" 0 "plugin processes left running"

@@ -44,7 +44,7 @@ struct ExecTarget {
     std::string unit;    ///< its scope
     std::string cgroup;  ///< the scope's cgroup path, e.g. /nomad.slice/a1-web.scope
     /// The task's saved process spec: identity, capabilities, namespaces,
-    /// root and cwd, resolved once by the manager (src/shim/process.h).
+    /// root and cwd, resolved once by the manager (src/shim/identity.h).
     std::string processSpec;
     std::map<std::string, std::string> env;
 };

@@ -59,3 +59,15 @@ BOOST_AUTO_TEST_CASE(unknown_in_the_root) {
     BOOST_REQUIRE(!id.ok());
     BOOST_TEST(id.error().name == "UnknownUser");
 }
+
+// The task can write its root: a passwd swapped for a link (to a file of
+// the host, here another root's passwd) is not read through it.
+BOOST_AUTO_TEST_CASE(a_symlinked_passwd_is_not_followed) {
+    Root r, other;
+    fs::remove(r.etc / "passwd");
+    fs::create_symlink(other.etc / "passwd", r.etc / "passwd");
+    auto id = resolveIdentityIn(r.etc, "app", "");
+    BOOST_REQUIRE(!id.ok());
+    BOOST_TEST(id.error().name == "UnknownUser");
+    BOOST_TEST(id.error().message.find("cannot read") != std::string::npos, id.error().message);
+}

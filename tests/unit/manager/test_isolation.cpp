@@ -74,6 +74,22 @@ BOOST_AUTO_TEST_CASE(cap_drop_all) {
     BOOST_TEST(iso.caps == (uint64_t{1} << 5));
 }
 
+// A task on the host's root: its bounding set cut and no_new_privs, both
+// applied by the shim (--cap-bound), where they used to be ignored.
+BOOST_AUTO_TEST_CASE(host_root_takes_cap_drop_and_no_new_privs) {
+    auto iso = parsed(R"({"filesystem":false,"cap_drop":["ALL"],"no_new_privs":true})");
+    BOOST_TEST(!iso.filesystem);
+    BOOST_REQUIRE(resolveIsolation(iso, IsolationConfig{}, "").ok());
+    BOOST_TEST(iso.caps == 0u);
+    BOOST_TEST((shimIsolationArgs(iso) == std::vector<std::string>{"--cap-bound", "0", "--no-new-privs", "1"}));
+    iso = parsed(R"({"filesystem":false,"cap_drop":["NET_RAW"]})");
+    BOOST_REQUIRE(resolveIsolation(iso, IsolationConfig{}, "").ok());
+    BOOST_TEST((shimIsolationArgs(iso) == std::vector<std::string>{"--cap-bound", "ffffffffffffdfff"}));
+    iso = parsed(R"({"filesystem":false})");
+    BOOST_REQUIRE(resolveIsolation(iso, IsolationConfig{}, "").ok());
+    BOOST_TEST(shimIsolationArgs(iso).empty());
+}
+
 BOOST_AUTO_TEST_CASE(capability_outside_allow_list_is_named) {
     auto iso = parsed(R"({"cap_add":["SYS_ADMIN"]})");
     auto r = resolveIsolation(iso, IsolationConfig{}, "/t");
@@ -114,6 +130,13 @@ static const Bad kBad[] = {
     {R"({"cap_drop":[12]})", "array of capability names"},
     {R"({"secrets_size_kb":1})", "secrets_size_kb"},
     {R"({"secrets_dir":"relative"})", "secrets_dir"},
+    // On the host's root only cap_drop and no_new_privs apply: the rest is
+    // refused by name, never accepted and ignored (issue 32).
+    {R"({"filesystem":false,"cap_add":["KILL"]})", "isolation.cap_add needs \"filesystem\": true"},
+    {R"({"filesystem":false,"volumes":[{"source":"/a","target":"/b"}]})", "isolation.volumes needs"},
+    {R"({"filesystem":false,"pid_mode":"private"})", "isolation.pid_mode needs"},
+    {R"({"filesystem":false,"task_dir":"/srv/t"})", "isolation.task_dir needs"},
+    {R"({"filesystem":false,"secrets_size_kb":64})", "isolation.secrets_size_kb needs"},
 };
 
 BOOST_DATA_TEST_CASE(bad_isolation_is_invalid_spec, bdata::make(kBad), bad) {

@@ -58,3 +58,39 @@ BOOST_AUTO_TEST_CASE(recovery_sweeps_the_dirs_no_task_owns_and_keeps_the_rest) {
     BOOST_TEST(fs::exists(taskRootDir(s.dir, "x y", "t w")));  // escaped names are matched as made
     BOOST_TEST(sweepUnownedTaskDirs(s.dir / "nowhere", {}) == 0u);
 }
+
+// A task plants links in its dirs (to a host directory, to a host file):
+// the removal takes the links themselves and nothing they point to.
+BOOST_AUTO_TEST_CASE(removal_follows_no_symlink_a_task_planted) {
+    StateDir s;
+    const auto host = s.dir / "host";
+    fs::create_directories(host / "keep");
+    std::ofstream(host / "keep/file") << "host";
+    const auto task = s.dir / "tasks-root/a/tasks/t";
+    fs::create_directories(task / "local/deep");
+    fs::create_symlink(host, task / "local/evil");
+    fs::create_symlink(host / "keep/file", task / "local/deep/file-link");
+    fs::create_symlink(host, s.dir / "tasks-root/a/alloc/data/evil");
+    Isolation iso;
+    iso.filesystem = true;  // taskscope made its dir (no task_dir handed in)
+    BOOST_REQUIRE(removeTaskDirs(iso, s.dir, "a", "t", true).ok());
+    BOOST_TEST(!fs::exists(s.dir / "tasks-root/a"));
+    BOOST_TEST(fs::exists(host / "keep/file"));
+    BOOST_TEST(fs::exists(host / "keep"));
+}
+
+// A handed-in dir reached through a symlink is refused at admission, named.
+BOOST_AUTO_TEST_CASE(a_handed_in_dir_through_a_symlink_is_invalid_spec) {
+    StateDir s;
+    fs::create_directories(s.dir / "real/task");
+    fs::create_symlink(s.dir / "real", s.dir / "link");
+    Isolation iso;
+    iso.filesystem = true;
+    iso.taskDir = (s.dir / "link/task").string();
+    auto r = prepareTaskDirs(iso, IsolationConfig{}, s.dir, "a", "t");
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().name == "InvalidSpec");
+    BOOST_TEST(r.error().message.find("isolation.task_dir") != std::string::npos, r.error().message);
+    iso.taskDir = (s.dir / "real/task").string();
+    BOOST_TEST(prepareTaskDirs(iso, IsolationConfig{}, s.dir, "a", "t").ok());
+}

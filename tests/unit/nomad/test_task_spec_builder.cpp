@@ -2,6 +2,8 @@
 #include <boost/test/unit_test.hpp>
 #include <msgpack.hpp>
 
+#include <filesystem>
+
 #include "nomad/task_spec_builder.hpp"
 
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
@@ -86,7 +88,7 @@ BOOST_AUTO_TEST_CASE(minimal_task) {
     BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":true}})");
     spec = buildTaskSpec(t, kNone);
     BOOST_REQUIRE(spec);
-    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true"})");
+    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":false}})");
 }
 
 // The default: Nomad's allocation layout as the task's own root.
@@ -121,7 +123,8 @@ BOOST_AUTO_TEST_CASE(task_option_overrides_driver_default) {
     t.set_msgpack_driver_config(configIsolation("/bin/true", "none"));
     auto spec = buildTaskSpec(t);
     BOOST_REQUIRE(spec);
-    BOOST_TEST(!spec->contains("isolation"));
+    // Said explicitly, so a node's default_isolated cannot override the job.
+    BOOST_TEST((*spec)["isolation"].dump() == R"({"filesystem":false})");
     t.set_msgpack_driver_config(configIsolation("/bin/true", "chroot"));
     spec = buildTaskSpec(t, kNone);
     BOOST_REQUIRE(spec);
@@ -239,4 +242,22 @@ BOOST_AUTO_TEST_CASE(key_and_driver_state_round_trip) {
     pb::TaskConfig noAlloc;
     noAlloc.set_name("x");
     BOOST_TEST(!taskKey(noAlloc));
+}
+
+// Nomad's data_dir behind an operator's symlink: the driver names the real
+// directories, which the manager takes (it refuses a path through a link).
+BOOST_AUTO_TEST_CASE(alloc_dir_behind_a_symlink_is_named_by_its_real_path) {
+    char tmpl[] = "/tmp/spec-builder-XXXXXX";
+    BOOST_REQUIRE(::mkdtemp(tmpl));
+    const std::string base = tmpl;
+    std::filesystem::create_directories(base + "/data/alloc/a1");
+    std::filesystem::create_directory_symlink(base + "/data", base + "/nomad");
+    auto t = task();
+    t.set_alloc_dir(base + "/nomad/alloc/a1");
+    t.set_msgpack_driver_config(configIsolation("/bin/true", "chroot"));
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["isolation"]["task_dir"].get<std::string>() == base + "/data/alloc/a1/web");
+    BOOST_TEST((*spec)["isolation"]["alloc_dir"].get<std::string>() == base + "/data/alloc/a1/alloc");
+    std::filesystem::remove_all(base);
 }

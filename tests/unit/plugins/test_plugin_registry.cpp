@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "plugins/identity_client.hpp"
 #include "spec/task_spec.hpp"
 #include "plugins/plugin_registry.hpp"
 #include "support/temp_dir.hpp"
@@ -214,4 +215,29 @@ BOOST_FIXTURE_TEST_CASE(a_restart_republishes_quietly_and_drops_plugins_of_ended
     BOOST_TEST(after.log[1].find("quietly") != std::string::npos);
     BOOST_REQUIRE(again.list().size() == 1u);
     BOOST_TEST(again.list()[0]->provider == "org.example.csi");  // from the record, not re-announced
+    // The socket goes with the registration (issue 32), the live one stays.
+    BOOST_TEST(!std::filesystem::exists(dir.path + "/csi/gone/csi.sock"));
+    BOOST_TEST(std::filesystem::exists(dir.path + "/csi/kept/csi.sock"));
+}
+
+// The plugin's task can write its socket directory: a link there in place
+// of the socket (to another daemon's socket) is not the plugin's socket,
+// and the manager never connects to what it points to.
+BOOST_FIXTURE_TEST_CASE(a_symlink_in_place_of_the_socket_is_never_probed, Fixture) {
+    tasks.push_back(pluginTask("a", "p", "linked", TaskState::Running, 200));
+    auto spec = specOf(tasks[0]);
+    BOOST_REQUIRE(registry.prepareStart("a", "p", spec));
+    listenAt(dir.path + "/elsewhere.sock");
+    std::filesystem::create_symlink(dir.path + "/elsewhere.sock", dir.path + "/csi/linked/csi.sock");
+    registry.taskChanged(tasks[0]);
+    runFor(loop, 500ms);
+    BOOST_REQUIRE(heard.log.size() == 1u);
+    BOOST_TEST(heard.log[0].find("did not appear within 200 ms") != std::string::npos, heard.log[0]);
+    BOOST_TEST(probes.load() == 0);
+    // And the real prober refuses the link by itself, never reaching the socket.
+    auto answer = plugins::queryIdentity(dir.path + "/csi/linked/csi.sock", false, 200ms);
+    BOOST_REQUIRE(!answer);
+    BOOST_TEST(answer.error().name == "PluginUnreachable");
+    BOOST_TEST(answer.error().message.find("Too many levels of symbolic links") != std::string::npos,
+               answer.error().message);
 }

@@ -48,7 +48,7 @@ BOOST_FIXTURE_TEST_CASE(v2_writes_cgroup_kill, Fixture) {
     const auto cg = dir.path + "/nomad.slice/a1-web.scope";
     std::filesystem::create_directories(cg);
     { std::ofstream(cg + "/cgroup.kill") << ""; }
-    scope::CgroupKill kill(CgroupHost{dir.path, CgroupVersion::V2}, systemd, worker);
+    scope::CgroupKill kill(CgroupHost{dir.path, CgroupVersion::V2}, "nomad.slice", systemd, worker);
     BOOST_TEST(wait([&](auto done) { kill.killAll("a1-web.scope", "/nomad.slice/a1-web.scope", done); }).ok());
     BOOST_TEST(test::slurp(cg + "/cgroup.kill") == "1");
     BOOST_TEST(systemd.calls.empty());
@@ -61,7 +61,7 @@ BOOST_FIXTURE_TEST_CASE(v2_writes_cgroup_kill, Fixture) {
 BOOST_FIXTURE_TEST_CASE(v2_falls_back_to_systemd, Fixture) {
     std::filesystem::create_directories(dir.path + "/nomad.slice/a1-web.scope/cgroup.kill");
     systemd.addScope("a1-web.scope", "nomad.slice", 1);
-    scope::CgroupKill kill(CgroupHost{dir.path, CgroupVersion::V2}, systemd, worker);
+    scope::CgroupKill kill(CgroupHost{dir.path, CgroupVersion::V2}, "nomad.slice", systemd, worker);
     BOOST_TEST(wait([&](auto done) { kill.killAll("a1-web.scope", "/nomad.slice/a1-web.scope", done); }).ok());
     BOOST_TEST(systemd.count("freezeUnit", "a1-web.scope") == 1u);
     BOOST_TEST(systemd.killed() == std::vector<std::string>{"a1-web.scope all 9"});
@@ -69,6 +69,13 @@ BOOST_FIXTURE_TEST_CASE(v2_falls_back_to_systemd, Fixture) {
     // A cgroup no path below the root names: systemd too, never a write.
     BOOST_TEST(wait([&](auto done) { kill.killAll("a1-web.scope", "/../../etc", done); }).ok());
     BOOST_TEST(systemd.count("freezeUnit", "a1-web.scope") == 2u);
+    // The root ("/" read under an unexpected layout) or another unit's
+    // scope: never written (issue 32), systemd asked.
+    { std::ofstream(dir.path + "/cgroup.kill") << ""; }
+    BOOST_TEST(wait([&](auto done) { kill.killAll("a1-web.scope", "/", done); }).ok());
+    BOOST_TEST(wait([&](auto done) { kill.killAll("a1-web.scope", "/system.slice/a1-web.scope", done); }).ok());
+    BOOST_TEST(systemd.count("freezeUnit", "a1-web.scope") == 4u);
+    BOOST_TEST(test::slurp(dir.path + "/cgroup.kill") == "");
 }
 
 // v1: freeze, kill all, thaw; a failed freeze kills unfrozen and thaws nothing.
@@ -100,7 +107,7 @@ BOOST_FIXTURE_TEST_CASE(v1_leftovers_only_while_the_scope_is_active, Fixture) {
 
 BOOST_AUTO_TEST_CASE(a_signal_reaches_only_a_process_in_the_unit) {
     // This test process is in no unit called so.
-    auto r = scope::signalIfInUnit(::getpid(), "a1-nowhere.scope", 0);
+    auto r = scope::signalIfInUnit(::getpid(), "nomad.slice", "a1-nowhere.scope", 0);
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "NotRunning");
 }

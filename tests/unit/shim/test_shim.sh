@@ -299,6 +299,74 @@ finish 0
 check_exit 127 0 2 execve
 ((FAILS == before)) && ok
 
+# --- hostile output paths (issue 32): the shim is root while it opens the
+# task's stdout and stderr, which a scheduler puts where the task can write.
+# Nothing a symlink, a hard link or another type there names is written;
+# the start fails naming the step and the errno. ---
+# refused NAME ERRNO SETUP...: SETUP plants $D/out (the case dir exists).
+refused() {
+  local name=$1 err=$2 before=$FAILS; shift 2
+  CASE=$name; D=$T/$name; mkdir -p "$D"
+  "$@"
+  start "$name" --stdout "$D/out" -- /bin/echo echo leaked || { finish 0; return; }
+  go "execfailed $err stdout"
+  finish 0
+  check_exit 127 0 "$err" stdout
+  ((FAILS == before)) && ok
+}
+echo "secret" >"$T/victim"
+plant_link() { ln -s "$T/victim" "$D/out"; }
+plant_dir_link() { mkdir -p "$T/elsewhere"; ln -s "$T/elsewhere" "$D/via"; }
+plant_dir() { mkdir "$D/out"; }
+plant_hardlink() { ln "$T/victim" "$D/out"; }
+plant_fifo_link() { mkfifo "$T/otherfifo.$RANDOM"; ln -s "$T"/otherfifo.* "$D/out"; }
+plant_socket() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$D/out"; }
+refused hostile_symlink 40 plant_link
+refused hostile_fifo_symlink 40 plant_fifo_link
+refused hostile_dir 21 plant_dir
+refused hostile_hardlink 31 plant_hardlink
+command -v python3 >/dev/null && refused hostile_socket 6 plant_socket
+[[ $(cat "$T/victim") == secret && $(stat -c %h "$T/victim") -le 2 ]] || fail "the victim file changed: $(cat "$T/victim")"
+# A symlink on the way to the file, not only at its end.
+before=$FAILS
+CASE=hostile_dir_symlink; D=$T/hostile_dir_symlink; mkdir -p "$D"; plant_dir_link
+start hostile_dir_symlink --stdout "$D/via/out" -- /bin/echo echo leaked
+go "execfailed 40 stdout"; finish 0
+[[ ! -e $T/elsewhere/out ]] || fail "the shim created a file through a symlinked directory"
+((FAILS == before)) && ok
+if ((UIDN == 0)); then
+  # A regular file of another user: neither root's nor the task's.
+  refused hostile_owner 1 bash -c 'echo theirs >"$0"; chown 65534 "$0"' "$T/hostile_owner/out"
+fi
+# The manager's default output: /dev/null, a device, is taken.
+before=$FAILS
+start devnull_out --stdout /dev/null --stderr /dev/null -- /bin/echo echo into-null
+go started; finish 0; check_exit 0 0 0 ""
+((FAILS == before)) && ok
+# The spool's holds take fifos only: a regular file there is the shim's error.
+before=$FAILS
+CASE=hold_not_fifo; D=$T/hold_not_fifo; mkdir -p "$D"; mkfifo "$D/err" "$D/release"; : >"$D/out"
+"$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd "$D" --cgroup-root "$NOCG" \
+  --stdout "$D/out" --stderr "$D/err" --release-fifo "$D/release" -- /bin/true true 3>"$D/report" 4</dev/null 2>/dev/null
+rc=$?
+[[ $rc == 1 && $(cat "$D/report") == "error 6 hold-logs" ]] || fail "rc=$rc report '$(cat "$D/report")'"
+((FAILS == before)) && ok
+
+# --- a task on the host's root: --cap-bound cuts its bounding set, and
+# no_new_privs holds (issue 32: both were ignored without isolation) ---
+before=$FAILS
+bound=()
+((UIDN == 0)) && bound=(--cap-bound 0)
+start nonisolated_caps --stdout "$T/nonisolated_caps/out" "${bound[@]}" --no-new-privs 1 -- /bin/sh sh -c \
+  'grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status | tr -d "\t"'
+go started; finish 0; check_exit 0 0 0 ""
+grep -qx 'NoNewPrivs:1' "$D/out" || fail "NoNewPrivs: $(cat "$D/out")"
+if ((UIDN == 0)); then
+  grep -qx 'CapBnd:0000000000000000' "$D/out" || fail "CapBnd: $(cat "$D/out")"
+  grep -qx 'CapEff:0000000000000000' "$D/out" || fail "root's CapEff after exec: $(cat "$D/out")"
+fi
+((FAILS == before)) && ok
+
 # --- working directory, uid and gid ---
 before=$FAILS
 extra=()

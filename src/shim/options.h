@@ -1,16 +1,12 @@
 /*
- * The process a task runs as, and becoming it (issue 14, "one way to become
- * the task"): the task child (taskscope_shim.c) and every command exec'd
- * into the task (exec.c) parse the same options with shim_parse_opts and
- * take the same identity, capabilities and no_new_privs with become_task.
- * For exec the options come from the task's saved process spec: the
- * identity and isolation part of the task's own shim command line, which
- * the manager wrote once when it started the task.
+ * The shim's command line (its names are in shim_protocol.h, shared with
+ * the manager), parsed into one struct. The task's own shim and every
+ * command exec'd into the task (exec.c, from the task's saved process
+ * spec) parse the same identity and isolation options with the same code.
  */
-#ifndef TASKSCOPE_SHIM_PROCESS_H
-#define TASKSCOPE_SHIM_PROCESS_H
+#ifndef TASKSCOPE_SHIM_OPTIONS_H
+#define TASKSCOPE_SHIM_OPTIONS_H
 
-#include <stddef.h>
 #include <sys/types.h>
 
 #include "isolation.h"
@@ -49,20 +45,19 @@ struct opts {
  * after it. -1 when one is malformed or --uid, --gid or --cwd is missing. */
 int shim_parse_opts(int argc, char **argv, struct opts *o, int *next);
 
-/* Takes the task's capabilities (caps.c, crun's order), groups, gid, uid
- * and no_new_privs. Returns 0 or an errno, with the failing step's name. */
-int become_task(const struct opts *o, const gid_t *groups, int ngroups, const char **step);
+/* The task's whole command line: the options, then "--", PROGRAM and
+ * ARGV0 (both required: argv[0] is the caller's choice), and an exit
+ * file. -1 when anything is missing or malformed. */
+int shim_parse_command(int argc, char **argv, struct opts *o);
 
-/* Default dispositions and an empty mask, as a freshly exec'd task expects. */
-int reset_signals(const char **step);
-
-int parse_u32z(const char *s, unsigned *out);
+/* The --groups list as numbers; -1 when malformed or longer than MAX_GROUPS. */
 int parse_groups(const char *list, gid_t *out, int *n);
-int write_all(int fd, const char *p, size_t n);
-/* Closes every fd >= first except keep (-1: none). */
-void close_from(int first, int keep);
 
-/* exec.c: taskscope-shim --exec (shim_protocol.h). */
-int shim_exec_main(int argc, char **argv, char **envp);
+/* For the journal when the command line is wrong. */
+#define SHIM_USAGE                                                                                  \
+    "usage: taskscope-shim --exit-file PATH --uid N --gid N "                                       \
+    "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "                             \
+    "[--release-fifo P] [--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] " \
+    "-- PROGRAM ARGV0 [ARGS...]"
 
 #endif

@@ -1,0 +1,78 @@
+#include "scope/slice_weights.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace taskscope::scope {
+
+namespace {
+
+constexpr uint64_t kTargetLow = kCpuWeightMax / 2;   // the heaviest lands above this...
+constexpr uint64_t kRefitBelow = kCpuWeightMax / 4;  // ...and is refitted only below this
+
+}  // namespace
+
+uint64_t unscaledWeight(uint64_t sum) { return std::clamp(sum, kCpuWeightMin, kCpuWeightMax); }
+
+uint64_t SiblingWeights::scaled(uint64_t sum) const {
+    const long double w = std::ldexp(static_cast<long double>(sum), shift_);
+    if (w >= static_cast<long double>(kCpuWeightMax)) return kCpuWeightMax;
+    return std::max<uint64_t>(kCpuWeightMin, static_cast<uint64_t>(std::llround(w)));
+}
+
+int SiblingWeights::shiftFor(uint64_t heaviest) {
+    // The shift that puts the heaviest in (kTargetLow, kCpuWeightMax].
+    int shift = 0;
+    long double w = static_cast<long double>(heaviest);
+    while (w > kCpuWeightMax) {
+        w /= 2;
+        --shift;
+    }
+    while (w * 2 <= kCpuWeightMax && w <= kTargetLow) {
+        w *= 2;
+        ++shift;
+    }
+    return shift;
+}
+
+bool SiblingWeights::shiftFits(uint64_t heaviest) const {
+    const long double w = std::ldexp(static_cast<long double>(heaviest), shift_);
+    return w <= kCpuWeightMax && w > kRefitBelow;
+}
+
+std::vector<SiblingWeights::Change> SiblingWeights::set(const std::string& child, uint64_t sum) {
+    if (sum == 0) {
+        sums_.erase(child);
+        weights_.erase(child);
+    } else {
+        sums_[child] = sum;
+    }
+    std::vector<Change> changes;
+    if (sums_.empty()) return changes;
+    uint64_t heaviest = 0;
+    for (const auto& [name, s] : sums_) heaviest = std::max(heaviest, s);
+    if (!shiftFits(heaviest)) shift_ = shiftFor(heaviest);
+    auto note = [&](const std::string& name, uint64_t s) {
+        const uint64_t w = scaled(s);
+        auto [it, added] = weights_.try_emplace(name, w);
+        if (!added && it->second == w) return;
+        it->second = w;
+        changes.push_back({name, w});
+    };
+    if (sum) note(child, sum);
+    for (const auto& [name, s] : sums_)
+        if (name != child) note(name, s);
+    return changes;
+}
+
+uint64_t SiblingWeights::weightOf(const std::string& child) const {
+    auto it = weights_.find(child);
+    return it == weights_.end() ? kCpuWeightDefault : it->second;
+}
+
+uint64_t SiblingWeights::sumOf(const std::string& child) const {
+    auto it = sums_.find(child);
+    return it == sums_.end() ? 0 : it->second;
+}
+
+}  // namespace taskscope::scope

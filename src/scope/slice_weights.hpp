@@ -1,0 +1,62 @@
+#pragma once
+// CPU weights of the slices above the tasks (issue 31), so that nesting
+// changes nothing in how the CPU is shared: a slice weighs the sum of the
+// weights of the running tasks below it, and siblings keep the ratios of
+// their sums.
+//
+// cgroup v2's cpu.weight only compares siblings and takes 1..10000, while a
+// sum of task weights can be far larger. So each parent's children share
+// one power-of-two scale: weight = round(sum * 2^shift), the shift chosen
+// so that the heaviest child lands in (5000, 10000]. The shift changes (and
+// every sibling is rewritten) only when the heaviest leaves (2500, 10000],
+// so a start or an exit rewrites one sibling almost always. A child lighter
+// than 1/10000 of the heaviest still gets 1: the kernel's range ends there.
+//
+// Where the children sit beside task scopes (an overflow slice beside its
+// allocation's scopes) they must be in the scopes' own units: use
+// unscaledWeight(). Pure: the caller applies the changes through systemd.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace taskscope::scope {
+
+inline constexpr uint64_t kCpuWeightMin = 1;
+inline constexpr uint64_t kCpuWeightMax = 10000;
+/// What a task without a CPU weight of its own weighs (the kernel's default).
+inline constexpr uint64_t kCpuWeightDefault = 100;
+
+/// A sum of task weights as a weight beside task scopes: clamped, not scaled.
+uint64_t unscaledWeight(uint64_t sum);
+
+class SiblingWeights {
+public:
+    struct Change {
+        std::string child;
+        uint64_t weight;
+        bool operator==(const Change&) const = default;
+    };
+
+    /// Sets a child's sum (a child with sum 0 is dropped) and returns every
+    /// child whose weight is now different from what was last returned for
+    /// it (the child itself first, if it changed).
+    std::vector<Change> set(const std::string& child, uint64_t sum);
+    /// The weight a child has now (kCpuWeightDefault for one not known).
+    uint64_t weightOf(const std::string& child) const;
+    uint64_t sumOf(const std::string& child) const;
+    int shift() const { return shift_; }
+    size_t size() const { return sums_.size(); }
+
+private:
+    uint64_t scaled(uint64_t sum) const;
+    bool shiftFits(uint64_t heaviest) const;
+    static int shiftFor(uint64_t heaviest);
+
+    std::map<std::string, uint64_t> sums_;
+    std::map<std::string, uint64_t> weights_;  ///< as last returned
+    int shift_ = 0;
+};
+
+}  // namespace taskscope::scope

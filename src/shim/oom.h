@@ -1,0 +1,39 @@
+/*
+ * The OOM watch: the task's OOM-kill counter (memory.events on cgroup v2,
+ * memory.oom_control with an eventfd on v1), opened while its cgroup
+ * certainly exists (systemd may remove it the moment the task is gone) and
+ * read again after every wakeup and once at the end.
+ */
+#ifndef TASKSCOPE_SHIM_OOM_H
+#define TASKSCOPE_SHIM_OOM_H
+
+#include <sys/types.h>
+
+struct oom {
+    int fd;      /* memory.events (v2) or memory.oom_control (v1) */
+    int evfd;    /* v1 only: eventfd registered through cgroup.event_control */
+    long long initial;
+    long long max;
+    /* v1: the kernel signalled the eventfd while the cgroup still existed.
+     * It does so when an OOM starts, before the victim is killed and before
+     * oom_kill counts it; by the time the task's exit is seen systemd may
+     * have removed the cgroup, and the counter with it. */
+    int notified;
+};
+
+/* Opens the counter of pid's memory cgroup under root (the cgroupfs
+ * mount); without one (no memory controller) w->fd stays -1. */
+void oom_open(struct oom *w, const char *root, pid_t pid);
+
+/* The fd to poll (and its events) for a wakeup; -1 when none. */
+int oom_poll_fd(const struct oom *w, short *events);
+
+/* Re-reads the counter after a wakeup. */
+void oom_refresh(struct oom *w);
+
+/* Whether the task that ended with `status` was OOM killed. */
+int oom_killed(const struct oom *w, int status, int have_status);
+
+void oom_close(struct oom *w);
+
+#endif

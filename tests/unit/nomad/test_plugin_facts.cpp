@@ -1,0 +1,62 @@
+#define BOOST_TEST_MODULE plugin_facts
+#include <boost/test/unit_test.hpp>
+
+#include "nomad/plugin_facts.hpp"
+
+namespace pb = hashicorp::nomad::plugins::drivers::proto;
+using namespace taskscope::nomad;
+
+// The line go-plugin's client parses (go-plugin client.go Start): core
+// protocol 1, Nomad's app protocol 2 (plugins/base/plugin.go), unix,
+// the socket, grpc, and an empty server certificate (no AutoMTLS).
+BOOST_AUTO_TEST_CASE(handshake_is_nomads) {
+    BOOST_TEST(handshakeLine("/tmp/d/plugin.sock", false) == "1|2|unix|/tmp/d/plugin.sock|grpc|");
+    // A client that asks about broker multiplexing gets the 7th field: no.
+    BOOST_TEST(handshakeLine("/tmp/d/plugin.sock", true) == "1|2|unix|/tmp/d/plugin.sock|grpc||false");
+}
+
+BOOST_AUTO_TEST_CASE(client_versions) {
+    BOOST_TEST(clientAcceptsAppVersion("2"));
+    BOOST_TEST(clientAcceptsAppVersion("1,2"));
+    BOOST_TEST(clientAcceptsAppVersion(""));  // an old client sends none
+    BOOST_TEST(!clientAcceptsAppVersion("1"));
+    BOOST_TEST(!clientAcceptsAppVersion("12,20"));
+}
+
+BOOST_AUTO_TEST_CASE(api_version_is_nomads_spelling) {
+    // plugins/drivers/versions.go ApiVersion010.
+    BOOST_TEST(std::string(kPluginApiVersion) == "v0.1.0");
+}
+
+// Every DriverCapabilities field, with the value docs/nomad-driver.md gives.
+BOOST_AUTO_TEST_CASE(every_capability) {
+    pb::DriverCapabilities c;
+    fillCapabilities(c);
+    BOOST_TEST(c.send_signals());
+    BOOST_TEST(c.exec());
+    BOOST_TEST(c.fs_isolation() == pb::DriverCapabilities::IMAGE);
+    BOOST_TEST_REQUIRE(c.network_isolation_modes_size() == 2);
+    BOOST_TEST(c.network_isolation_modes(0) == pb::NetworkIsolationSpec::HOST);
+    BOOST_TEST(c.network_isolation_modes(1) == pb::NetworkIsolationSpec::GROUP);
+    BOOST_TEST(c.must_create_network());
+    BOOST_TEST(c.mount_configs() == pb::DriverCapabilities::ANY_MOUNTS);
+    BOOST_TEST(!c.disable_log_collection());
+    BOOST_TEST(!c.dynamic_workload_users());
+    // Field 7 (remote_tasks) is reserved in current Nomad: nothing sent there.
+    const auto* field = pb::DriverCapabilities::descriptor()->FindFieldByNumber(7);
+    BOOST_TEST(field == nullptr);
+    BOOST_TEST(pb::DriverCapabilities::descriptor()->FindFieldByNumber(9)->name() == "dynamic_workload_users");
+}
+
+// The schemas' names and types, as Nomad's hclspec conversion reads them.
+BOOST_AUTO_TEST_CASE(schemas) {
+    const auto cfg = configSchema();
+    BOOST_TEST_REQUIRE(cfg.has_object());
+    const auto& a = cfg.object().attributes();
+    BOOST_TEST(a.at("enabled").default_().default_().literal().value() == "true");
+    BOOST_TEST(a.at("default_isolation").default_().default_().literal().value() == "\"chroot\"");
+    BOOST_TEST(a.at("default_isolation").default_().primary().attr().name() == "default_isolation");
+    const auto task = taskConfigSchema();
+    BOOST_TEST(task.object().attributes().at("command").attr().required());
+    BOOST_TEST(task.object().attributes().at("args").attr().type() == "list(string)");
+}

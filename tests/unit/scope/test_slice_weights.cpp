@@ -1,0 +1,78 @@
+#define BOOST_TEST_MODULE slice_weights
+#include <boost/test/unit_test.hpp>
+
+#include "scope/slice_weights.hpp"
+
+using namespace taskscope::scope;
+
+BOOST_AUTO_TEST_CASE(siblings_keep_the_ratio_of_their_sums) {
+    // Issue 31's case: one task of weight 39 (1000 shares) against four of
+    // 10 (250 shares each): the allocations weigh 39 and 40.
+    SiblingWeights w;
+    w.set("a", 39);
+    w.set("b", 40);
+    const double ratio = double(w.weightOf("a")) / double(w.weightOf("b"));
+    BOOST_TEST(ratio == 39.0 / 40.0, boost::test_tools::tolerance(0.001));
+    BOOST_TEST(w.weightOf("b") > 5000u);
+    BOOST_TEST(w.weightOf("b") <= kCpuWeightMax);
+}
+
+BOOST_AUTO_TEST_CASE(large_sums_are_scaled_down_not_clamped) {
+    SiblingWeights w;
+    w.set("big", 1'000'000);  // 10,000 tasks of the default weight
+    w.set("small", 100);      // one
+    BOOST_TEST(w.weightOf("big") <= kCpuWeightMax);
+    BOOST_TEST(w.weightOf("big") > 5000u);
+    // 10,000:1 is past what the kernel's 1..10000 can say once the heaviest
+    // sits in (5000, 10000]: the lighter one stays at the floor, never 0.
+    BOOST_TEST(w.weightOf("small") == kCpuWeightMin);
+    w.set("medium", 50'000);
+    BOOST_TEST(double(w.weightOf("big")) / double(w.weightOf("medium")) == 20.0, boost::test_tools::tolerance(0.001));
+}
+
+BOOST_AUTO_TEST_CASE(one_start_rewrites_one_sibling_until_the_scale_must_move) {
+    SiblingWeights w;
+    for (int i = 0; i < 50; ++i) w.set("a" + std::to_string(i), 100);
+    const int shift = w.shift();
+    // A sibling a little heavier: only it changes.
+    auto changes = w.set("a7", 150);
+    BOOST_REQUIRE_EQUAL(changes.size(), 1u);
+    BOOST_TEST(changes[0].child == "a7");
+    BOOST_TEST(w.shift() == shift);
+    // The same sum again: nothing to write.
+    BOOST_TEST(w.set("a7", 150).empty());
+    // The heaviest past the range: the scale moves and every sibling is rewritten.
+    changes = w.set("a9", 100 * 1000);
+    BOOST_TEST(changes.size() == 50u);
+    BOOST_TEST(changes[0].child == "a9");
+    BOOST_TEST(w.shift() < shift);
+    for (int i = 0; i < 50; ++i) BOOST_TEST(w.weightOf("a" + std::to_string(i)) >= kCpuWeightMin);
+}
+
+BOOST_AUTO_TEST_CASE(a_child_at_zero_is_dropped_and_the_rest_refit) {
+    SiblingWeights w;
+    w.set("heavy", 100'000);
+    w.set("light", 100);
+    const uint64_t before = w.weightOf("light");
+    auto changes = w.set("heavy", 0);
+    BOOST_TEST(w.size() == 1u);
+    BOOST_TEST(w.sumOf("heavy") == 0u);
+    BOOST_REQUIRE_EQUAL(changes.size(), 1u);
+    BOOST_TEST(changes[0].child == "light");
+    BOOST_TEST(w.weightOf("light") > before);
+    BOOST_TEST(w.weightOf("light") > 5000u);
+}
+
+BOOST_AUTO_TEST_CASE(a_new_child_reports_its_weight) {
+    SiblingWeights w;
+    auto changes = w.set("a", 100);
+    BOOST_REQUIRE_EQUAL(changes.size(), 1u);
+    BOOST_TEST(changes[0].weight == w.weightOf("a"));
+    BOOST_TEST(w.weightOf("unknown") == kCpuWeightDefault);
+}
+
+BOOST_AUTO_TEST_CASE(beside_scopes_a_sum_is_clamped_not_scaled) {
+    BOOST_TEST(unscaledWeight(0) == kCpuWeightMin);
+    BOOST_TEST(unscaledWeight(400) == 400u);
+    BOOST_TEST(unscaledWeight(1'000'000) == kCpuWeightMax);
+}

@@ -164,6 +164,24 @@ void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vec
     startResettingFailedAsync(*this, unit, std::move(once), std::move(done));
 }
 
+void SdbusSystemdClient::startSliceAsync(const std::string& unit, const UnitProperties& properties, Completion done) {
+    auto once = [this, unit, properties](Completion finished) {
+        jobAsync(
+            unit, "start slice " + unit,
+            [this, unit, properties](JobReply reply) {
+                const std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
+                manager_->raw()
+                    .callMethodAsync("StartTransientUnit")
+                    .onInterface(kManagerInterface)
+                    .withArguments(unit, std::string("fail"), properties, aux)
+                    .withTimeout(jobTimeout_)
+                    .uponReplyInvoke(std::move(reply));
+            },
+            std::move(finished));
+    };
+    startResettingFailedAsync(*this, unit, std::move(once), std::move(done));
+}
+
 void SdbusSystemdClient::stopUnitAsync(const std::string& unit, Completion done) {
     jobAsync(
         unit, "stop " + unit,
@@ -327,7 +345,10 @@ void SdbusSystemdClient::unitInfoAsync(const std::string& unit, ValueCompletion<
         auto since = property<uint64_t>(*props, "ActiveEnterTimestamp", unit);
         if (!active || !sub || !since) return done(!active ? active.error() : !sub ? sub.error() : since.error());
         UnitInfo info{"", UnitState{*active, *sub}, *since};
-        unitPropertiesAsync(unit, "org.freedesktop.systemd1.Scope",
+        // Slice= is on the unit type's own interface (systemd's
+        // src/core/dbus-scope.c and dbus-slice.c both add the cgroup context's).
+        const bool slice = unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".slice") == 0;
+        unitPropertiesAsync(unit, slice ? "org.freedesktop.systemd1.Slice" : "org.freedesktop.systemd1.Scope",
                             [unit, info, done](common::Result<Properties> scope) mutable {
                                 if (!scope) return done(scope.error());
                                 auto slice = property<std::string>(*scope, "Slice", unit);

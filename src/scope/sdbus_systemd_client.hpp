@@ -34,6 +34,7 @@ public:
 
     void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids, const UnitProperties& properties,
                          Completion done) override;
+    void startSliceAsync(const std::string& unit, const UnitProperties& properties, Completion done) override;
     void stopUnitAsync(const std::string& unit, Completion done) override;
     void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) override;
 

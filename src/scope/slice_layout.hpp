@@ -15,7 +15,10 @@
 // with the members of every slice above the unit (bench/README.md), so no
 // slice may hold more than a bounded number. In a slice name every '-' is a
 // level, so an allocation id is escaped whole (its '-' too) with systemd's
-// \xNN escaping, which parseAllocationSlice() reverses.
+// \xNN escaping, which parseAllocationSlice() reverses. (systemd
+// src/basic/unit-name.c, do_escape(): '-', '\\' and every character outside
+// [A-Za-z0-9:_.] as \xNN, a leading '.' too; a slice's parents are its name
+// cut at each '-', slice_build_parent_slice().)
 // Pure: names only, nothing is asked of systemd here.
 
 #include <optional>

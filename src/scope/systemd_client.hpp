@@ -48,6 +48,11 @@ public:
     /// different units never wait for each other.
     virtual void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
                                  const UnitProperties& properties, Completion done) = 0;
+    /// Creates the transient slice `unit` with `properties` (no processes:
+    /// systemd's slices take only cgroup properties, src/core/dbus-slice.c);
+    /// `done` gets its job's result. A slice that exists already answers
+    /// UnitExists (a failed one is reset and the start retried once).
+    virtual void startSliceAsync(const std::string& unit, const UnitProperties& properties, Completion done) = 0;
     /// Stops the unit; `done` once its job is done.
     virtual void stopUnitAsync(const std::string& unit, Completion done) = 0;
     /// Changes properties of a running unit (runtime only).

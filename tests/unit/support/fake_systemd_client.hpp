@@ -17,6 +17,8 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,32 @@ public:
     void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
                          const scope::UnitProperties& properties, Completion done) override {
         complete("startScope", unit, startScope(unit, pids, properties), std::move(done));
+    }
+    void startSliceAsync(const std::string& unit, const scope::UnitProperties& properties, Completion done) override {
+        complete("startSlice", unit, startSlice(unit, properties), std::move(done));
+    }
+    common::Result<void> startSlice(const std::string& unit, const scope::UnitProperties& properties) {
+        std::string names;
+        for (const auto& p : properties) names += (names.empty() ? "" : ",") + p.get<0>();
+        if (auto r = enter("startSlice", unit, names); !r) return r;
+        if (auto it = scopes.find(unit); it != scopes.end() && it->second.active != "failed")
+            return common::makeError("UnitExists", "unit " + unit + " already exists");
+        Scope s;
+        s.properties = properties;
+        slices.insert(unit);
+        scopes[unit] = std::move(s);
+        return {};
+    }
+    /// The slices startSlice made (also those stopped since).
+    std::set<std::string> slices;
+    /// The last value of `property` given to `unit` (by a start or a set), or nullopt.
+    std::optional<sdbus::Variant> propertyOf(const std::string& unit, const std::string& property) const {
+        auto it = scopes.find(unit);
+        if (it == scopes.end()) return std::nullopt;
+        std::optional<sdbus::Variant> out;
+        for (const auto& p : it->second.properties)
+            if (p.get<0>() == property) out = p.get<1>();
+        return out;
     }
     void stopUnitAsync(const std::string& unit, Completion done) override {
         complete("stopUnit", unit, stopUnit(unit), std::move(done));
@@ -203,7 +231,10 @@ public:
     common::Result<std::vector<std::string>> listUnits(const std::string& pattern) override {
         if (auto r = enter("listUnits", "", pattern); !r) return r.error();
         std::vector<std::string> out;
-        for (const auto& [unit, s] : scopes) out.push_back(unit);
+        // "*.suffix" as systemd matches it; anything else lists every unit.
+        const auto suffix = pattern.size() > 1 && pattern[0] == '*' ? pattern.substr(1) : std::string();
+        for (const auto& [unit, s] : scopes)
+            if (suffix.empty() || unit.ends_with(suffix)) out.push_back(unit);
         return out;
     }
     common::Result<std::string> version() override { return std::string("252-fake"); }

@@ -9,6 +9,7 @@
 #include "common/cpu_list.hpp"
 #include "common/error_names.hpp"
 #include "common/files.hpp"
+#include "scope/slice_layout.hpp"
 #include "scope/unit_name.hpp"
 #include "spec/schema.hpp"
 
@@ -99,6 +100,8 @@ const spec::Schema<Config>& configSchema() {
                       if (!scope::isValidSliceName(s)) return "must be a slice unit name such as \"nomad.slice\"";
                       return std::nullopt;
                   })),
+            field("nested_slices", &Config::nestedSlices, spec::boolean()),
+            field("bucket_fanout", &Config::bucketFanout, spec::integerAs<unsigned>(1, scope::kMaxBucketFanOut)),
             field("state_dir", &Config::stateDir, text(absolutePath())),
             field("shim_path", &Config::shimPath, text()),
             field("shim_unit", &Config::shimUnit, text([](const std::string& name) -> std::optional<std::string> {

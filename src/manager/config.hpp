@@ -29,6 +29,16 @@ constexpr uint64_t kDefaultPidsMax = 4096;
 
 struct Config {
     std::string slice = "nomad.slice";
+    /// New tasks go in the nested layout below `slice` (issue 31,
+    /// scope/slice_layout.hpp); false starts them flat in `slice`, as a
+    /// manager before it did (key nested_slices). Tasks already running
+    /// stay where they are either way.
+    bool nestedSlices = true;
+    /// Bucket slices below the share slice (key bucket_fanout, 1..256): a
+    /// stable hash of the allocation id picks one. 64 keeps every slice of
+    /// a 10,000-task node of one-task allocations near 150 members
+    /// (bench/README.md). A change moves new allocations only.
+    unsigned bucketFanout = 64;
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
     /// The delegated scope the shims live in, outside the manager's cgroup

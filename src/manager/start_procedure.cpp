@@ -47,9 +47,9 @@ common::Error withFdNumbers(common::Error e) {
     return makeError(common::errors::kResourceExhausted, numbers + " (" + e.message + ")");
 }
 
-scope::UnitProperties baseProperties(const Config& config, const std::string& label) {
+scope::UnitProperties baseProperties(const std::string& slice, const std::string& label) {
     scope::UnitProperties p;
-    p.emplace_back("Slice", sdbus::Variant(config.slice));
+    p.emplace_back("Slice", sdbus::Variant(slice));
     p.emplace_back("Description", sdbus::Variant("taskscope task " + label));
     // A failed scope would otherwise stay loaded until someone resets it.
     p.emplace_back("CollectMode", sdbus::Variant(std::string("inactive-or-failed")));
@@ -164,6 +164,18 @@ void StartProcedure::begin() {
     spec.resources.allowedCpus = cpus->cpus;
     draft_.cpus = cpus->cpus;
     draft_.reservedCores = cpus->reserved;
+    if (ctx_.slices) {
+        auto placed = ctx_.slices->place(allocId, cpus->reserved);
+        if (!placed) return fail(placed.error());
+        slices_ = std::move(*placed);
+        draft_.slice = slices_->parent();
+        weight_ = AllocationSlices::taskWeight(spec.resources);
+        // A shared task's cores are its share slice's (one change moves
+        // them all); AllowedCPUs on its scope would keep it on the old pool
+        // when the pool grows (the kernel intersects a child's cpuset with
+        // its parent's).
+        if (!cpus->reserved) spec.resources.allowedCpus.clear();
+    }
     clock_.onLoop("dirs+cpus");
 
     const auto& store = ctx_.records.store();
@@ -195,7 +207,7 @@ void StartProcedure::begin() {
         paths.stdoutFile = spec.stdoutPath;
         paths.stderrFile = spec.stderrPath;
     }
-    properties_ = baseProperties(config, label());
+    properties_ = baseProperties(slices_ ? draft_.slice : config.slice, label());
     for (auto& p : scope::resourceProperties(spec.resources)) properties_.push_back(std::move(p));
     if (spec.isolation.filesystem) addDeviceProperties(properties_);
     clock_.onLoop("paths");
@@ -299,11 +311,40 @@ void StartProcedure::onPid(Result<std::string> line) {
     // for: a manager that dies before that write asks systemd at startup).
     reach(StartStep::Recorded);
     writeRecord();
+    if (!slices_) {
+        slicesMade_ = true;
+        startScope();
+    } else {
+        // The slices above it (those not there yet) asked for just before
+        // its scope, not waited for: systemd takes one connection's calls in
+        // order, and the scope's start job waits for its slice's
+        // (allocation_slices.hpp). Their result holds back the task's exec:
+        // a task never runs in a slice without its weight.
+        const auto alive = std::weak_ptr<int>(lifetime_);
+        ctx_.slices->enter(
+            draft_.unit, *slices_, weight_,
+            [this, alive] {
+                if (!alive.expired()) startScope();
+            },
+            [this, alive](Result<void> made) {
+                if (!alive.expired()) onSlices(std::move(made));
+            });
+    }
+    clock_.onLoop("record + systemd call");
+}
+
+void StartProcedure::startScope() {
     ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_,
                                  [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> made) {
                                      if (!alive.expired()) onScope(std::move(made));
                                  });
-    clock_.onLoop("record + systemd call");
+}
+
+void StartProcedure::onSlices(Result<void> made) {
+    if (failure_) return;
+    if (!made) return fail(made.error().context("start task " + label() + ": make its slice " + draft_.slice));
+    slicesMade_ = true;
+    releaseWhenReady();
 }
 
 void StartProcedure::writeRecord() {
@@ -348,8 +389,8 @@ void StartProcedure::onCgroup(std::string cgroup) {
 }
 
 void StartProcedure::releaseWhenReady() {
-    // Both the scope (systemd's job done) and the record on disk, once.
-    if (failure_ || !scopeMade_ || !recordOnDisk_ || step_ >= StartStep::Released) return;
+    // The scope and its slices (systemd's jobs done) and the record on disk, once.
+    if (failure_ || !scopeMade_ || !slicesMade_ || !recordOnDisk_ || step_ >= StartStep::Released) return;
     clock_.waited("record on disk");
     if (auto r = sendGo(launch_); !r) {
         launch_.report.reset();

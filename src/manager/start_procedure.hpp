@@ -27,6 +27,7 @@
 #include "common/result.hpp"
 #include "common/step_clock.hpp"
 #include "common/worker.hpp"
+#include "manager/allocation_slices.hpp"
 #include "manager/config.hpp"
 #include "manager/cpu_pool.hpp"
 #include "manager/launcher.hpp"
@@ -55,6 +56,8 @@ struct StartContext {
     std::function<common::Result<void>(const std::string& allocId, const std::string& task, spec::TaskSpec& spec)> hook;
     /// The namespace of an allocation's ready network (NoSuchNetwork otherwise).
     std::function<common::Result<std::string>(const std::string& allocId)> netnsOf;
+    /// The nested layout's slices; null: the task goes flat in config.slice.
+    AllocationSlices* slices = nullptr;
 };
 
 class StartProcedure {
@@ -92,6 +95,8 @@ private:
     void watchReports();
     void onReport();
     void onPid(common::Result<std::string> line);
+    void startScope();
+    void onSlices(common::Result<void> made);
     void onScope(common::Result<void> made);
     void onCgroup(std::string cgroup);
     void writeRecord();
@@ -118,6 +123,9 @@ private:
     StartStep step_ = StartStep::Admitted;
     common::StepClock clock_;
     scope::UnitProperties properties_;  ///< of the task's scope
+    std::optional<scope::TaskSlices> slices_;  ///< where it goes in the nested layout
+    uint64_t weight_ = 0;                      ///< what it weighs in its slices' sums
+    bool slicesMade_ = false;                  ///< the slices above its scope exist, with their weights
     Launch launch_;
     uint64_t reportWatch_ = 0;
     bool scopeMade_ = false;

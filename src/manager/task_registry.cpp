@@ -66,6 +66,7 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       objectPrefix_(std::move(objectPrefix)),
       host_(std::move(host)),
       pool_(std::move(usableCpus), config_.systemCores, host_.unified()),
+      allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout}, systemd_),
       records_(store_, loop_),
       startWorker_(loop_),
       cgroupWorker_(loop_),
@@ -110,6 +111,8 @@ TaskRegistry::Queue TaskRegistry::erase(const TaskRecord& record) {
     if (e.killTimer) loop_.cancelTimer(e.killTimer);
     const auto unit = record.unit;  // `record` may be the entry's own
     exits_.forget(unit);
+    // Its allocation's slice goes with the allocation's last task.
+    allocSlices_.leave(unit);
     auto queued = std::move(e.queue);
     units_.erase(unit);
     tasks_.erase(it);
@@ -166,6 +169,14 @@ bool TaskRegistry::allocHasLiveTasks(const std::string& allocId) const {
     return false;
 }
 
+bool TaskRegistry::ownsSlice(const std::string& slice) const {
+    if (allocSlices_.allocationSlices().count(slice)) return true;
+    const auto parsed = scope::parseAllocationSlice(allocSlices_.layout(), slice);
+    if (!parsed) return false;
+    auto it = tasks_.lower_bound(Key{parsed->allocId, ""});
+    return it != tasks_.end() && it->first.first == parsed->allocId;
+}
+
 size_t TaskRegistry::startsUnderWay() const {
     size_t n = 0;
     for (const auto& [key, e] : tasks_)
@@ -216,8 +227,9 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
     entry.inBudget = true;
     entry.startDone = std::move(done);
     pool_.join(rec.unit);
-    StartContext ctx{config_,       spool_, records_,  systemd_,   loop_,   startWorker_,
-                     cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_};
+    StartContext ctx{config_,       spool_, records_,  systemd_,   loop_,    startWorker_,
+                     cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_, nullptr};
+    if (config_.nestedSlices) ctx.slices = &allocSlices_;
     StartEvents& heard = *this;
     entry.start = std::make_unique<StartProcedure>(std::move(ctx), rec,
                                                    parsed ? std::nullopt : std::optional(parsed.error()), heard);
@@ -247,6 +259,7 @@ void TaskRegistry::startProgressed(const TaskRecord& draft, StartStep step) {
     r.startedAtUs = draft.startedAtUs;
     r.cgroup = draft.cgroup;
     r.processSpec = draft.processSpec;
+    r.slice = draft.slice;
     if (step >= StartStep::Spawned && e.inBudget) {
         e.inBudget = false;
         --preparing_;
@@ -297,8 +310,11 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
     // (The requests that waited for the start may have removed it.)
     if (auto it = tasks_.find(key); it != tasks_.end()) {
         auto& t = *it->second;
-        if (pool_.active() && !t.record.finished() && !t.record.reservedCores && !t.poolQueued &&
-            t.record.cpus != pool_.shared()) {
+        // A nested shared task has its share slice's cores, whatever they are now.
+        if (pool_.active() && !t.record.finished() && !t.record.reservedCores && !t.record.slice.empty())
+            t.record.cpus = pool_.shared();
+        else if (pool_.active() && !t.record.finished() && !t.record.reservedCores && !t.poolQueued &&
+                 t.record.cpus != pool_.shared()) {
             t.poolQueued = true;
             submit(key, [this, key] { applyPool(key); });
         }
@@ -421,6 +437,8 @@ void TaskRegistry::finish(Entry& e) {
     auto& r = e.record;
     r.pid = 0;
     r.killDeadlineUs = 0;
+    // Its weight leaves its slices' sums.
+    allocSlices_.stopped(r.unit);
     releaseCpus(r);
     exits_.forget(r.unit);
     if (e.killTimer) {

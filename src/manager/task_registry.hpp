@@ -27,6 +27,7 @@
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "common/worker.hpp"
+#include "manager/allocation_slices.hpp"
 #include "manager/config.hpp"
 #include "manager/cpu_pool.hpp"
 #include "manager/exit_watch.hpp"
@@ -127,6 +128,12 @@ public:
     /// exists from the request on): the dangling-scope reconciler leaves it
     /// alone.
     bool ownsUnit(const std::string& unit) const { return units_.count(unit) > 0; }
+    /// The slice is an allocation's slice that a task of this manager is
+    /// in, or is being removed, or whose allocation has a task here (one
+    /// starting may be about to make it again): the reconciler leaves it
+    /// alone.
+    bool ownsSlice(const std::string& slice) const;
+    const scope::SliceLayout& sliceLayout() const { return allocSlices_.layout(); }
 
 private:
     struct Entry {
@@ -200,8 +207,11 @@ private:
 
     // The shared pool.
     void releaseCpus(TaskRecord& record);
-    /// Gives every running shared task the current shared pool.
+    /// Gives every running shared task the current shared pool: one call
+    /// on the share slice for the nested ones, one per flat task.
     void applySharedPool();
+    /// The nested layout's shared tasks take `pool` (their share slice has it).
+    void nestedTookPool(const std::set<unsigned>& pool);
     void applyPool(const Key& key);
 
     // Recovery (task_registry_recovery.cpp).
@@ -228,6 +238,9 @@ private:
     std::map<Key, std::unique_ptr<Entry>> tasks_;
     std::map<std::string, Key> units_;  ///< unit name -> task: refuses a second task on one unit
     CpuPool pool_;
+    /// The nested layout's slices (also of tasks started nested before
+    /// nested_slices was turned off).
+    AllocationSlices allocSlices_;
     size_t preparing_ = 0;   ///< starts admitted whose shim is not spawned yet
     bool draining_ = false;  ///< the daemon is exiting: no start is admitted
     common::EventLoop::Clock::time_point drainDeadline_{};

@@ -146,6 +146,15 @@ common::Result<void> TaskRegistry::recover() {
         recoverOne(e, stored, readopted, neverRan);
     }
     if (readopted) spdlog::info("Re-adopted {} running tasks of {} recorded", readopted, records->size());
+    // The nested layout's tasks: their slices' members and sums, and every
+    // weight set again (tasks may have ended while no manager was there).
+    for (auto& [key, e] : tasks_) {
+        auto& r = e->record;
+        if (r.slice.empty()) continue;
+        allocSlices_.restore(r.unit, r.slice, AllocationSlices::taskWeight(r.spec.resources), !r.finished());
+        if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
+    }
+    allocSlices_.reapplyWeights();
     for (const auto& key : neverRan) {
         const auto r = tasks_.at(key)->record;
         spool_.remove(r.unit);

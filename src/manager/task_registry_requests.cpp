@@ -140,11 +140,24 @@ void TaskRegistry::releaseCpus(TaskRecord& r) {
 void TaskRegistry::applySharedPool() {
     const auto pool = pool_.poolToApply();
     if (!pool) return;
+    // The nested layout's shared tasks: one call on their share slice,
+    // however many there are (issue 31).
+    allocSlices_.setSharedCpus(*pool, [this, pool = *pool, alive = std::weak_ptr<int>(lifetime_)](Result<void> ok) {
+        if (alive.expired()) return;
+        if (!ok) {
+            spdlog::warn("Failed to move the shared tasks to the cores {}: {}", common::formatCpuList(pool),
+                         ok.error().message);
+            pool_.forgetApplied();
+            return;
+        }
+        nestedTookPool(pool);
+    });
     std::vector<Key> stale;
     for (auto& [key, e] : tasks_) {
         const auto& r = e->record;
         // A starting task has no unit yet; its start re-applies when done.
         if (r.finished() || r.reservedCores || r.state == TaskState::Starting || r.cpus == *pool) continue;
+        if (!r.slice.empty()) continue;  // nested: its share slice's
         // At most one queued per task: it applies the pool of its time, so
         // a burst of reservations costs each shared task one call.
         if (e->poolQueued) continue;
@@ -152,6 +165,18 @@ void TaskRegistry::applySharedPool() {
         stale.push_back(key);
     }
     for (const auto& key : stale) submit(key, [this, key] { applyPool(key); });
+}
+
+void TaskRegistry::nestedTookPool(const std::set<unsigned>& pool) {
+    // What GetTask shows; on disk the next write of the record has it (a
+    // restart gives them the pool of its time anyway).
+    for (auto& [key, e] : tasks_) {
+        auto& r = e->record;
+        if (r.finished() || r.reservedCores || r.slice.empty() || r.state == TaskState::Starting || r.cpus == pool)
+            continue;
+        r.cpus = pool;
+        if (events_) events_->taskChanged(r);
+    }
 }
 
 void TaskRegistry::applyPool(const Key& key) {
@@ -214,6 +239,8 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
             }
             // What GetTaskSpec shows from now on: the spec as it now is.
             r.spec.resources = spec::merged(r.spec.resources, change);
+            if (change.cpuShares)
+                allocSlices_.reweigh(r.unit, AllocationSlices::taskWeight(r.spec.resources));
             r.specText = spec::toText(r.spec);
             records_.persist(r);
             spdlog::info("Updated task {}: {}", taskLabel(key.first, key.second), text);

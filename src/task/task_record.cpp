@@ -20,7 +20,7 @@ std::string formatTime(uint64_t us) {
 }
 
 nlohmann::json toJson(const TaskRecord& r) {
-    return {
+    nlohmann::json j = {
         {"alloc_id", r.allocId},
         {"task", r.name},
         {"unit", r.unit},
@@ -43,6 +43,10 @@ nlohmann::json toJson(const TaskRecord& r) {
         {"kill_deadline_us", r.killDeadlineUs},
         {"lost_reason", r.lostReason},
     };
+    // Only in the nested layout: a record without it is a flat task (in
+    // the configured slice), also one an older manager wrote.
+    if (!r.slice.empty()) j["slice"] = r.slice;
+    return j;
 }
 
 common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
@@ -66,6 +70,7 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.shimPid = j.at("shim_pid").get<pid_t>();
         r.cgroup = j.at("cgroup").get<std::string>();
         r.processSpec = j.value("process_spec", std::string());
+        r.slice = j.value("slice", std::string());
         r.startedAtUs = j.at("started_at_us").get<uint64_t>();
         auto cpus = common::parseCpuList(j.value("cpus", ""));
         if (!cpus) return cpus.error().context("task record cpus");

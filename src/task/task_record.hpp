@@ -49,6 +49,10 @@ struct TaskRecord {
     /// The task's saved process spec, which exec reads; empty for a task
     /// started before there was one.
     std::string processSpec;
+    /// The slice its scope is in (its allocation's, issue 31); empty: a
+    /// flat task, in the configured slice itself (an older manager's, or
+    /// one started with nested_slices off).
+    std::string slice;
     std::set<unsigned> cpus;     ///< AllowedCPUs as applied; empty on cgroup v1
     bool reservedCores = false;  ///< cpus are this task's own, not the shared pool
     uint64_t startedAtUs = 0;

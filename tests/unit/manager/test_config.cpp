@@ -105,3 +105,23 @@ BOOST_AUTO_TEST_CASE(default_pids_max_key) {
     d.write("manager.json", R"({"default_pids_max":"4096"})");
     BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
 }
+
+BOOST_AUTO_TEST_CASE(nested_layout_keys) {
+    TempDir d;
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->nestedSlices);
+    BOOST_TEST(c->bucketFanout == 64u);
+    d.write("manager.json", R"({"nested_slices":false,"bucket_fanout":16})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(!c->nestedSlices);
+    BOOST_TEST(c->bucketFanout == 16u);
+    // Two hex digits name a bucket: 1..256.
+    for (const char* bad : {R"({"bucket_fanout":0})", R"({"bucket_fanout":257})"}) {
+        d.write("manager.json", bad);
+        auto r = loadConfig(d.path + "/manager.json");
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST(r.error().message.find("bucket_fanout") != std::string::npos);
+    }
+}

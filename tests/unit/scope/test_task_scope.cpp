@@ -18,6 +18,11 @@ BOOST_AUTO_TEST_CASE(the_tasks_scope_under_the_slice_is_its_own) {
     BOOST_TEST(p->str() == "/nomad.slice/a1-web.scope");
     // A nested slice ("nomad-x.slice" below nomad.slice) still has the slice above it.
     BOOST_TEST(checkTaskScope("/nomad.slice/nomad-x.slice/a1-web.scope", kSlice, kUnit).ok());
+    // The nested layout's path (issue 31): share, bucket, allocation.
+    BOOST_TEST(checkTaskScope("/nomad.slice/nomad-share.slice/nomad-share-b1f.slice/nomad-share-b1f-a1.slice/a1-web.scope",
+                              kSlice, kUnit)
+                   .ok());
+    BOOST_TEST(checkTaskScope("/nomad.slice/nomad-reserve.slice/nomad-reserve-a1.slice/a1-web.scope", kSlice, kUnit).ok());
     BOOST_TEST(checkTaskScope("/a1-web.scope", "-.slice", kUnit).ok());
     auto f = taskScopeFile("/sys/fs/cgroup", "/nomad.slice/a1-web.scope", kSlice, kUnit, "cgroup.kill");
     BOOST_REQUIRE(f.ok());
@@ -56,6 +61,8 @@ BOOST_AUTO_TEST_CASE(an_empty_unit_is_nobodys_scope) {
 BOOST_AUTO_TEST_CASE(a_process_in_the_scope_or_below_it_is_the_tasks) {
     BOOST_TEST(inTaskScope("0::/nomad.slice/a1-web.scope\n", kSlice, kUnit));
     BOOST_TEST(inTaskScope("0::/nomad.slice/a1-web.scope/sub\n", kSlice, kUnit));
+    BOOST_TEST(inTaskScope("0::/nomad.slice/nomad-share.slice/nomad-share-b1f.slice/nomad-share-b1f-a1.slice/a1-web.scope\n",
+                           kSlice, kUnit));
     // cgroup v1: name=systemd says it, whatever the other hierarchies say.
     BOOST_TEST(
         inTaskScope("12:memory:/nomad.slice/a1-web.scope\n1:name=systemd:/nomad.slice/a1-web.scope\n", kSlice, kUnit));

@@ -68,3 +68,24 @@ BOOST_AUTO_TEST_CASE(a_record_reads_its_spec_into_the_struct) {
     j["spec"] = R"({"command":"/bin/sleep","env":{"A":1}})";
     BOOST_TEST(!recordFromJson(j).ok());
 }
+
+BOOST_AUTO_TEST_CASE(the_slice_round_trips_and_older_records_are_flat) {
+    TaskRecord r;
+    r.allocId = "a1";
+    r.name = "web";
+    r.unit = "a1-web.scope";
+    r.specText = "{}";
+    r.state = TaskState::Running;
+    r.slice = "nomad-share-b1f-a1.slice";
+    auto j = toJson(r);
+    auto back = recordFromJson(j);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST(back->slice == r.slice);
+    // An older manager's record (and a flat task's) has none: flat.
+    j.erase("slice");
+    back = recordFromJson(j);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST(back->slice.empty());
+    r.slice.clear();
+    BOOST_TEST(!toJson(r).contains("slice"));
+}

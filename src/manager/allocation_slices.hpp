@@ -1,0 +1,140 @@
+#pragma once
+// The slices above the tasks in the nested layout (issue 31; the names are
+// scope/slice_layout.hpp's): each made before the first task below it runs,
+// with its weight; weights kept equal to the sums of the running tasks'
+// below them (scope/slice_weights.hpp); the shared pool's cores set once,
+// on the share slice; an allocation's slice removed with its last task.
+//
+// A slice that systemd makes implicitly, because a scope names it in
+// Slice=, has no weight: so a slice is started explicitly
+// (StartTransientUnit) whenever the first running task below it comes,
+// also when it exists already (then its properties are set again), which
+// also covers a slice an operator stopped meanwhile. Its start is sent just
+// before the scope's, not waited for first: systemd handles one
+// connection's calls in order, and a scope whose slice has a start job
+// queued waits for that job (a unit with a cgroup gets After= and
+// Requires= on its slice: systemd src/core/unit.c,
+// unit_add_slice_dependencies()).
+//
+// The allocation's slice is removed (StopUnit) when its last task is
+// forgotten; a start that comes while that stop is under way waits for it
+// and makes the slice again (the start wins).
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "scope/slice_layout.hpp"
+#include "scope/slice_weights.hpp"
+#include "spec/resources.hpp"
+#include "scope/systemd_client.hpp"
+
+namespace taskscope::manager {
+
+class AllocationSlices {
+public:
+    using Completion = scope::SystemdClient::Completion;
+
+    AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd);
+
+    const scope::SliceLayout& layout() const { return layout_; }
+    /// Where a task of `allocId` goes (pure; InvalidName when the id does
+    /// not fit a slice name).
+    common::Result<scope::TaskSlices> place(const std::string& allocId, bool reserved) const;
+
+    /// A task (`unit`) is about to start in `slices`, weighing `weight`:
+    /// it counts from now on, and systemd is asked for every slice above it
+    /// that has no running task yet, with its properties. `issued` once the
+    /// calls are sent (the scope's start may follow at once), after a
+    /// removal of the allocation's slice under way; `made` gets the outcome
+    /// of the slices' jobs (also of those an earlier task's start made and
+    /// that are still under way).
+    void enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight, std::function<void()> issued,
+               Completion made);
+    /// The task stopped running: its weight no longer counts.
+    void stopped(const std::string& unit);
+    /// The task's CPU weight changed (UpdateTask): its slices' sums follow.
+    void reweigh(const std::string& unit, uint64_t weight);
+    /// The task is gone (forgotten, or its start failed); its allocation's
+    /// slice goes with its last task.
+    void leave(const std::string& unit);
+    /// A task found at recovery in `slice` (its record's), whose slices
+    /// exist already. Weights are set by reapplyWeights().
+    void restore(const std::string& unit, const std::string& slice, uint64_t weight, bool running);
+    /// After recovery: every weight set again (the tasks below may have
+    /// changed while no manager was there).
+    void reapplyWeights();
+
+    /// The shared pool's cores: one SetUnitProperties on the share slice
+    /// (once it exists; it is made with them).
+    void setSharedCpus(const std::set<unsigned>& cpus, Completion done);
+
+    /// The allocation's slice of `unit`'s task ("" when not known here).
+    std::string allocationOf(const std::string& unit) const;
+    /// Tasks known in the allocation slice `slice` (0: none).
+    size_t membersOf(const std::string& slice) const;
+    /// Every allocation slice with a task.
+    std::set<std::string> allocationSlices() const;
+
+    /// What a task weighs in the sums: its scope's CPUWeight (the
+    /// kernel's default when its spec sets no cpu_shares).
+    static uint64_t taskWeight(const spec::Resources& resources);
+
+private:
+    struct Member {
+        std::vector<std::string> chain;  ///< outermost first, the allocation's slice last
+        uint64_t weight = 0;
+        bool running = false;
+    };
+    /// Any slice of the tree (share, reserve, bucket, allocation).
+    struct Slice {
+        std::string parent;     ///< the slice it sits in
+        uint64_t sum = 0;       ///< running tasks' weights below it
+        size_t members = 0;     ///< tasks below it (allocation slices only: they go with the last)
+        bool removing = false;  ///< its StopUnit is under way
+        std::vector<std::string> afterRemoval;  ///< units whose entry waits for the stop
+        std::vector<Completion> pending;  ///< waiting for its start job, when one is under way
+        bool starting = false;
+    };
+
+    struct Deferred {
+        scope::TaskSlices slices;
+        uint64_t weight;
+        std::function<void()> issued;
+        Completion made;
+    };
+    void enterNow(const std::string& unit, const std::vector<std::string>& chain, uint64_t weight,
+                  const std::function<void()>& issued, Completion made);
+    /// Adds `weight` to (or takes it from) the sums along the chain and
+    /// sets the weights that changed, except on `creating` slices (whose
+    /// start carries them).
+    void addToSums(const std::vector<std::string>& chain, uint64_t weight, bool add,
+                   const std::set<std::string>& creating);
+    void startSlice(const std::string& slice, const std::string& parent, Completion done);
+    scope::UnitProperties propertiesOf(const std::string& slice, const std::string& parent) const;
+    void setWeight(const std::string& slice, uint64_t weight);
+    void removeAllocation(const std::string& slice);
+    /// Share and reserve slices sit beside the flat tasks of an older
+    /// manager, and never compete for cores with each other: they weigh
+    /// the default. Below them, siblings share one scale per parent.
+    bool weighed(const std::string& slice) const;
+
+    scope::SliceLayout layout_;
+    scope::SystemdClient& systemd_;
+    std::map<std::string, Member> members_;      ///< by unit
+    std::map<std::string, Slice> slices_;        ///< by slice name
+    std::map<std::string, scope::SiblingWeights> scales_;  ///< by parent slice
+    std::map<std::string, Deferred> deferred_;  ///< by unit: entries waiting for a removal
+    std::optional<std::set<unsigned>> sharedCpus_;
+    bool shareMade_ = false;
+    /// Expires with this object: systemd's answers that come after it do nothing.
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+};
+
+}  // namespace taskscope::manager

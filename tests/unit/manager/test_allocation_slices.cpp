@@ -1,0 +1,207 @@
+#define BOOST_TEST_MODULE allocation_slices
+#include <boost/test/unit_test.hpp>
+
+#include <optional>
+
+#include "manager/allocation_slices.hpp"
+#include "support/fake_systemd_client.hpp"
+
+using namespace taskscope;
+using manager::AllocationSlices;
+using test::FakeSystemdClient;
+
+namespace {
+
+struct Fixture {
+    FakeSystemdClient systemd;  // no loop: every call answers at once
+    AllocationSlices slices{scope::SliceLayout{"nomad.slice", 64, 100}, systemd};
+
+    scope::TaskSlices place(const std::string& alloc, bool reserved = false) {
+        auto p = slices.place(alloc, reserved);
+        BOOST_REQUIRE(p.ok());
+        return *p;
+    }
+    /// Enters a task; returns whether its slices were made, and checks that
+    /// every slice start was sent before `issued`.
+    bool enter(const std::string& unit, const std::string& alloc, uint64_t weight, bool reserved = false) {
+        std::optional<bool> made;
+        size_t startsAtIssue = 0;
+        slices.enter(
+            unit, place(alloc, reserved), weight, [&] { startsAtIssue = systemd.count("startSlice"); },
+            [&](common::Result<void> r) { made = r.ok(); });
+        BOOST_TEST(startsAtIssue == systemd.count("startSlice"));
+        return made.value_or(false);
+    }
+    uint64_t weightOf(const std::string& unit) {
+        auto v = systemd.propertyOf(unit, "CPUWeight");
+        BOOST_REQUIRE(v.has_value());
+        return v->get<uint64_t>();
+    }
+    std::vector<std::string> started() {
+        std::vector<std::string> out;
+        for (const auto& c : systemd.calls)
+            if (c.method == "startSlice") out.push_back(c.unit);
+        return out;
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(first_task_makes_its_slices_outermost_first_with_weights, Fixture) {
+    const auto p = place("a1");
+    BOOST_TEST(enter("a1-web.scope", "a1", 100));
+    BOOST_TEST(started() == p.chain);  // share, bucket, allocation
+    BOOST_TEST(p.chain.size() == 3u);
+    // The heaviest sibling lands in (5000, 10000]: 100 * 2^6.
+    BOOST_TEST(weightOf(p.allocation) == 6400u);
+    BOOST_TEST(weightOf(p.chain[1]) == 6400u);
+    // Share and reserve sit beside flat tasks: no weight of their own.
+    BOOST_TEST(!systemd.propertyOf(p.chain[0], "CPUWeight").has_value());
+    BOOST_TEST(slices.allocationOf("a1-web.scope") == p.allocation);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_second_task_changes_weights_and_makes_nothing, Fixture) {
+    const auto p = place("a1");
+    enter("a1-web.scope", "a1", 100);
+    systemd.calls.clear();
+    BOOST_TEST(enter("a1-db.scope", "a1", 100));
+    BOOST_TEST(started().empty());
+    // 200 * 2^6 leaves the range: refitted to 200 * 2^5, the same weight,
+    // so nothing is asked of systemd.
+    BOOST_TEST(weightOf(p.allocation) == 6400u);
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    BOOST_TEST(slices.membersOf(p.allocation) == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(allocations_weigh_the_sums_of_their_running_tasks, Fixture) {
+    // The guest's fairness test: one task of 1000 shares against four of 250.
+    const uint64_t one = scope::cpuWeightFromShares(1000), quarter = scope::cpuWeightFromShares(250);
+    enter("big-t.scope", "big", one);
+    for (int i = 0; i < 4; ++i) enter("small-t" + std::to_string(i) + ".scope", "small", quarter);
+    const auto big = place("big"), small = place("small");
+    const double sumRatio = double(one) / double(4 * quarter);
+    // The level where the two meet: their own slices if they share a
+    // bucket, else their buckets.
+    const bool sameBucket = big.chain[1] == small.chain[1];
+    const auto& a = sameBucket ? big.allocation : big.chain[1];
+    const auto& b = sameBucket ? small.allocation : small.chain[1];
+    BOOST_TEST(double(weightOf(a)) / double(weightOf(b)) == sumRatio, boost::test_tools::tolerance(0.01));
+    // A task that ends no longer counts.
+    slices.stopped("small-t0.scope");
+    slices.stopped("small-t1.scope");
+    BOOST_TEST(double(weightOf(a)) / double(weightOf(b)) == double(one) / double(2 * quarter),
+               boost::test_tools::tolerance(0.01));
+}
+
+BOOST_FIXTURE_TEST_CASE(reserved_tasks_go_below_the_reserve_slice_without_buckets, Fixture) {
+    const auto p = place("a1", true);
+    BOOST_TEST(enter("a1-web.scope", "a1", 100, true));
+    BOOST_TEST(started() == (std::vector<std::string>{"nomad-reserve.slice", p.allocation}));
+    BOOST_TEST(p.allocation == "nomad-reserve-a1.slice");
+    // The same allocation's shared task has a slice of its own in the share tree.
+    BOOST_TEST(enter("a1-side.scope", "a1", 100));
+    BOOST_TEST(slices.allocationOf("a1-side.scope") != p.allocation);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_last_task_forgotten_removes_the_allocation_slice, Fixture) {
+    const auto p = place("a1");
+    enter("a1-web.scope", "a1", 100);
+    enter("a1-db.scope", "a1", 100);
+    slices.stopped("a1-web.scope");
+    slices.leave("a1-web.scope");
+    BOOST_TEST(systemd.count("stopUnit") == 0u);
+    slices.leave("a1-db.scope");
+    BOOST_TEST(systemd.count("stopUnit", p.allocation) == 1u);
+    // The bucket and the share slice stay.
+    BOOST_TEST(systemd.count("stopUnit") == 1u);
+    BOOST_TEST(slices.allocationSlices().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_start_racing_the_removal_waits_and_makes_the_slice_again, Fixture) {
+    const auto p = place("a1");
+    enter("a1-web.scope", "a1", 100);
+    systemd.hold("stopUnit");
+    slices.leave("a1-web.scope");
+    BOOST_TEST(systemd.parked.size() == 1u);
+    bool issued = false;
+    std::optional<bool> made;
+    slices.enter(
+        "a1-db.scope", p, 100, [&] { issued = true; }, [&](common::Result<void> r) { made = r.ok(); });
+    BOOST_TEST(!issued);  // its scope's start would come before the stop ends
+    systemd.calls.clear();
+    systemd.release();
+    BOOST_TEST(issued);
+    BOOST_TEST(made.value_or(false));
+    BOOST_TEST(systemd.count("startSlice", p.allocation) == 1u);
+    BOOST_TEST(slices.membersOf(p.allocation) == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_start_that_ends_while_waiting_for_a_removal_leaves_nothing, Fixture) {
+    const auto p = place("a1");
+    enter("a1-web.scope", "a1", 100);
+    systemd.hold("stopUnit");
+    slices.leave("a1-web.scope");
+    bool issued = false;
+    slices.enter("a1-db.scope", p, 100, [&] { issued = true; }, [](common::Result<void>) {});
+    slices.leave("a1-db.scope");
+    systemd.release();
+    BOOST_TEST(!issued);
+    BOOST_TEST(slices.membersOf(p.allocation) == 0u);
+    BOOST_TEST(slices.allocationSlices().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_slice_that_exists_gets_our_properties, Fixture) {
+    const auto p = place("a1");
+    systemd.addScope(p.allocation, p.chain[1], 1);  // an earlier manager's
+    BOOST_TEST(enter("a1-web.scope", "a1", 100));
+    BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
+    BOOST_TEST(weightOf(p.allocation) == 6400u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_slice_that_cannot_be_made_fails_the_task, Fixture) {
+    systemd.failNext("startSlice", common::makeError("SystemdFailed", "no"));
+    BOOST_TEST(!enter("a1-web.scope", "a1", 100));
+}
+
+BOOST_FIXTURE_TEST_CASE(the_shared_pool_is_one_call_on_the_share_slice, Fixture) {
+    bool done = false;
+    slices.setSharedCpus({0, 1}, [&](common::Result<void> r) { done = r.ok(); });
+    BOOST_TEST(done);
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);  // nothing made yet
+    for (int i = 0; i < 5; ++i) enter("a" + std::to_string(i) + "-t.scope", "a" + std::to_string(i), 100);
+    BOOST_TEST(systemd.propertyOf("nomad-share.slice", "AllowedCPUs")->get<std::vector<uint8_t>>() ==
+               std::vector<uint8_t>{0x3});
+    systemd.calls.clear();
+    slices.setSharedCpus({0, 1, 2}, [](common::Result<void>) {});
+    BOOST_TEST(systemd.calls.size() == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", "nomad-share.slice") == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(restored_tasks_get_their_weights_again, Fixture) {
+    const auto p = place("a1");
+    // A layout of another fan-out: the chain comes from the slice's name.
+    const std::string other = "nomad-share-b03-a1.slice";
+    slices.restore("a1-web.scope", other, 100, true);
+    slices.restore("a1-old.scope", other, 100, false);
+    slices.restore("a2-web.scope", "nomad-share-b03-a2.slice", 300, true);
+    slices.reapplyWeights();
+    // a2 weighs 3 times a1 in their bucket; the bucket alone in the share slice.
+    BOOST_TEST(weightOf("nomad-share-b03-a2.slice") == 3 * weightOf(other));
+    BOOST_TEST(systemd.count("setUnitProperties", "nomad-share-b03.slice") == 1u);
+    BOOST_TEST(slices.membersOf(other) == 2u);
+    slices.leave("a1-web.scope");
+    slices.leave("a1-old.scope");
+    BOOST_TEST(systemd.count("stopUnit", other) == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_changed_task_weight_moves_its_slices_weights, Fixture) {
+    enter("a1-web.scope", "a1", 100);
+    enter("a2-web.scope", "a2", 100);
+    const auto a1 = place("a1"), a2 = place("a2");
+    const bool sameBucket = a1.chain[1] == a2.chain[1];
+    const auto& x = sameBucket ? a1.allocation : a1.chain[1];
+    const auto& y = sameBucket ? a2.allocation : a2.chain[1];
+    BOOST_TEST(weightOf(x) == weightOf(y));
+    slices.reweigh("a1-web.scope", 300);
+    BOOST_TEST(weightOf(x) == 3 * weightOf(y));
+}

@@ -314,6 +314,8 @@ int run(std::vector<std::string> args, bool json) {
                 {"state", t.state},
                 {"unit", t.unit},
                 {"cgroup", t.cgroup},
+                {"slice", t.slice},
+                {"alloc_slice", t.allocSlice},
                 {"cpus", t.cpus},
                 {"pid", std::to_string(t.pid)},
                 {"exit_code", t.exitCode ? std::to_string(*t.exitCode) : "null"},

@@ -28,6 +28,17 @@ TaskRegistry::Done replyWhenDone(sdbus::Result<>&& result) {
     };
 }
 
+// A flat task's slice, from its cgroup ("/nomad.slice/a-t.scope"): the
+// level above its scope, as systemd placed it.
+std::string parentSlice(const std::string& cgroup) {
+    const auto last = cgroup.rfind('/');
+    if (last == std::string::npos || last == 0) return {};
+    const auto before = cgroup.rfind('/', last - 1);
+    auto name = cgroup.substr(before + 1, last - before - 1);
+    if (name.size() <= 6 || name.substr(name.size() - 6) != ".slice") return {};
+    return name;
+}
+
 }  // namespace
 
 std::string taskJson(const TaskRecord& r, SpecView view) {
@@ -40,6 +51,8 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
     t.pid = r.pid;
     t.shimPid = r.finished() ? 0 : r.shimPid;
     t.cgroup = r.cgroup;
+    t.allocSlice = r.slice;
+    t.slice = r.slice.empty() ? parentSlice(r.cgroup) : r.slice;
     t.processSpec = r.finished() ? std::string() : r.processSpec;
     t.cpus = common::formatCpuList(r.cpus);
     t.reservedCores = r.reservedCores;

@@ -17,6 +17,8 @@ constexpr const char* kPid = "pid";
 constexpr const char* kShimPid = "shim_pid";
 constexpr const char* kCgroup = "cgroup";
 constexpr const char* kProcessSpec = "process_spec";
+constexpr const char* kSlice = "slice";
+constexpr const char* kAllocSlice = "alloc_slice";
 constexpr const char* kCpus = "cpus";
 constexpr const char* kReservedCores = "reserved_cores";
 constexpr const char* kExitCode = "exit_code";
@@ -44,6 +46,8 @@ std::string toJson(const TaskInfo& t) {
         {kPid, t.pid},
         {kShimPid, t.shimPid},
         {kCgroup, t.cgroup},
+        {kSlice, t.slice},
+        {kAllocSlice, t.allocSlice},
         {kProcessSpec, t.processSpec},
         {kCpus, t.cpus},
         {kReservedCores, t.reservedCores},
@@ -72,6 +76,8 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         t.unit = j.at(kUnit).get<std::string>();
         t.cgroup = j.at(kCgroup).get<std::string>();
         t.shimPid = j.value(kShimPid, int64_t{0});
+        t.slice = j.value(kSlice, std::string());
+        t.allocSlice = j.value(kAllocSlice, std::string());
         t.processSpec = j.value(kProcessSpec, std::string());
         t.cpus = j.value(kCpus, std::string());
         t.reservedCores = j.value(kReservedCores, false);

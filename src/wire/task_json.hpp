@@ -24,6 +24,12 @@ struct TaskInfo {
     int64_t pid = 0;         ///< the task's main process
     int64_t shimPid = 0;     ///< its parent, which records its exit; 0 once it ended
     std::string cgroup;      ///< the scope's cgroup path, e.g. /nomad.slice/a1-web.scope
+    /// The slice its scope is in, e.g. nomad-share-b1f-a1.slice; a flat
+    /// task's is the configured slice ("" while not known).
+    std::string slice;
+    /// Its allocation's slice; "" for a flat task (started by a manager
+    /// before the nested layout, or with nested_slices off).
+    std::string allocSlice;
     /// The file holding the task's resolved process spec (root's alone),
     /// which exec'd commands are set up from; empty when none was given.
     std::string processSpec;

@@ -193,6 +193,7 @@ int run(const Options& opts) {
     networks.attach(object);
     manager::ScopeReconciler reconciler(config->danglingScopes, systemd, config->slice,
                                         [&tasks](const std::string& unit) { return tasks.ownsUnit(unit); });
+    reconciler.watchSlices(tasks.sliceLayout(), [&tasks](const std::string& slice) { return tasks.ownsSlice(slice); });
     reconciler.start(
         loop, [&object](const manager::ReconcileOutcome& o) { reportDanglingScopes(o, object); },
         [](const common::Error& e) { spdlog::warn("Dangling-scope pass failed: {}, retrying next period", e.message); });

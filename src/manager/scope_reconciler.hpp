@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "manager/config.hpp"
+#include "scope/slice_layout.hpp"
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::manager {
@@ -56,6 +58,12 @@ public:
     ScopeReconciler(ReconcilerConfig config, scope::SystemdClient& systemd, std::string slice, OwnsUnit owns,
                     NowUs now = {});
     ~ScopeReconciler() { stop(); }
+    /// Also the nested layout (issue 31): task scopes in any allocation
+    /// slice of `layout` (below the same slice) are judged as those directly
+    /// in it, and an allocation slice that no task owns (`ownsSlice` false)
+    /// is stopped (StopUnit: with whatever is left in it), after the same
+    /// grace.
+    void watchSlices(scope::SliceLayout layout, OwnsUnit ownsSlice);
     ScopeReconciler(const ScopeReconciler&) = delete;
     ScopeReconciler& operator=(const ScopeReconciler&) = delete;
 
@@ -83,11 +91,17 @@ private:
     void schedule(std::chrono::milliseconds delay);
     /// Judges the pass's next unit, or ends it.
     void next(const std::shared_ptr<Pass>& pass);
+    /// The scope's slice is the configured one or an allocation's of it.
+    bool taskSlice(const std::string& slice) const;
+    /// Kills a dangling scope or stops a dangling allocation slice.
+    void act(const std::shared_ptr<Pass>& pass, const std::string& unit, uint64_t since);
 
     ReconcilerConfig config_;
     scope::SystemdClient& systemd_;
     std::string slice_;
     OwnsUnit owns_;
+    std::optional<scope::SliceLayout> layout_;  ///< set: the nested layout's slices are watched too
+    OwnsUnit ownsSlice_;
     NowUs now_;
     common::EventLoop* loop_ = nullptr;
     uint64_t timer_ = 0;

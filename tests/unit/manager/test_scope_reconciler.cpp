@@ -164,3 +164,36 @@ BOOST_AUTO_TEST_CASE(passes_run_on_the_loop_after_the_first_delay) {
     BOOST_TEST(reported == Units{"a1-dangling.scope"});
     BOOST_TEST((taskscope::common::EventLoop::Clock::now() - started >= 1000ms));
 }
+
+BOOST_AUTO_TEST_CASE(nested_layout_scopes_and_leftover_allocation_slices) {
+    Fixture f;
+    const taskscope::scope::SliceLayout layout{"nomad.slice", 64, 100};
+    const auto slice = [&](const std::string& alloc) {
+        return *taskscope::scope::allocationSlice(layout, alloc, taskscope::scope::Pool::Shared);
+    };
+    const auto bucket = [&](const std::string& alloc) {
+        return taskscope::scope::bucketSlice(layout, taskscope::scope::bucketOf(alloc, 64));
+    };
+    const uint64_t old = kNow - 6 * kMinuteUs;
+    std::set<std::string> ownedSlices{slice("a1")};
+    // A dangling scope in an allocation slice a task owns, and one owned.
+    f.systemd.addScope("a1-dangling.scope", slice("a1"), old);
+    f.systemd.addScope("a1-web.scope", slice("a1"), old);
+    f.tracked.insert("a1-web.scope");
+    // A leftover allocation slice (no task names it), a young one, the
+    // owned one, and the tree's own slices, which stay.
+    f.systemd.addScope(slice("a9"), bucket("a9"), old);
+    f.systemd.addScope(slice("a8"), bucket("a8"), kNow - kMinuteUs);
+    f.systemd.addScope(slice("a1"), bucket("a1"), old);
+    f.systemd.addScope(bucket("a9"), "nomad-share.slice", old);
+    f.systemd.addScope("nomad-share.slice", "nomad.slice", old);
+    f.systemd.addScope("other-x.slice", "other.slice", old);
+    auto r = f.reconciler();
+    // Without the layout, a scope in an allocation slice is not judged.
+    BOOST_TEST(f.stoppedBy(r).empty());
+    r.watchSlices(layout, [&](const std::string& s) { return ownedSlices.count(s) > 0; });
+    BOOST_TEST(f.stoppedBy(r) == (Units{"a1-dangling.scope", slice("a9")}));
+    BOOST_TEST(f.systemd.killed() == Units{"a1-dangling.scope all 9"});
+    BOOST_TEST(f.systemd.count("stopUnit", slice("a9")) == 1u);
+    BOOST_TEST(f.systemd.count("stopUnit") == 1u);
+}

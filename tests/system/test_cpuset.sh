@@ -7,7 +7,15 @@ source "$(dirname "$0")/lib.sh"
 systemctl start taskscope-manager
 
 allowed() { awk '/^Cpus_allowed_list/ {print $2}' "/proc/$(task_field "$1" "$2" pid)/status"; }
-effective() { cat "$(task_cgroup_dir "$1" "$2")/cpuset.cpus.effective"; }
+# The nearest cgroup at or above the task's scope where cpuset is on: a
+# reserved task's scope, a shared task's share slice (issue 31: one
+# AllowedCPUs for every shared task), a flat task's scope.
+effective() {
+    local d
+    d=$(task_cgroup_dir "$1" "$2")
+    while [[ ! -e "$d/cpuset.cpus.effective" && "$d" != /sys/fs/cgroup ]]; do d=${d%/*}; done
+    cat "$d/cpuset.cpus.effective"
+}
 shared() { busctl get-property $I $M $I SharedCPUs | awk '{print $2}' | tr -d '"'; }
 expect_plan() {  # expect_plan TASK CPUS
     assert_eq "$(allowed c1 "$1")" "$2" "Cpus_allowed_list of $1"

@@ -13,10 +13,15 @@ systemctl is-active --quiet taskscope-manager || fail "manager not active after 
 pid=$(task_field a1 web pid)
 assert_eq "$(task_field a1 web state)" running "state"
 assert_eq "$(task_field a1 web unit)" a1-web.scope "unit"
-assert_eq "$(systemctl show -p Slice --value a1-web.scope)" nomad.slice "slice of the scope"
+# The nested layout (issue 31): the scope sits in its allocation's slice,
+# below nomad.slice (share, bucket, allocation).
+slice=$(task_field a1 web slice)
+assert_eq "$(systemctl show -p Slice --value a1-web.scope)" "$slice" "slice of the scope"
+assert_eq "$(task_field a1 web alloc_slice)" "$slice" "alloc_slice"
 cg=$(task_field a1 web cgroup)
-assert_eq "$cg" /nomad.slice/a1-web.scope "cgroup"
-grep -q "/nomad.slice/a1-web.scope" /proc/"$pid"/cgroup || fail "pid $pid not in its scope: $(cat /proc/"$pid"/cgroup)"
+[[ "$cg" == /nomad.slice/nomad-share.slice/nomad-share-b??.slice/"$slice"/a1-web.scope ]] || fail "cgroup $cg"
+ok "cgroup $cg"
+grep -q ":$cg\$" /proc/"$pid"/cgroup || fail "pid $pid not in its scope: $(cat /proc/"$pid"/cgroup)"
 ok "task pid $pid runs in its scope"
 shim=$(ps -o ppid= -p "$pid" | tr -d ' ')
 grep -q "/taskscope-shims.scope$" /proc/"$shim"/cgroup || fail "launcher $shim is in $(cat /proc/"$shim"/cgroup)"
@@ -86,8 +91,9 @@ assert_eq "$($CTL --json stop --grace 500 a1 stubborn | jq -r .exit_code)" 137 "
 # busy reaping orphans until it is gone.)
 $CTL run --spec '{"resources":{"pids_max":300}}' a1 bomb -- \
     /bin/sh -c ': forkbomb; b() { b & b & wait; }; b & exec sleep 1000' >/dev/null
+bcg=$(task_field a1 bomb cgroup)
 wait_until "the bomb to fill its pids limit" 300 bash -c \
-    '[[ $(cat /sys/fs/cgroup/nomad.slice/a1-bomb.scope/pids.current 2>/dev/null || cat /sys/fs/cgroup/pids/nomad.slice/a1-bomb.scope/pids.current) -gt 200 ]]'
+    "[[ \$(cat /sys/fs/cgroup$bcg/pids.current 2>/dev/null || cat /sys/fs/cgroup/pids$bcg/pids.current) -gt 200 ]]"
 assert_eq "$($CTL --json stop --grace 0 a1 bomb | jq -r .exit_code)" 137 "exit of the fork bomb's main process"
 wait_until "bomb scope to go" 300 bash -c '! systemctl is-active --quiet a1-bomb.scope'
 assert_eq "$(in_scope a1-bomb.scope)" 0 "fork bomb survivors"

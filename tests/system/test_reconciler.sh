@@ -12,7 +12,8 @@ MON=/run/reconciler-monitor.json
 cleanup() {
     set +e
     [[ -n "${MONITOR_PID:-}" ]] && kill "$MONITOR_PID" 2>/dev/null
-    for u in rc1-dangling rc1-dry rc1-other plain; do systemctl stop "$u.scope" 2>/dev/null; done
+    for u in rc1-dangling rc1-dry rc1-other plain rc9-left; do systemctl stop "$u.scope" 2>/dev/null; done
+    systemctl stop nomad-reserve-rc9.slice 2>/dev/null
     rm -f "$DROPIN" "$MON"
     systemctl restart taskscope-manager
 }
@@ -69,6 +70,20 @@ journalctl -q -u taskscope-manager --no-pager | grep -q "Found dangling scope rc
     fail "no dry-run journal line"
 assert_eq "$(task_field rc1 tracked state)" running "tracked task after the dry run"
 ok "dry run: DanglingScopeStopped(rc1-dry.scope, true), journal line, the scope still runs"
+
+# The nested layout (issue 31): a scope left in an allocation's slice that
+# no task names, and that slice, both go; the tracked task's slice stays.
+echo '{"dangling_scopes_period_ms": 5000, "dangling_scopes_creation_grace_ms": 5000}' >"$DROPIN"
+systemctl restart taskscope-manager
+mgr ListTasks >/dev/null
+systemd-run --quiet --scope --unit=rc9-left --slice=nomad-reserve-rc9.slice sleep 600 >/dev/null 2>&1 </dev/null &
+wait_until "rc9-left.scope" 300 systemctl is-active --quiet rc9-left.scope
+wait_until "rc9-left.scope to be stopped" 900 bash -c '! systemctl is-active --quiet rc9-left.scope'
+wait_until "nomad-reserve-rc9.slice to be stopped" 900 bash -c '! systemctl is-active --quiet nomad-reserve-rc9.slice'
+tracked_slice=$(task_field rc1 tracked alloc_slice)
+systemctl is-active --quiet "$tracked_slice" || fail "the tracked task's slice $tracked_slice was stopped"
+assert_eq "$(task_field rc1 tracked state)" running "tracked task after the slice pass"
+ok "a leftover allocation slice and its scope went; $tracked_slice stays"
 
 mgr StopTask sssx rc1 tracked "" 0 >/dev/null
 wait_until "rc1/tracked to exit" 600 bash -c "[[ \$(busctl --json=short call $I $M $I GetTask ss rc1 tracked | jq -r '.data[0]' | jq -r .state) == exited ]]"

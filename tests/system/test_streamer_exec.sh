@@ -53,7 +53,7 @@ ok "task $A/web runs as pid $task_pid"
 
 out=$($CTL exec $A web -- sh -c 'cat /proc/self/cgroup; echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"; pwd; echo "$GREETING"; cat marker')
 echo "$out"
-grep -q "/nomad.slice/$A-web.scope\$" <<<"$out" || fail "the exec'd process is not in the task's scope"
+grep -q "/nomad.slice/.*/$A-web.scope\$" <<<"$out" || fail "the exec'd process is not in the task's scope"
 # Every hierarchy (one on v2; name=systemd and each controller on v1).
 task_cgroups=$(cat /proc/"$task_pid"/cgroup)
 assert_eq "$(grep -c '^[0-9]*:' <<<"$out")" "$(wc -l <<<"$task_cgroups")" "cgroup lines of the exec'd process"
@@ -188,7 +188,7 @@ wait_until "the mnt task to become sleep" 300 grep -qx sleep /proc/"$mnt_pid"/co
 [[ ! -e /mnt/f ]] || fail "the task's mount leaked to the host"
 assert_eq "$($CTL exec $A mnt -- cat /mnt/f)" only-in-task "a file only the task's mount namespace has"
 out=$($CTL exec $A mnt -- cat /proc/self/cgroup)
-grep -q "/nomad.slice/$A-mnt.scope\$" <<<"$out" || fail "exec into the mnt task is not in its scope: $out"
+grep -q "/nomad.slice/.*/$A-mnt.scope\$" <<<"$out" || fail "exec into the mnt task is not in its scope: $out"
 ok "exec into the mount-namespaced task is in its scope"
 
 for t in web uts mnt; do $CTL stop --grace 0 $A $t >/dev/null || true; done

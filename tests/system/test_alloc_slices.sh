@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# Allocations as slices (issue 31): an allocation's tasks sit in its own
+# slice, which an operator addresses with systemctl and systemd-cgls; the
+# slice goes with the allocation's last forgotten task; `systemctl stop` of
+# it ends every task with its real status; a task started flat (as a
+# manager before the nested layout did, here with nested_slices off) is
+# recovered and operated as before.
+source "$(dirname "$0")/lib.sh"
+
+FLAT=/etc/taskscope/manager.json.d/50-test-flat.json
+cleanup() {
+    set +e
+    rm -f "$FLAT"
+    for t in $($CTL list 2>/dev/null | awk '$1 ~ /^(as1|3f2a0b7c-1d2e-4f5a-8b9c-0d1e2f3a4b5c|as2|fl1)$/ {print $1"/"$2}'); do
+        $CTL stop --grace 0 "${t%/*}" "${t#*/}" >/dev/null 2>&1
+        $CTL forget "${t%/*}" "${t#*/}" >/dev/null 2>&1
+    done
+    systemctl restart taskscope-manager
+}
+trap cleanup EXIT
+systemctl start taskscope-manager
+
+gone() { [[ "$(systemctl show -p LoadState --value "$1")" == not-found ]] || ! systemctl is-active --quiet "$1"; }
+run_sleep() { $CTL run "$@" -- /bin/sleep 600 >/dev/null; }
+
+# --- layout: the allocation's slice lists its tasks ---------------------------
+ID=3f2a0b7c-1d2e-4f5a-8b9c-0d1e2f3a4b5c  # Nomad's form: four '-' that are not levels
+run_sleep "$ID" web
+run_sleep "$ID" db
+s=$(task_field "$ID" web alloc_slice)
+assert_eq "$(task_field "$ID" db alloc_slice)" "$s" "both tasks' alloc_slice"
+assert_eq "$(task_field "$ID" web slice)" "$s" "slice"
+# The id escaped as systemd escapes a name component ('-' as \x2d).
+[[ "$s" == nomad-share-b??-"$(systemd-escape "$ID")".slice ]] || fail "alloc_slice $s"
+ok "alloc_slice $s"
+assert_eq "$(systemctl show -p Slice --value "$ID-web.scope")" "$s" "Slice= of the scope"
+status=$(systemctl status --no-pager "$s" 2>&1 || true)
+grep -q "$ID-web.scope" <<<"$status" && grep -q "$ID-db.scope" <<<"$status" ||
+    fail "systemctl status $s does not list its tasks: $status"
+ok "systemctl status of the allocation's slice lists both tasks"
+cgls=$(systemd-cgls --no-pager -u "$s")
+grep -q "$ID-web.scope" <<<"$cgls" && grep -q "$ID-db.scope" <<<"$cgls" || fail "systemd-cgls -u $s: $cgls"
+ok "systemd-cgls shows allocation -> tasks"
+$CTL status "$ID" web | grep -qx "alloc_slice: $s" || fail "taskscopectl status: $($CTL status "$ID" web)"
+ok "taskscopectl status shows alloc_slice"
+w=$(systemctl show -p CPUWeight --value "$s")
+[[ "$w" =~ ^[0-9]+$ && "$w" -ge 1 ]] || fail "CPUWeight of $s: '$w' (a slice systemd made by itself has none)"
+ok "the allocation's slice has its weight: $w"
+
+# Forgetting the first task keeps the slice; the last one removes it.
+$CTL stop --grace 0 "$ID" web >/dev/null
+$CTL forget "$ID" web >/dev/null
+systemctl is-active --quiet "$s" || fail "$s went with a task while another remains"
+$CTL stop --grace 0 "$ID" db >/dev/null
+$CTL forget "$ID" db >/dev/null
+wait_until "$s to go with the allocation's last task" 300 gone "$s"
+ok "the allocation's slice went with its last forgotten task"
+
+# --- systemctl stop of an allocation's slice: every task exits, reported -------
+run_sleep as1 t1
+run_sleep as1 t2
+$CTL run as1 t3 -- /bin/sh -c 'trap "exit 7" TERM; while :; do sleep 1; done' >/dev/null
+s=$(task_field as1 t1 alloc_slice)
+systemctl stop "$s"
+for t in t1 t2 t3; do wait_until "as1/$t to be reported exited" 300 bash -c "[[ \$($CTL status as1 $t | sed -n 's/^state: //p') == exited ]]"; done
+assert_eq "$(task_field as1 t1 signal)" 15 "as1/t1 killed by systemd's SIGTERM"
+assert_eq "$(task_field as1 t2 exit_code)" 143 "as1/t2 exit code"
+assert_eq "$(task_field as1 t3 exit_code)" 7 "as1/t3's own exit code from its TERM trap"
+ok "systemctl stop of the allocation's slice: each task exited with its real status"
+# A new task of the allocation makes the slice again, weighted.
+run_sleep as1 t4
+assert_eq "$(task_field as1 t4 alloc_slice)" "$s" "t4's slice"
+systemctl is-active --quiet "$s" || fail "$s not active again"
+[[ "$(systemctl show -p CPUWeight --value "$s")" =~ ^[0-9]+$ ]] || fail "$s made again without a weight"
+ok "a start after the stop made the slice again with its weight"
+$CTL stop --grace 0 as1 t4 >/dev/null
+for t in t1 t2 t3 t4; do $CTL forget as1 $t >/dev/null; done
+wait_until "$s to go" 300 gone "$s"
+
+# --- a flat task (an older manager's layout) is operated as before --------------
+mkdir -p "${FLAT%/*}"
+echo '{"nested_slices":false}' >"$FLAT"
+systemctl restart taskscope-manager
+run_sleep fl1 old
+run_sleep fl1 old2
+assert_eq "$(systemctl show -p Slice --value fl1-old.scope)" nomad.slice "a flat task's Slice="
+assert_eq "$(task_field fl1 old alloc_slice)" "" "a flat task's alloc_slice"
+assert_eq "$(task_field fl1 old slice)" nomad.slice "a flat task's slice"
+grep -q '"slice"' /var/lib/taskscope/tasks/fl1-old.scope.json && fail "a flat task's record names a slice"
+rm -f "$FLAT"
+systemctl restart taskscope-manager
+assert_eq "$(task_field fl1 old state)" running "the flat task recovered by the nested manager"
+assert_eq "$(systemctl show -p Slice --value fl1-old.scope)" nomad.slice "the flat task stayed where it was"
+mgr SignalTask sss fl1 old2 KILL >/dev/null
+wait_until "fl1/old2 to exit on its signal" 300 bash -c "[[ \$($CTL status fl1 old2 | sed -n 's/^state: //p') == exited ]]"
+assert_eq "$(task_field fl1 old2 signal)" 9 "the flat task signalled"
+assert_eq "$($CTL --json stop --grace 0 fl1 old | jq -r .exit_code)" 137 "the flat task stopped"
+$CTL forget fl1 old >/dev/null
+$CTL forget fl1 old2 >/dev/null
+wait_until "fl1-old.scope to go" 300 gone fl1-old.scope
+# The same allocation's next task goes nested.
+run_sleep fl1 new
+[[ "$(task_field fl1 new alloc_slice)" == nomad-share-b??-fl1.slice ]] || fail "fl1/new in $(task_field fl1 new slice)"
+ok "after the flat tasks, the allocation's new task is nested"
+$CTL stop --grace 0 fl1 new >/dev/null
+$CTL forget fl1 new >/dev/null
+echo "alloc slices ($TASKSCOPE_VARIANT): all checks passed"

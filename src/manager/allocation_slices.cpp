@@ -133,7 +133,9 @@ void AllocationSlices::startSlice(const std::string& name, const std::string& pa
         auto waiting = std::move(it->second.pending);
         for (auto& w : waiting) w(r);
     };
-    systemd_.startSliceAsync(name, props, [this, name, cgroupProps, finish](Result<void> r) mutable {
+    systemd_.startSliceAsync(name, props, [this, name, cgroupProps, finish,
+                                           alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
+        if (alive.expired()) return;
         // Made by an earlier manager (or by hand): ours from now on, with
         // our properties (only those a unit that is not transient takes too).
         if (!r && r.error().name == common::errors::kUnitExists)

@@ -194,6 +194,10 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
                                   " was not started (nothing of it was made): ask again once it is back"));
     auto unit = taskUnitName(allocId, task);
     if (!unit) return done(unit.error());
+    // Nested, its allocation's slice must be a unit name too (the share
+    // tree's is the longer): refused now, with nothing made.
+    if (config_.nestedSlices)
+        if (auto slice = allocSlices_.place(allocId, false); !slice) return done(slice.error());
     if (tasks_.count(Key{allocId, task}))
         return done(makeError(errors::kTaskExists, "task " + taskLabel(allocId, task) + " already exists"));
     if (const auto* other = byUnit(*unit))

@@ -323,16 +323,51 @@ BOOST_FIXTURE_TEST_CASE(a_stop_of_an_exited_task_is_refused, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(a_restarted_manager_readopts_a_running_task, Fixture) {
     open();
-    const pid_t pid = start("a1", "web", taskSpec("/bin/sleep", {"1000"})).pid;
+    const auto& first = start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    const pid_t pid = first.pid;
+    const auto slice = first.slice;
     tasks.reset();  // the manager goes away; the shim and the task stay
     BOOST_TEST(!processGone(pid));
+    const auto weightSets = systemd.count("setUnitProperties", slice);
     open();
     const auto& r = **tasks->get("a1", "web");
     BOOST_TEST(r.state == TaskState::Running);
     BOOST_TEST(r.pid == pid);
+    // Its slice from the record; its weight set again (tasks may have
+    // ended meanwhile).
+    BOOST_TEST(r.slice == slice);
+    BOOST_TEST(systemd.count("setUnitProperties", slice) == weightSets + 1);
     BOOST_REQUIRE(stopTask("a1", "web", "", 0));
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
     BOOST_TEST((**tasks->get("a1", "web")).exit.signal == SIGKILL);
+}
+
+// Upgrade (issue 31): a task an older manager started flat (its record
+// names no slice) is recovered, signalled, stopped and forgotten as
+// before, and its allocation's next task goes nested.
+BOOST_FIXTURE_TEST_CASE(a_flat_task_of_an_older_manager_is_operated_as_before, Fixture) {
+    config.nestedSlices = false;
+    open();
+    const pid_t pid = start("a1", "old", taskSpec("/bin/sleep", {"1000"})).pid;
+    BOOST_TEST((**tasks->get("a1", "old")).slice.empty());
+    tasks.reset();
+    config.nestedSlices = true;
+    const auto calls = systemd.calls.size();
+    open();
+    const auto& r = **tasks->get("a1", "old");
+    BOOST_TEST(r.state == TaskState::Running);
+    BOOST_TEST(r.pid == pid);
+    BOOST_TEST(r.slice.empty());
+    BOOST_TEST(systemd.count("startSlice") == 0u);
+    for (size_t i = calls; i < systemd.calls.size(); ++i) BOOST_TEST(systemd.calls[i].method != "setUnitProperties");
+    BOOST_REQUIRE(stopTask("a1", "old", "", 0));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "old"); }));
+    BOOST_TEST((**tasks->get("a1", "old")).exit.signal == SIGKILL);
+    BOOST_REQUIRE(forgetTask("a1", "old"));
+    for (const auto& c : systemd.calls)  // no slice of its own to remove
+        BOOST_TEST(!(c.method == "stopUnit" && c.unit.ends_with(".slice")));
+    BOOST_TEST(start("a1", "new", taskSpec("/bin/sleep", {"1000"})).slice.rfind("nomad-share-b", 0) == 0u);
+    BOOST_REQUIRE(stopTask("a1", "new", "", 0));
 }
 
 BOOST_FIXTURE_TEST_CASE(an_exit_while_the_manager_was_away_is_reported_after_restart, Fixture) {
@@ -465,17 +500,73 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_reserved_cores_back, Fixture) {
     BOOST_TEST(tasks->sharedCpus() == "2-3");
 }
 
-BOOST_FIXTURE_TEST_CASE(a_reservation_moves_every_shared_task_to_the_new_pool, Fixture) {
+BOOST_FIXTURE_TEST_CASE(a_reservation_moves_every_flat_shared_task_to_the_new_pool, Fixture) {
     usable = {0, 1, 2, 3};
     host.version = scope::CgroupVersion::V2;
+    config.nestedSlices = false;  // as a manager before the nested layout
     open();
     start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     start("a1", "api", taskSpec("/bin/sleep", {"1000"}));
     const auto before = systemd.count("setUnitProperties");
     start("a1", "db", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
-    // Today: one SetUnitProperties per shared task.
+    // Flat: one SetUnitProperties per shared task.
     BOOST_TEST(systemd.count("setUnitProperties") - before == 2u);
     BOOST_TEST(common::formatCpuList((**tasks->get("a1", "web")).cpus) == "1-3");
+    BOOST_TEST((**tasks->get("a1", "web")).slice.empty());
+}
+
+// Issue 31: however many shared tasks, one call on their share slice.
+BOOST_FIXTURE_TEST_CASE(a_reservation_moves_the_nested_shared_tasks_with_one_call, Fixture) {
+    usable = {0, 1, 2, 3};
+    host.version = scope::CgroupVersion::V2;
+    open();
+    for (const char* t : {"web", "api", "cache", "worker"}) start("a1", t, taskSpec("/bin/sleep", {"1000"}));
+    start("a2", "web", taskSpec("/bin/sleep", {"1000"}));
+    // A shared scope carries no AllowedCPUs: its share slice's are its.
+    BOOST_TEST(!systemd.propertyOf("a1-web.scope", "AllowedCPUs").has_value());
+    BOOST_TEST(systemd.propertyOf("nomad-share.slice", "AllowedCPUs")->get<std::vector<uint8_t>>() ==
+               std::vector<uint8_t>{0xf});
+    const auto before = systemd.count("setUnitProperties", "nomad-share.slice");
+    const auto& db = start("a1", "db", taskSpec("/bin/sleep", {"1000"}, {{"resources", {{"cores", 1}}}}));
+    BOOST_TEST(db.slice == "nomad-reserve-a1.slice");
+    BOOST_TEST(common::formatCpuList(db.cpus) == "0");
+    BOOST_REQUIRE(runUntil([&] { return common::formatCpuList((**tasks->get("a1", "web")).cpus) == "1-3"; }));
+    BOOST_TEST(systemd.count("setUnitProperties", "nomad-share.slice") - before == 1u);
+    for (const char* t : {"web", "api", "cache", "worker"})
+        BOOST_TEST(systemd.count("setUnitProperties", std::string("a1-") + t + ".scope") == 0u);
+    BOOST_TEST(systemd.propertyOf("nomad-share.slice", "AllowedCPUs")->get<std::vector<uint8_t>>() ==
+               std::vector<uint8_t>{0xe});
+    BOOST_TEST(common::formatCpuList((**tasks->get("a2", "web")).cpus) == "1-3");
+}
+
+// Issue 31: the allocation's slice is made before its first task's scope,
+// with its weight, and goes with its last forgotten task.
+BOOST_FIXTURE_TEST_CASE(an_allocation_slice_lives_from_its_first_task_to_its_last, Fixture) {
+    open();
+    const auto& web = start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    const auto slice = web.slice;
+    BOOST_TEST(slice.rfind("nomad-share-b", 0) == 0u);
+    BOOST_TEST(systemd.count("startSlice", slice) == 1u);
+    size_t sliceAt = 0, scopeAt = 0;
+    for (size_t i = 0; i < systemd.calls.size(); ++i) {
+        if (systemd.calls[i].method == "startSlice" && systemd.calls[i].unit == slice) sliceAt = i;
+        if (systemd.calls[i].method == "startScope" && systemd.calls[i].unit == "a1-web.scope") scopeAt = i;
+    }
+    BOOST_TEST(sliceAt < scopeAt);
+    std::string inSlice;
+    for (const auto& p : systemd.scopes.at("a1-web.scope").properties)
+        if (p.get<0>() == "Slice") inSlice = p.get<1>().get<std::string>();
+    BOOST_TEST(inSlice == slice);
+    BOOST_TEST(systemd.propertyOf(slice, "CPUWeight").has_value());
+    start("a1", "db", taskSpec("/bin/true", {}));
+    BOOST_TEST(systemd.count("startSlice", slice) == 1u);  // there already
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "db"); }));
+    BOOST_REQUIRE(forgetTask("a1", "db"));
+    BOOST_TEST(systemd.count("stopUnit", slice) == 0u);
+    BOOST_REQUIRE(stopTask("a1", "web", "", 0));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    BOOST_REQUIRE(forgetTask("a1", "web"));
+    BOOST_REQUIRE(runUntil([&] { return systemd.count("stopUnit", slice) == 1u; }));
 }
 
 // Forgetting asks nothing of systemd (the scope was made to be collected
@@ -495,8 +586,14 @@ BOOST_FIXTURE_TEST_CASE(forget_asks_nothing_of_systemd, Fixture) {
         runUntil([] { return false; }, 200ms);
     }
     const auto before = systemd.calls.size();
+    const auto slice = (**tasks->get("a1", "job")).slice;
     BOOST_REQUIRE(forgetTask("a1", "job"));
-    BOOST_TEST(systemd.calls.size() == before);
+    // Nothing about its scope; its allocation's slice (empty: no task is
+    // left in it) goes with the allocation's last task, not waited for.
+    runUntil([] { return false; }, 50ms);
+    BOOST_TEST(systemd.calls.size() == before + 1);
+    BOOST_TEST(systemd.calls.back().method == "stopUnit");
+    BOOST_TEST(systemd.calls.back().unit == slice);
     BOOST_TEST(!tasks->get("a1", "job"));
     BOOST_TEST(events.count("removed") == 1u);
     BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
@@ -694,7 +791,22 @@ BOOST_FIXTURE_TEST_CASE(a_unit_name_too_long_for_taskscopes_files_is_refused, Fi
     BOOST_TEST(tasks->list().empty());
     BOOST_TEST(systemd.count("startScope") == 0u);
 
+    // Nested, the allocation's slice must fit a unit name too (with room
+    // for its bucket's prefix and an overflow suffix): refused up front,
+    // named, nothing made.
     const std::string longest(230, 'b');  // + "-web.scope": 240
+    auto r = tryStart(longest, "web", taskSpec("/bin/sh", {"-c", "exit 5"}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "InvalidName");
+    BOOST_TEST(r.error().message.find("the slice of alloc_id") != std::string::npos);
+    BOOST_TEST(tasks->list().empty());
+    const std::string longestNested(226, 'c');  // nomad-share-bXX-<226>.slice: 248
+    start(longestNested, "web", taskSpec("/bin/sh", {"-c", "exit 5"}));
+    BOOST_REQUIRE(runUntil([&] { return finished(longestNested, "web"); }));
+    // Flat, only the unit name counts.
+    tasks.reset();
+    config.nestedSlices = false;
+    open();
     start(longest, "web", taskSpec("/bin/sh", {"-c", "exit 5"}));
     BOOST_REQUIRE(runUntil([&] { return finished(longest, "web"); }));
     BOOST_TEST((*tasks->get(longest, "web"))->exit.exitCode == 5);
@@ -757,6 +869,7 @@ BOOST_FIXTURE_TEST_CASE(requests_behind_a_failed_start_get_no_such_task, Fixture
 BOOST_FIXTURE_TEST_CASE(the_shared_pool_is_applied_once_per_task_while_calls_are_pending, Fixture) {
     usable = {0, 1, 2, 3};
     host.version = scope::CgroupVersion::V2;
+    config.nestedSlices = false;  // flat tasks: one call each
     open();
     start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
     systemd.hold("setUnitProperties");

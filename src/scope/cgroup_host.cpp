@@ -45,21 +45,31 @@ std::optional<std::string> CgroupHost::processesFile(const std::string& cgroup) 
     return file(cgroup, unified() ? "" : "systemd", "cgroup.procs");
 }
 
-std::string cgroupOfProcText(std::string_view text) {
-    std::string unified;
+bool forEachProcCgroupLine(std::string_view text,
+                           const std::function<bool(std::string_view controllers, std::string_view path)>& line) {
     while (!text.empty()) {
         const auto nl = text.find('\n');
-        const auto line = text.substr(0, nl);
+        const auto one = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-        // "ID:CONTROLLERS:PATH"
-        const auto first = line.find(':');
-        const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
+        const auto first = one.find(':');
+        const auto second = first == std::string_view::npos ? first : one.find(':', first + 1);
         if (second == std::string_view::npos) continue;
-        const auto controllers = line.substr(first + 1, second - first - 1);
-        if (controllers == "name=systemd") return std::string(line.substr(second + 1));
-        if (line.substr(0, 3) == "0::") unified = std::string(line.substr(second + 1));
+        if (line(one.substr(first + 1, second - first - 1), one.substr(second + 1))) return true;
     }
-    return unified;
+    return false;
+}
+
+std::string cgroupOfProcText(std::string_view text) {
+    std::string unified, systemd;
+    forEachProcCgroupLine(text, [&](std::string_view controllers, std::string_view path) {
+        if (controllers == "name=systemd") {
+            systemd = std::string(path);
+            return true;
+        }
+        if (controllers.empty()) unified = std::string(path);
+        return false;
+    });
+    return systemd.empty() ? unified : systemd;
 }
 
 std::string processCgroup(pid_t pid, const std::string& proc) {

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,11 @@ struct CgroupHost {
     std::optional<std::string> processesFile(const std::string& cgroup) const;
 };
 
+/// Calls `line(controllers, path)` for each "ID:CONTROLLERS:PATH" line of a
+/// /proc/<pid>/cgroup text (the path may hold ':' itself); malformed lines
+/// are skipped. Stops early when `line` returns true; says whether it did.
+bool forEachProcCgroupLine(std::string_view text,
+                           const std::function<bool(std::string_view controllers, std::string_view path)>& line);
 /// The cgroup /proc/<pid>/cgroup's text has the process in: the unified
 /// line ("0::") on v2, systemd's hierarchy ("name=systemd") on v1; "" when
 /// neither is there.

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "scope/cgroup_host.hpp"
+
 namespace taskscope::scope {
 
 namespace {
@@ -48,19 +50,11 @@ common::Result<std::string> taskScopeFile(std::string_view root, std::string_vie
 }
 
 bool inTaskScope(std::string_view procCgroup, std::string_view slice, std::string_view unit) {
-    while (!procCgroup.empty()) {
-        const auto nl = procCgroup.find('\n');
-        const auto line = procCgroup.substr(0, nl);
-        procCgroup = nl == std::string_view::npos ? std::string_view() : procCgroup.substr(nl + 1);
-        // "ID:CONTROLLERS:PATH"; the path may hold ':' itself.
-        const auto first = line.find(':');
-        const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
-        if (second == std::string_view::npos) continue;
-        auto path = CgroupPath::parse(line.substr(second + 1));
-        if (path && !unit.empty() && unitIndex(components(path->str()), slice, unit) != std::string_view::npos)
-            return true;
-    }
-    return false;
+    if (unit.empty()) return false;
+    return forEachProcCgroupLine(procCgroup, [&](std::string_view, std::string_view cgroup) {
+        auto path = CgroupPath::parse(cgroup);
+        return path && unitIndex(components(path->str()), slice, unit) != std::string_view::npos;
+    });
 }
 
 }  // namespace taskscope::scope

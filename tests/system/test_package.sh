@@ -113,6 +113,14 @@ $CTL run "$A" long -- /bin/sleep 600
 lpid=$(task_field "$A" long pid)
 lunit=$(task_field "$A" long unit)
 echo "long task pid $lpid in $lunit"
+# The task sits in its allocation's slice, below nomad.slice but not in it:
+# the purge's check must see it there (issue 31's layout).
+lslice=$(systemctl show -P Slice "$lunit")
+[ "$lslice" != nomad.slice ] || fail "task $lunit directly in nomad.slice; expected its allocation's slice"
+case "$(systemctl show -P ControlGroup "$lunit")" in
+	/nomad.slice/*/*) ok "task in $lslice, below nomad.slice" ;;
+	*) fail "task $lunit not below nomad.slice: $(systemctl show -P ControlGroup "$lunit")" ;;
+esac
 apt-get purge -y -o Dpkg::Use-Pty=0 taskscope
 dpkg -s taskscope >/dev/null 2>&1 && fail "taskscope still installed after purge"
 # The test bed's own taskscope-testbed.service also matches 'taskscope*'.

@@ -34,6 +34,16 @@ struct Join {
     }
 };
 
+/// An overflow slice sits beside its allocation's scopes, so it weighs what
+/// they would, unscaled: the sum of its running tasks' weights, within the
+/// kernel's range (a full slice of heavy tasks is held to 10000, as one
+/// scope asking for more would be).
+uint64_t overflowWeight(uint64_t sum) { return std::clamp<uint64_t>(sum, 1, 10000); }
+
+/// The last overflow suffix a name leaves room for ("-o" and 5 digits):
+/// past it, the last overflow slice takes every further task.
+constexpr unsigned kLastOverflow = 99999;
+
 }  // namespace
 
 AllocationSlices::AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd)
@@ -45,6 +55,39 @@ uint64_t AllocationSlices::taskWeight(const spec::Resources& resources) {
 
 Result<scope::TaskSlices> AllocationSlices::place(const std::string& allocId, bool reserved) const {
     return scope::taskSlices(layout_, allocId, reserved ? scope::Pool::Reserved : scope::Pool::Shared, 0);
+}
+
+Result<scope::TaskSlices> AllocationSlices::claim(const std::string& unit, const std::string& allocId, bool reserved) {
+    release(unit);
+    const auto pool = reserved ? scope::Pool::Reserved : scope::Pool::Shared;
+    // The first slice with room, the allocation's own first: a slice never
+    // holds more than the cap of scopes directly (systemd's cost per start
+    // grows with the members of every slice above the unit), so a large
+    // allocation grows sideways into overflow slices of `cap` each.
+    for (unsigned n = 0;; ++n) {
+        auto placed = scope::taskSlices(layout_, allocId, pool, n);
+        if (!placed) return placed;
+        auto it = slices_.find(placed->parent());
+        const size_t held = it == slices_.end() ? 0 : it->second.direct;
+        if (held < layout_.cap || n == kLastOverflow) {
+            ++slices_[placed->parent()].direct;
+            claims_[unit] = placed->parent();
+            return placed;
+        }
+    }
+}
+
+void AllocationSlices::release(const std::string& unit) {
+    auto c = claims_.find(unit);
+    if (c == claims_.end()) return;
+    auto it = slices_.find(c->second);
+    claims_.erase(c);
+    if (it == slices_.end()) return;
+    auto& slice = it->second;
+    if (slice.direct) --slice.direct;
+    // A place never entered (its start failed early) leaves no trace.
+    if (!slice.direct && !slice.members && !slice.sum && !slice.removing && !slice.starting && slice.pending.empty())
+        slices_.erase(it);
 }
 
 bool AllocationSlices::weighed(const std::string& slice) const {
@@ -62,14 +105,24 @@ void AllocationSlices::enter(const std::string& unit, const scope::TaskSlices& s
         deferred_[unit] = Deferred{slices, weight, std::move(issued), std::move(made)};
         return;
     }
-    enterNow(unit, slices.chain, weight, issued, std::move(made));
+    enterNow(unit, slices, weight, issued, std::move(made));
 }
 
-void AllocationSlices::enterNow(const std::string& unit, const std::vector<std::string>& chain, uint64_t weight,
+void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
                                 const std::function<void()>& issued, Completion made) {
+    const auto& chain = slices.chain;
     for (size_t i = 0; i < chain.size(); ++i) slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
-    members_[unit] = Member{chain, weight, true};
-    ++slices_[chain.back()].members;
+    // Its claimed place becomes its own (a caller that claimed none, or
+    // another, takes one now).
+    if (auto c = claims_.find(unit); c != claims_.end() && c->second == chain.back()) {
+        claims_.erase(c);
+    } else {
+        release(unit);
+        ++slices_[chain.back()].direct;
+    }
+    if (chain.back() != slices.allocation) slices_[chain.back()].overflow = true;
+    members_[unit] = Member{chain, slices.allocation, weight, true};
+    ++slices_[slices.allocation].members;
     // Started now: every slice without a running task below (made for the
     // first time, or made again: an operator may have stopped it).
     std::set<std::string> creating;
@@ -94,6 +147,10 @@ void AllocationSlices::addToSums(const std::vector<std::string>& chain, uint64_t
     for (const auto& s : chain) {
         auto& slice = slices_[s];
         slice.sum = add ? slice.sum + weight : slice.sum - std::min(weight, slice.sum);
+        if (slice.overflow) {
+            if (slice.sum && !creating.count(s)) setWeight(s, overflowWeight(slice.sum));
+            continue;
+        }
         if (!weighed(s)) continue;
         for (const auto& change : scales_[slice.parent].set(s, slice.sum))
             if (!creating.count(change.child)) setWeight(change.child, change.weight);
@@ -106,7 +163,9 @@ scope::UnitProperties AllocationSlices::propertiesOf(const std::string& slice, c
     p.emplace_back("CPUAccounting", sdbus::Variant(true));
     p.emplace_back("MemoryAccounting", sdbus::Variant(true));
     p.emplace_back("TasksAccounting", sdbus::Variant(true));
-    if (weighed(slice)) {
+    if (auto own = slices_.find(slice); own != slices_.end() && own->second.overflow) {
+        p.emplace_back("CPUWeight", sdbus::Variant(overflowWeight(own->second.sum)));
+    } else if (weighed(slice)) {
         auto it = scales_.find(parent);
         const uint64_t w = it == scales_.end() ? scope::kCpuWeightDefault : it->second.weightOf(slice);
         p.emplace_back("CPUWeight", sdbus::Variant(w));
@@ -180,13 +239,16 @@ void AllocationSlices::leave(const std::string& unit) {
         auto& waiting = slices_[d->second.slices.allocation].afterRemoval;
         std::erase(waiting, unit);
         deferred_.erase(d);
+        release(unit);
         return;
     }
     auto it = members_.find(unit);
-    if (it == members_.end()) return;
+    if (it == members_.end()) return release(unit);
     stopped(unit);
-    const auto alloc = it->second.chain.back();
+    const auto container = it->second.chain.back();
+    const auto alloc = it->second.allocation;
     members_.erase(it);
+    if (auto& c = slices_[container]; c.direct) --c.direct;
     auto& slice = slices_[alloc];
     if (slice.members) --slice.members;
     if (slice.members == 0 && !slice.removing) removeAllocation(alloc);
@@ -204,7 +266,13 @@ void AllocationSlices::removeAllocation(const std::string& name) {
         slice.removing = false;
         auto waiting = std::move(slice.afterRemoval);
         if (waiting.empty() && slice.members == 0) {
-            slices_.erase(name);
+            // Its overflow slices went with it (systemd stops a slice's
+            // children first). A place claimed meanwhile keeps its count.
+            for (auto it = slices_.begin(); it != slices_.end();) {
+                const bool gone = (it->first == name || (it->second.parent == name && it->second.overflow)) &&
+                                  it->second.direct == 0 && it->second.members == 0;
+                it = gone ? slices_.erase(it) : std::next(it);
+            }
             scales_.erase(name);
             return;
         }
@@ -214,12 +282,13 @@ void AllocationSlices::removeAllocation(const std::string& name) {
             if (d == deferred_.end()) continue;
             auto entry = std::move(d->second);
             deferred_.erase(d);
-            enterNow(unit, entry.slices.chain, entry.weight, entry.issued, std::move(entry.made));
+            enterNow(unit, entry.slices, entry.weight, entry.issued, std::move(entry.made));
         }
     });
 }
 
-void AllocationSlices::restore(const std::string& unit, const std::string& slice, uint64_t weight, bool running) {
+void AllocationSlices::restore(const std::string& unit, const std::string& slice, const std::string& allocation,
+                               uint64_t weight, bool running) {
     // The chain from the slice's name (systemd's own rule: every '-' a
     // level), below the configured slice: a layout with another fan-out
     // than this manager's still finds the slices its tasks are in.
@@ -231,17 +300,26 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
     chain.push_back(slice);
     for (size_t i = 0; i < chain.size(); ++i) slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
     if (chain.front() == scope::poolSlice(layout_, scope::Pool::Shared)) shareMade_ = true;
-    ++slices_[slice].members;
-    members_[unit] = Member{chain, weight, running};
+    // A record written before overflow slices existed names only the slice.
+    const auto& alloc = allocation.empty() ? slice : allocation;
+    if (slice != alloc) slices_[slice].overflow = true;
+    ++slices_[alloc].members;
+    ++slices_[slice].direct;
+    members_[unit] = Member{chain, alloc, weight, running};
     if (running)
         for (const auto& s : chain) slices_[s].sum += weight;
 }
 
 void AllocationSlices::reapplyWeights() {
     for (const auto& [name, slice] : slices_)
-        if (weighed(name) && slice.sum) scales_[slice.parent].set(name, slice.sum);
-    for (const auto& [name, slice] : slices_)
-        if (weighed(name) && slice.sum) setWeight(name, scales_[slice.parent].weightOf(name));
+        if (!slice.overflow && weighed(name) && slice.sum) scales_[slice.parent].set(name, slice.sum);
+    for (const auto& [name, slice] : slices_) {
+        if (!slice.sum) continue;
+        if (slice.overflow)
+            setWeight(name, overflowWeight(slice.sum));
+        else if (weighed(name))
+            setWeight(name, scales_[slice.parent].weightOf(name));
+    }
 }
 
 void AllocationSlices::setSharedCpus(const std::set<unsigned>& cpus, Completion done) {
@@ -257,7 +335,7 @@ void AllocationSlices::setSharedCpus(const std::set<unsigned>& cpus, Completion 
 
 std::string AllocationSlices::allocationOf(const std::string& unit) const {
     auto it = members_.find(unit);
-    return it == members_.end() ? std::string() : it->second.chain.back();
+    return it == members_.end() ? std::string() : it->second.allocation;
 }
 
 size_t AllocationSlices::membersOf(const std::string& slice) const {
@@ -268,7 +346,7 @@ size_t AllocationSlices::membersOf(const std::string& slice) const {
 std::set<std::string> AllocationSlices::allocationSlices() const {
     std::set<std::string> out;
     for (const auto& [name, slice] : slices_)
-        if (slice.members || slice.removing) out.insert(name);
+        if (!slice.overflow && (slice.members || slice.removing)) out.insert(name);
     return out;
 }
 

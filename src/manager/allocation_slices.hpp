@@ -44,9 +44,15 @@ public:
     AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd);
 
     const scope::SliceLayout& layout() const { return layout_; }
-    /// Where a task of `allocId` goes (pure; InvalidName when the id does
-    /// not fit a slice name).
+    /// The allocation's own slices for `allocId` (pure; InvalidName when
+    /// the id does not fit a slice name).
     common::Result<scope::TaskSlices> place(const std::string& allocId, bool reserved) const;
+    /// Where task `unit` of `allocId` goes: in the allocation's slice while
+    /// it holds fewer than the layout's cap of scopes directly, else in the
+    /// first of its overflow slices with room (made as the allocation
+    /// grows). The place is held for `unit` from now on (starts under way
+    /// count), until it enters or leaves.
+    common::Result<scope::TaskSlices> claim(const std::string& unit, const std::string& allocId, bool reserved);
 
     /// A task (`unit`) is about to start in `slices`, weighing `weight`:
     /// it counts from now on, and systemd is asked for every slice above it
@@ -64,9 +70,11 @@ public:
     /// The task is gone (forgotten, or its start failed); its allocation's
     /// slice goes with its last task.
     void leave(const std::string& unit);
-    /// A task found at recovery in `slice` (its record's), whose slices
+    /// A task found at recovery in `slice` (its record's: its allocation's
+    /// slice, `allocation`, or one of its overflow slices), whose slices
     /// exist already. Weights are set by reapplyWeights().
-    void restore(const std::string& unit, const std::string& slice, uint64_t weight, bool running);
+    void restore(const std::string& unit, const std::string& slice, const std::string& allocation, uint64_t weight,
+                 bool running);
     /// After recovery: every weight set again (the tasks below may have
     /// changed while no manager was there).
     void reapplyWeights();
@@ -88,7 +96,8 @@ public:
 
 private:
     struct Member {
-        std::vector<std::string> chain;  ///< outermost first, the allocation's slice last
+        std::vector<std::string> chain;  ///< outermost first, the slice its scope is in last
+        std::string allocation;          ///< its allocation's slice (chain.back() or its parent)
         uint64_t weight = 0;
         bool running = false;
     };
@@ -97,6 +106,8 @@ private:
         std::string parent;     ///< the slice it sits in
         uint64_t sum = 0;       ///< running tasks' weights below it
         size_t members = 0;     ///< tasks below it (allocation slices only: they go with the last)
+        size_t direct = 0;      ///< scopes in it, and places claimed in it (allocation and overflow slices)
+        bool overflow = false;  ///< an overflow slice: beside scopes, it weighs its tasks' sum unscaled
         bool removing = false;  ///< its StopUnit is under way
         std::vector<std::string> afterRemoval;  ///< units whose entry waits for the stop
         std::vector<Completion> pending;  ///< waiting for its start job, when one is under way
@@ -109,8 +120,10 @@ private:
         std::function<void()> issued;
         Completion made;
     };
-    void enterNow(const std::string& unit, const std::vector<std::string>& chain, uint64_t weight,
+    void enterNow(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
                   const std::function<void()>& issued, Completion made);
+    /// Drops `unit`'s claimed place, if it holds one.
+    void release(const std::string& unit);
     /// Adds `weight` to (or takes it from) the sums along the chain and
     /// sets the weights that changed, except on `creating` slices (whose
     /// start carries them).
@@ -131,6 +144,7 @@ private:
     std::map<std::string, Slice> slices_;        ///< by slice name
     std::map<std::string, scope::SiblingWeights> scales_;  ///< by parent slice
     std::map<std::string, Deferred> deferred_;  ///< by unit: entries waiting for a removal
+    std::map<std::string, std::string> claims_;  ///< by unit: the slice its place was claimed in
     std::optional<std::set<unsigned>> sharedCpus_;
     bool shareMade_ = false;
     /// Expires with this object: systemd's answers that come after it do nothing.

@@ -51,7 +51,7 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
     t.pid = r.pid;
     t.shimPid = r.finished() ? 0 : r.shimPid;
     t.cgroup = r.cgroup;
-    t.allocSlice = r.slice;
+    t.allocSlice = r.allocSlice.empty() ? r.slice : r.allocSlice;
     t.slice = r.slice.empty() ? parentSlice(r.cgroup) : r.slice;
     t.processSpec = r.finished() ? std::string() : r.processSpec;
     t.cpus = common::formatCpuList(r.cpus);

@@ -39,6 +39,11 @@ struct Config {
     /// a 10,000-task node of one-task allocations near 150 members
     /// (bench/README.md). A change moves new allocations only.
     unsigned bucketFanout = 64;
+    /// Scopes an allocation's slice holds directly (key scopes_per_slice,
+    /// 1..10000); a larger allocation's further tasks go to overflow
+    /// slices inside it, as many each. It bounds the members of every
+    /// slice, also for one allocation of 10,000 tasks (bench/README.md).
+    unsigned scopesPerSlice = 100;
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
     /// The delegated scope the shims live in, outside the manager's cgroup

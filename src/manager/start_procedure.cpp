@@ -165,10 +165,11 @@ void StartProcedure::begin() {
     draft_.cpus = cpus->cpus;
     draft_.reservedCores = cpus->reserved;
     if (ctx_.slices) {
-        auto placed = ctx_.slices->place(allocId, cpus->reserved);
+        auto placed = ctx_.slices->claim(draft_.unit, allocId, cpus->reserved);
         if (!placed) return fail(placed.error());
         slices_ = std::move(*placed);
         draft_.slice = slices_->parent();
+        draft_.allocSlice = slices_->allocation;
         weight_ = AllocationSlices::taskWeight(spec.resources);
         // A shared task's cores are its share slice's (one change moves
         // them all); AllowedCPUs on its scope would keep it on the old pool

@@ -46,6 +46,7 @@ nlohmann::json toJson(const TaskRecord& r) {
     // Only in the nested layout: a record without it is a flat task (in
     // the configured slice), also one an older manager wrote.
     if (!r.slice.empty()) j["slice"] = r.slice;
+    if (!r.allocSlice.empty()) j["alloc_slice"] = r.allocSlice;
     return j;
 }
 
@@ -71,6 +72,7 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.cgroup = j.at("cgroup").get<std::string>();
         r.processSpec = j.value("process_spec", std::string());
         r.slice = j.value("slice", std::string());
+        r.allocSlice = j.value("alloc_slice", r.slice);
         r.startedAtUs = j.at("started_at_us").get<uint64_t>();
         auto cpus = common::parseCpuList(j.value("cpus", ""));
         if (!cpus) return cpus.error().context("task record cpus");

@@ -53,6 +53,10 @@ struct TaskRecord {
     /// flat task, in the configured slice itself (an older manager's, or
     /// one started with nested_slices off).
     std::string slice;
+    /// Its allocation's slice: `slice` itself, or the allocation slice that
+    /// holds `slice` when that is one of its overflow slices. Empty in a
+    /// record written before overflow slices: then it is `slice`.
+    std::string allocSlice;
     std::set<unsigned> cpus;     ///< AllowedCPUs as applied; empty on cgroup v1
     bool reservedCores = false;  ///< cpus are this task's own, not the shared pool
     uint64_t startedAtUs = 0;

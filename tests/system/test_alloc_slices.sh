@@ -5,14 +5,16 @@
 # slice goes with the allocation's last forgotten task; `systemctl stop` of
 # it ends every task with its real status; a task started flat (as a
 # manager before the nested layout did, here with nested_slices off) is
-# recovered and operated as before.
+# recovered and operated as before; an allocation past scopes_per_slice
+# grows into overflow slices inside its own, recovered and stopped with it.
 source "$(dirname "$0")/lib.sh"
 
 FLAT=/etc/taskscope/manager.json.d/50-test-flat.json
+CAP=/etc/taskscope/manager.json.d/50-test-cap.json
 cleanup() {
     set +e
-    rm -f "$FLAT"
-    for t in $($CTL list 2>/dev/null | awk '$1 ~ /^(as1|3f2a0b7c-1d2e-4f5a-8b9c-0d1e2f3a4b5c|as2|fl1)$/ {print $1"/"$2}'); do
+    rm -f "$FLAT" "$CAP"
+    for t in $($CTL list 2>/dev/null | awk '$1 ~ /^(as1|3f2a0b7c-1d2e-4f5a-8b9c-0d1e2f3a4b5c|as2|fl1|ov1)$/ {print $1"/"$2}'); do
         $CTL stop --grace 0 "${t%/*}" "${t#*/}" >/dev/null 2>&1
         $CTL forget "${t%/*}" "${t#*/}" >/dev/null 2>&1
     done
@@ -105,4 +107,44 @@ run_sleep fl1 new
 ok "after the flat tasks, the allocation's new task is nested"
 $CTL stop --grace 0 fl1 new >/dev/null
 $CTL forget fl1 new >/dev/null
+
+# --- overflow: an allocation past scopes_per_slice grows sideways ---------------
+echo '{"scopes_per_slice":2}' >"$CAP"
+systemctl restart taskscope-manager
+for t in t1 t2 t3 t4 t5; do run_sleep ov1 $t; done
+s=$(task_field ov1 t1 alloc_slice)
+for t in t1 t2 t3 t4 t5; do assert_eq "$(task_field ov1 $t alloc_slice)" "$s" "ov1/$t's alloc_slice"; done
+o1=${s%.slice}-o1.slice
+o2=${s%.slice}-o2.slice
+assert_eq "$(task_field ov1 t2 slice)" "$s" "ov1/t2 in the allocation's own slice"
+assert_eq "$(task_field ov1 t3 slice)" "$o1" "ov1/t3 in the first overflow slice"
+assert_eq "$(task_field ov1 t4 slice)" "$o1" "ov1/t4 beside it"
+assert_eq "$(task_field ov1 t5 slice)" "$o2" "ov1/t5 in the second"
+assert_eq "$(systemctl show -p Slice --value "$o1")" "$s" "the overflow slice's own slice"
+[[ "$(systemctl show -p ControlGroup --value ov1-t5.scope)" == */"$s"/"$o2"/ov1-t5.scope ]] ||
+    fail "ov1-t5.scope's cgroup: $(systemctl show -p ControlGroup --value ov1-t5.scope)"
+# Beside scopes of weight 100, an overflow slice of two weighs their sum.
+assert_eq "$(systemctl show -p CPUWeight --value "$o1")" 200 "CPUWeight of $o1"
+cgls=$(systemd-cgls --no-pager -u "$s")
+for t in t1 t2 t3 t4 t5; do grep -q "ov1-$t.scope" <<<"$cgls" || fail "systemd-cgls -u $s lacks ov1-$t: $cgls"; done
+ok "ov1: two scopes in $s, two in $o1, one in $o2; systemd-cgls shows all five"
+# Recovered where they are; a freed place in the allocation's slice is used first.
+systemctl restart taskscope-manager
+assert_eq "$(task_field ov1 t4 state)" running "ov1/t4 after a manager restart"
+assert_eq "$(task_field ov1 t4 slice)" "$o1" "ov1/t4's slice after a manager restart"
+$CTL stop --grace 0 ov1 t1 >/dev/null
+$CTL forget ov1 t1 >/dev/null
+run_sleep ov1 t6
+assert_eq "$(task_field ov1 t6 slice)" "$s" "ov1/t6 takes the freed place"
+# Stopping the allocation's slice stops every task below it, overflow too.
+systemctl stop "$s"
+for t in t2 t3 t4 t5 t6; do wait_until "ov1/$t to be reported exited" 300 bash -c "[[ \$($CTL status ov1 $t | sed -n 's/^state: //p') == exited ]]"; done
+assert_eq "$(task_field ov1 t5 exit_code)" 143 "ov1/t5 (in $o2) exit code"
+for t in t2 t3 t4 t5 t6; do $CTL forget ov1 $t >/dev/null; done
+wait_until "$s to go" 300 gone "$s"
+gone "$o1" || fail "$o1 left after its allocation"
+ok "ov1: systemctl stop of the allocation's slice ended its overflow tasks too, each reported"
+rm -f "$CAP"
+systemctl restart taskscope-manager
+
 echo "alloc slices ($TASKSCOPE_VARIANT): all checks passed"

@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <optional>
+#include <set>
 
 #include "manager/allocation_slices.hpp"
 #include "support/fake_systemd_client.hpp"
@@ -14,7 +15,9 @@ namespace {
 
 struct Fixture {
     FakeSystemdClient systemd;  // no loop: every call answers at once
-    AllocationSlices slices{scope::SliceLayout{"nomad.slice", 64, 100}, systemd};
+    AllocationSlices slices;
+
+    explicit Fixture(unsigned cap = 100) : slices{scope::SliceLayout{"nomad.slice", 64, cap}, systemd} {}
 
     scope::TaskSlices place(const std::string& alloc, bool reserved = false) {
         auto p = slices.place(alloc, reserved);
@@ -26,8 +29,10 @@ struct Fixture {
     bool enter(const std::string& unit, const std::string& alloc, uint64_t weight, bool reserved = false) {
         std::optional<bool> made;
         size_t startsAtIssue = 0;
+        auto claimed = slices.claim(unit, alloc, reserved);
+        BOOST_REQUIRE(claimed.ok());
         slices.enter(
-            unit, place(alloc, reserved), weight, [&] { startsAtIssue = systemd.count("startSlice"); },
+            unit, *claimed, weight, [&] { startsAtIssue = systemd.count("startSlice"); },
             [&](common::Result<void> r) { made = r.ok(); });
         BOOST_TEST(startsAtIssue == systemd.count("startSlice"));
         return made.value_or(false);
@@ -181,9 +186,9 @@ BOOST_FIXTURE_TEST_CASE(restored_tasks_get_their_weights_again, Fixture) {
     const auto p = place("a1");
     // A layout of another fan-out: the chain comes from the slice's name.
     const std::string other = "nomad-share-b03-a1.slice";
-    slices.restore("a1-web.scope", other, 100, true);
-    slices.restore("a1-old.scope", other, 100, false);
-    slices.restore("a2-web.scope", "nomad-share-b03-a2.slice", 300, true);
+    slices.restore("a1-web.scope", other, "", 100, true);
+    slices.restore("a1-old.scope", other, "", 100, false);
+    slices.restore("a2-web.scope", "nomad-share-b03-a2.slice", "", 300, true);
     slices.reapplyWeights();
     // a2 weighs 3 times a1 in their bucket; the bucket alone in the share slice.
     BOOST_TEST(weightOf("nomad-share-b03-a2.slice") == 3 * weightOf(other));
@@ -204,4 +209,81 @@ BOOST_FIXTURE_TEST_CASE(a_changed_task_weight_moves_its_slices_weights, Fixture)
     BOOST_TEST(weightOf(x) == weightOf(y));
     slices.reweigh("a1-web.scope", 300);
     BOOST_TEST(weightOf(x) == 3 * weightOf(y));
+}
+
+namespace {
+
+/// A cap of two scopes per slice, so that overflow shows with a few tasks.
+struct SmallCap : Fixture {
+    SmallCap() : Fixture(2) {}
+    scope::TaskSlices claim(const std::string& unit, const std::string& alloc) {
+        auto c = slices.claim(unit, alloc, false);
+        BOOST_REQUIRE(c.ok());
+        return *c;
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, SmallCap) {
+    const auto p = place("a1");
+    for (int i = 0; i < 5; ++i) BOOST_TEST(enter("a1-t" + std::to_string(i) + ".scope", "a1", 100));
+    const auto o1 = scope::overflowSlice(p.allocation, 1), o2 = scope::overflowSlice(p.allocation, 2);
+    // Made once each, inside the allocation's slice, as it grew.
+    BOOST_TEST(systemd.count("startSlice", p.allocation) == 1u);
+    BOOST_TEST(systemd.count("startSlice", o1) == 1u);
+    BOOST_TEST(systemd.count("startSlice", o2) == 1u);
+    BOOST_TEST(systemd.count("startSlice", scope::overflowSlice(p.allocation, 3)) == 0u);
+    // Beside two scopes of 100, an overflow slice weighs its tasks unscaled.
+    BOOST_TEST(weightOf(o1) == 200u);
+    BOOST_TEST(weightOf(o2) == 100u);
+    for (int i = 0; i < 5; ++i) BOOST_TEST(slices.allocationOf("a1-t" + std::to_string(i) + ".scope") == p.allocation);
+    BOOST_TEST(slices.membersOf(p.allocation) == 5u);
+    BOOST_TEST(slices.allocationSlices() == std::set<std::string>{p.allocation});
+    // A place freed in the allocation's own slice is taken first.
+    slices.leave("a1-t0.scope");
+    const auto t5 = claim("a1-t5.scope", "a1");
+    BOOST_TEST(t5.parent() == p.allocation);
+    slices.enter("a1-t5.scope", t5, 100, [] {}, [](common::Result<void>) {});
+    // The overflow tasks keep the allocation: only the last one removes it,
+    // and its overflow slices go with it (one stop).
+    for (int i = 1; i < 5; ++i) slices.leave("a1-t" + std::to_string(i) + ".scope");
+    BOOST_TEST(systemd.count("stopUnit") == 0u);
+    slices.leave("a1-t5.scope");
+    BOOST_TEST(systemd.count("stopUnit") == 1u);
+    BOOST_TEST(systemd.count("stopUnit", p.allocation) == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(starts_under_way_hold_their_places, SmallCap) {
+    const auto p = place("a1");
+    BOOST_TEST(claim("a1-x.scope", "a1").parent() == p.allocation);
+    BOOST_TEST(claim("a1-y.scope", "a1").parent() == p.allocation);
+    BOOST_TEST(claim("a1-z.scope", "a1").parent() == scope::overflowSlice(p.allocation, 1));
+    // A start that fails before its task enters gives its place back.
+    slices.leave("a1-x.scope");
+    BOOST_TEST(claim("a1-w.scope", "a1").parent() == p.allocation);
+    // Claiming again moves the unit's place rather than taking a second.
+    BOOST_TEST(claim("a1-w.scope", "a1").parent() == p.allocation);
+    BOOST_TEST(claim("a1-v.scope", "a1").parent() == scope::overflowSlice(p.allocation, 1));
+    BOOST_TEST(systemd.calls.empty());  // nothing asked of systemd before a task enters
+}
+
+BOOST_FIXTURE_TEST_CASE(restored_overflow_tasks_count_in_their_allocation, SmallCap) {
+    const auto p = place("a1");
+    const auto o1 = scope::overflowSlice(p.allocation, 1);
+    slices.restore("a1-a.scope", p.allocation, p.allocation, 100, true);
+    slices.restore("a1-b.scope", p.allocation, p.allocation, 100, true);
+    slices.restore("a1-c.scope", o1, p.allocation, 300, true);
+    slices.reapplyWeights();
+    BOOST_TEST(weightOf(o1) == 300u);
+    BOOST_TEST(slices.allocationOf("a1-c.scope") == p.allocation);
+    BOOST_TEST(slices.membersOf(p.allocation) == 3u);
+    // The allocation's own slice is full: a new task goes beside c.
+    BOOST_TEST(claim("a1-d.scope", "a1").parent() == o1);
+    slices.leave("a1-d.scope");
+    slices.leave("a1-a.scope");
+    slices.leave("a1-b.scope");
+    slices.leave("a1-c.scope");
+    BOOST_TEST(systemd.count("stopUnit") == 1u);
+    BOOST_TEST(systemd.count("stopUnit", p.allocation) == 1u);
 }

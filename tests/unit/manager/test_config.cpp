@@ -124,4 +124,15 @@ BOOST_AUTO_TEST_CASE(nested_layout_keys) {
         BOOST_REQUIRE(!r.ok());
         BOOST_TEST(r.error().message.find("bucket_fanout") != std::string::npos);
     }
+    BOOST_TEST(c->scopesPerSlice == 100u);
+    d.write("manager.json", R"({"scopes_per_slice":2})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->scopesPerSlice == 2u);
+    for (const char* bad : {R"({"scopes_per_slice":0})", R"({"scopes_per_slice":10001})"}) {
+        d.write("manager.json", bad);
+        auto r = loadConfig(d.path + "/manager.json");
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST(r.error().message.find("scopes_per_slice") != std::string::npos);
+    }
 }

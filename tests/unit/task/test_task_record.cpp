@@ -89,3 +89,25 @@ BOOST_AUTO_TEST_CASE(the_slice_round_trips_and_older_records_are_flat) {
     r.slice.clear();
     BOOST_TEST(!toJson(r).contains("slice"));
 }
+
+BOOST_AUTO_TEST_CASE(an_overflow_task_names_its_allocation_slice_too) {
+    TaskRecord r;
+    r.allocId = "a1";
+    r.name = "web";
+    r.unit = "a1-web.scope";
+    r.specText = "{}";
+    r.state = TaskState::Running;
+    r.slice = "nomad-share-b1f-a1-o2.slice";
+    r.allocSlice = "nomad-share-b1f-a1.slice";
+    auto j = toJson(r);
+    auto back = recordFromJson(j);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST(back->slice == r.slice);
+    BOOST_TEST(back->allocSlice == r.allocSlice);
+    // A record from before overflow slices: its slice is its allocation's.
+    j.erase("alloc_slice");
+    j["slice"] = "nomad-share-b1f-a1.slice";
+    back = recordFromJson(j);
+    BOOST_REQUIRE(back.ok());
+    BOOST_TEST(back->allocSlice == "nomad-share-b1f-a1.slice");
+}

@@ -5,6 +5,11 @@
 //   systemd-run  - `systemd-run --scope --slice=... CMD`, the stock tool;
 //   taskscope    - StartTask over the system bus, call to reply (the reply
 //                  comes once the task was released in its scope).
+//   taskscope-bench-start [N] [--new-alloc]
+// Every task is of allocation "bench" (its slice made by the first start),
+// or with --new-alloc of an allocation of its own, so that each start also
+// makes its allocation's slice (and, nested, often its bucket's): the cost
+// of a new allocation's first task (issue 31).
 // The three are interleaved, one of each per round, so drift in the guest
 // (the streamer starting, the other vCPU busy) hits all alike. Prints the
 // quartiles of each, the ratio of medians, and the median of the per-round
@@ -53,6 +58,8 @@ double systemdRunOnce() {
 
 int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 50;
+    const bool newAlloc = argc > 2 && std::string(argv[2]) == "--new-alloc";
+    auto allocOf = [newAlloc](int i) { return newAlloc ? "bench-" + std::to_string(i) : std::string("bench"); };
     auto bus = sdbus::createSystemBusConnection();
     bench::Floor scopes(*bus);
     bus->enterEventLoopAsync();
@@ -68,14 +75,14 @@ int main(int argc, char** argv) {
         const auto task = "t" + std::to_string(i);
         const auto t0 = Clock::now();
         sdbus::ObjectPath path;
-        manager->callMethod("StartTask").onInterface(iface).withArguments("bench", task, spec).storeResultsTo(path);
+        manager->callMethod("StartTask").onInterface(iface).withArguments(allocOf(i), task, spec).storeResultsTo(path);
         ts.push_back(ms(Clock::now() - t0));
     }
     for (int i = 0; i < n; ++i) {
         // /bin/true is long gone; the exit may still be on its way.
         for (int tries = 0; tries < 100; ++tries) {
             try {
-                manager->callMethod("ForgetTask").onInterface(iface).withArguments("bench", "t" + std::to_string(i));
+                manager->callMethod("ForgetTask").onInterface(iface).withArguments(allocOf(i), "t" + std::to_string(i));
                 break;
             } catch (const sdbus::Error&) {
                 ::usleep(50000);
@@ -92,7 +99,7 @@ int main(int argc, char** argv) {
         std::printf("  %-24s p25 %6.1f  median %6.1f  p75 %6.1f ms\n", what, quantile(v, 0.25), median(v),
                     quantile(v, 0.75));
     };
-    std::printf("start latency, %d interleaved rounds:\n", n);
+    std::printf("start latency, %d interleaved rounds%s:\n", n, newAlloc ? ", each task a new allocation" : "");
     show("floor", floor);
     show("systemd-run --scope", run);
     show("taskscope StartTask", ts);

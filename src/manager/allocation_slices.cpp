@@ -38,7 +38,9 @@ struct Join {
 /// they would, unscaled: the sum of its running tasks' weights, within the
 /// kernel's range (a full slice of heavy tasks is held to 10000, as one
 /// scope asking for more would be).
-uint64_t overflowWeight(uint64_t sum) { return std::clamp<uint64_t>(sum, 1, 10000); }
+uint64_t overflowWeight(uint64_t sum) {
+    return std::clamp<uint64_t>(sum, 1, 10000);
+}
 
 /// The last overflow suffix a name leaves room for ("-o" and 5 digits):
 /// past it, the last overflow slice takes every further task.
@@ -192,15 +194,15 @@ void AllocationSlices::startSlice(const std::string& name, const std::string& pa
         auto waiting = std::move(it->second.pending);
         for (auto& w : waiting) w(r);
     };
-    systemd_.startSliceAsync(name, props, [this, name, cgroupProps, finish,
-                                           alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
-        if (alive.expired()) return;
-        // Made by an earlier manager (or by hand): ours from now on, with
-        // our properties (only those a unit that is not transient takes too).
-        if (!r && r.error().name == common::errors::kUnitExists)
-            return systemd_.setUnitPropertiesAsync(name, cgroupProps, finish);
-        finish(std::move(r));
-    });
+    systemd_.startSliceAsync(
+        name, props, [this, name, cgroupProps, finish, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
+            if (alive.expired()) return;
+            // Made by an earlier manager (or by hand): ours from now on, with
+            // our properties (only those a unit that is not transient takes too).
+            if (!r && r.error().name == common::errors::kUnitExists)
+                return systemd_.setUnitPropertiesAsync(name, cgroupProps, finish);
+            finish(std::move(r));
+        });
 }
 
 void AllocationSlices::setWeight(const std::string& slice, uint64_t weight) {

@@ -32,8 +32,8 @@
 #include "common/result.hpp"
 #include "scope/slice_layout.hpp"
 #include "scope/slice_weights.hpp"
-#include "spec/resources.hpp"
 #include "scope/systemd_client.hpp"
+#include "spec/resources.hpp"
 
 namespace taskscope::manager {
 
@@ -110,7 +110,7 @@ private:
         bool overflow = false;  ///< an overflow slice: beside scopes, it weighs its tasks' sum unscaled
         bool removing = false;  ///< its StopUnit is under way
         std::vector<std::string> afterRemoval;  ///< units whose entry waits for the stop
-        std::vector<Completion> pending;  ///< waiting for its start job, when one is under way
+        std::vector<Completion> pending;        ///< waiting for its start job, when one is under way
         bool starting = false;
     };
 
@@ -140,11 +140,11 @@ private:
 
     scope::SliceLayout layout_;
     scope::SystemdClient& systemd_;
-    std::map<std::string, Member> members_;      ///< by unit
-    std::map<std::string, Slice> slices_;        ///< by slice name
+    std::map<std::string, Member> members_;                ///< by unit
+    std::map<std::string, Slice> slices_;                  ///< by slice name
     std::map<std::string, scope::SiblingWeights> scales_;  ///< by parent slice
-    std::map<std::string, Deferred> deferred_;  ///< by unit: entries waiting for a removal
-    std::map<std::string, std::string> claims_;  ///< by unit: the slice its place was claimed in
+    std::map<std::string, Deferred> deferred_;             ///< by unit: entries waiting for a removal
+    std::map<std::string, std::string> claims_;            ///< by unit: the slice its place was claimed in
     std::optional<std::set<unsigned>> sharedCpus_;
     bool shareMade_ = false;
     /// Expires with this object: systemd's answers that come after it do nothing.

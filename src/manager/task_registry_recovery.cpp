@@ -151,7 +151,8 @@ common::Result<void> TaskRegistry::recover() {
     for (auto& [key, e] : tasks_) {
         auto& r = e->record;
         if (r.slice.empty()) continue;
-        allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskWeight(r.spec.resources), !r.finished());
+        allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskWeight(r.spec.resources),
+                             !r.finished());
         if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
     }
     allocSlices_.reapplyWeights();

@@ -147,7 +147,8 @@ BOOST_FIXTURE_TEST_CASE(a_start_that_ends_while_waiting_for_a_removal_leaves_not
     systemd.hold("stopUnit");
     slices.leave("a1-web.scope");
     bool issued = false;
-    slices.enter("a1-db.scope", p, 100, [&] { issued = true; }, [](common::Result<void>) {});
+    slices.enter(
+        "a1-db.scope", p, 100, [&] { issued = true; }, [](common::Result<void>) {});
     slices.leave("a1-db.scope");
     systemd.release();
     BOOST_TEST(!issued);
@@ -244,7 +245,8 @@ BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, S
     slices.leave("a1-t0.scope");
     const auto t5 = claim("a1-t5.scope", "a1");
     BOOST_TEST(t5.parent() == p.allocation);
-    slices.enter("a1-t5.scope", t5, 100, [] {}, [](common::Result<void>) {});
+    slices.enter(
+        "a1-t5.scope", t5, 100, [] {}, [](common::Result<void>) {});
     // The overflow tasks keep the allocation: only the last one removes it,
     // and its overflow slices go with it (one stop).
     for (int i = 1; i < 5; ++i) slices.leave("a1-t" + std::to_string(i) + ".scope");

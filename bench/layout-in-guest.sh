@@ -26,9 +26,12 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem "${LAYOUT_MEM:-8192}" --t
   rc=0
   for run in $runs; do
     echo \"=== \$run\"
-    # A run cut by its limit leaves its units: the next starts clean.
+    # A run cut by its limit leaves its units: the next starts clean, once
+    # systemd has collected them (a call made meanwhile waits behind it).
     timeout --signal=INT $per_run '$bin' \$run || { echo \"  run ended with \$?\"; rc=1; }
     systemctl stop probe.slice 2>/dev/null || true
     systemctl reset-failed 2>/dev/null || true
+    until [ \"\$(systemctl list-units --all --no-legend --plain 'probe*' 2>/dev/null | wc -l)\" -eq 0 ]; do sleep 5; done
+    sleep 10
   done
   exit \$rc"

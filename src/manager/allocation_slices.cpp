@@ -34,14 +34,6 @@ struct Join {
     }
 };
 
-/// An overflow slice sits beside its allocation's scopes, so it weighs what
-/// they would, unscaled: the sum of its running tasks' weights, within the
-/// kernel's range (a full slice of heavy tasks is held to 10000, as one
-/// scope asking for more would be).
-uint64_t overflowWeight(uint64_t sum) {
-    return std::clamp<uint64_t>(sum, 1, 10000);
-}
-
 /// The last overflow suffix a name leaves room for ("-o" and 5 digits):
 /// past it, the last overflow slice takes every further task.
 constexpr unsigned kLastOverflow = 99999;
@@ -125,11 +117,18 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
     if (chain.back() != slices.allocation) slices_[chain.back()].overflow = true;
     members_[unit] = Member{chain, slices.allocation, weight, true};
     ++slices_[slices.allocation].members;
-    // Started now: every slice without a running task below (made for the
-    // first time, or made again: an operator may have stopped it).
+    // Started now: every slice without a running task below that is not
+    // known to exist (made for the first time), and the allocation's own
+    // slices whenever they get a running task again (an operator may have
+    // stopped them, and a task never runs in a slice without its weight).
+    // Share and buckets, once made, stay: their weight follows in
+    // addToSums, one call, not a start and a property change.
     std::set<std::string> creating;
-    for (const auto& s : chain)
-        if (slices_[s].sum == 0) creating.insert(s);
+    for (const auto& s : chain) {
+        const auto& slice = slices_[s];
+        const bool allocations = s == slices.allocation || slice.overflow;
+        if (slice.sum == 0 && (allocations || !slice.made)) creating.insert(s);
+    }
     addToSums(chain, weight, true, creating);
     auto join = std::make_shared<Join>();
     join->done = std::move(made);
@@ -149,13 +148,18 @@ void AllocationSlices::addToSums(const std::vector<std::string>& chain, uint64_t
     for (const auto& s : chain) {
         auto& slice = slices_[s];
         slice.sum = add ? slice.sum + weight : slice.sum - std::min(weight, slice.sum);
+        // An overflow slice sits beside its allocation's scopes: it weighs
+        // its tasks' sum in their units, unscaled (a full slice of heavy
+        // tasks is held to 10000, as one scope asking for more would be).
         if (slice.overflow) {
-            if (slice.sum && !creating.count(s)) setWeight(s, overflowWeight(slice.sum));
+            if (slice.sum && !creating.count(s)) setWeight(s, scope::unscaledWeight(slice.sum));
             continue;
         }
         if (!weighed(s)) continue;
+        // A slice with no running task below needs no weight until it has
+        // one again (then it is set here, or carried by its start).
         for (const auto& change : scales_[slice.parent].set(s, slice.sum))
-            if (!creating.count(change.child)) setWeight(change.child, change.weight);
+            if (!creating.count(change.child) && slices_[change.child].sum) setWeight(change.child, change.weight);
     }
 }
 
@@ -166,7 +170,7 @@ scope::UnitProperties AllocationSlices::propertiesOf(const std::string& slice, c
     p.emplace_back("MemoryAccounting", sdbus::Variant(true));
     p.emplace_back("TasksAccounting", sdbus::Variant(true));
     if (auto own = slices_.find(slice); own != slices_.end() && own->second.overflow) {
-        p.emplace_back("CPUWeight", sdbus::Variant(overflowWeight(own->second.sum)));
+        p.emplace_back("CPUWeight", sdbus::Variant(scope::unscaledWeight(own->second.sum)));
     } else if (weighed(slice)) {
         auto it = scales_.find(parent);
         const uint64_t w = it == scales_.end() ? scope::kCpuWeightDefault : it->second.weightOf(slice);
@@ -191,6 +195,7 @@ void AllocationSlices::startSlice(const std::string& name, const std::string& pa
         if (it == slices_.end()) return;
         if (r && name == scope::poolSlice(layout_, scope::Pool::Shared)) shareMade_ = true;
         it->second.starting = false;
+        if (r) it->second.made = true;
         auto waiting = std::move(it->second.pending);
         for (auto& w : waiting) w(r);
     };
@@ -266,6 +271,9 @@ void AllocationSlices::removeAllocation(const std::string& name) {
             spdlog::warn("Failed to remove the slice {} of a forgotten allocation: {}", name, r.error().message);
         auto& slice = slices_[name];
         slice.removing = false;
+        slice.made = false;
+        for (auto& [child, c] : slices_)
+            if (c.parent == name && c.overflow) c.made = false;
         auto waiting = std::move(slice.afterRemoval);
         if (waiting.empty() && slice.members == 0) {
             // Its overflow slices went with it (systemd stops a slice's
@@ -300,7 +308,10 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
     for (auto& a : scope::sliceAncestors(slice))
         if (std::find(rootLevels.begin(), rootLevels.end(), a) == rootLevels.end()) chain.push_back(std::move(a));
     chain.push_back(slice);
-    for (size_t i = 0; i < chain.size(); ++i) slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
+    for (size_t i = 0; i < chain.size(); ++i) {
+        slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
+        slices_[chain[i]].made = true;  // its task's scope is in it
+    }
     if (chain.front() == scope::poolSlice(layout_, scope::Pool::Shared)) shareMade_ = true;
     // A record written before overflow slices existed names only the slice.
     const auto& alloc = allocation.empty() ? slice : allocation;
@@ -318,7 +329,7 @@ void AllocationSlices::reapplyWeights() {
     for (const auto& [name, slice] : slices_) {
         if (!slice.sum) continue;
         if (slice.overflow)
-            setWeight(name, overflowWeight(slice.sum));
+            setWeight(name, scope::unscaledWeight(slice.sum));
         else if (weighed(name))
             setWeight(name, scales_[slice.parent].weightOf(name));
     }

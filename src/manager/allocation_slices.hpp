@@ -112,6 +112,7 @@ private:
         std::vector<std::string> afterRemoval;  ///< units whose entry waits for the stop
         std::vector<Completion> pending;        ///< waiting for its start job, when one is under way
         bool starting = false;
+        bool made = false;  ///< known to exist: its start succeeded, or a task was found in it at recovery
     };
 
     struct Deferred {

@@ -289,3 +289,23 @@ BOOST_FIXTURE_TEST_CASE(restored_overflow_tasks_count_in_their_allocation, Small
     BOOST_TEST(systemd.count("stopUnit") == 1u);
     BOOST_TEST(systemd.count("stopUnit", p.allocation) == 1u);
 }
+
+BOOST_FIXTURE_TEST_CASE(share_and_bucket_are_made_once_allocations_again_after_their_last_task, Fixture) {
+    // Short tasks, one after the other: each finds its allocation's slice
+    // without a running task (an operator may have stopped it), so that is
+    // made again, weight and all; share and bucket stay made, and the
+    // bucket only gets its weight back.
+    const auto p = place("a1");
+    BOOST_TEST(enter("a1-t0.scope", "a1", 100));
+    slices.stopped("a1-t0.scope");
+    systemd.calls.clear();
+    BOOST_TEST(enter("a1-t1.scope", "a1", 100));
+    BOOST_TEST(started() == std::vector<std::string>{p.allocation});
+    BOOST_TEST(systemd.count("setUnitProperties", p.chain[0]) == 0u);
+    BOOST_TEST(systemd.count("setUnitProperties", p.chain[1]) == 1u);
+    BOOST_TEST(weightOf(p.chain[1]) == 6400u);
+    // An exit that leaves a slice with no running task sets no weight on it.
+    systemd.calls.clear();
+    slices.stopped("a1-t1.scope");
+    BOOST_TEST(systemd.calls.empty());
+}

@@ -164,21 +164,31 @@ void ManagerWatch::pumpSliceLookups() {
             continue;
         }
         ++sliceLookups_;
-        managerClient_.getTask(key->allocId, key->task, [this, key = *key](common::Result<wire::TaskInfo> task) {
-            --sliceLookups_;
-            sliceQueued_.erase(key.allocId);
-            const auto* cgroup = sampler_.cgroupOf(key);
-            if (task && cgroup && task->cgroup == cgroup->str()) {
-                placeInSlice(key, task->allocSlice);
-                // Siblings in another slice, or flat ones, still to ask for.
-                if (sampler_.sliceUnknown(key.allocId)) lookUpSlices(key.allocId);
-            } else if (task && cgroup) {
-                lookUpSlices(key.allocId);  // its cgroup changed meanwhile: ask again
-            }
-            // Otherwise the task is gone, or the manager went away and its return lists everything anew.
-            pumpSliceLookups();
-        });
+        auto asked = sampler_.cgroupOf(*key)->str();
+        managerClient_.getTask(key->allocId, key->task,
+                               [this, key = *key, asked = std::move(asked)](common::Result<wire::TaskInfo> task) {
+                                   --sliceLookups_;
+                                   sliceQueued_.erase(key.allocId);
+                                   if (task) answered(key, asked, *task);
+                                   // Else the task is gone, or the manager went away and its return
+                                   // lists everything anew.
+                                   pumpSliceLookups();
+                               });
     }
+}
+
+void ManagerWatch::answered(const stats::TaskKey& key, const std::string& asked, const wire::TaskInfo& task) {
+    const auto* now = sampler_.cgroupOf(key);
+    if (!now) return;  // gone meanwhile
+    if (task.cgroup == now->str()) {
+        placeInSlice(key, task.allocSlice);
+    } else if (now->str() == asked) {
+        // The manager reports another cgroup than its task object did: its
+        // next listing settles it; asking again now could loop.
+        return;
+    }
+    // Siblings in another slice, flat ones, or this task in a cgroup learned meanwhile.
+    if (sampler_.sliceUnknown(key.allocId)) lookUpSlices(key.allocId);
 }
 
 void ManagerWatch::taskExited(const std::string& allocId, const std::string& task) {

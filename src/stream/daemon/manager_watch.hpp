@@ -68,6 +68,8 @@ private:
     /// that the sampler cannot place (queued; a few at a time).
     void lookUpSlices(const std::string& allocId);
     void pumpSliceLookups();
+    /// GetTask's answer for the task, asked about while its cgroup was `asked`.
+    void answered(const stats::TaskKey& key, const std::string& asked, const wire::TaskInfo& task);
     void placeInSlice(const stats::TaskKey& key, const std::string& allocSlice);
     /// Adds the task when its properties say it runs in a cgroup; true if
     /// so. allocSlice: its alloc_slice, when known (GetTask's).

@@ -1,4 +1,5 @@
-// taskscopectl stats: resource usage of tasks from org.taskscope.Stats1.
+// taskscopectl stats: resource usage of tasks, or totals of allocations,
+// from org.taskscope.Stats1.
 
 #include "cli/stats_command.hpp"
 
@@ -23,14 +24,17 @@ namespace taskscope::cli {
 
 namespace {
 
+using wire::AllocationStats;
 using wire::TaskStats;
 
 // Samples as the Stats1 XML has them, which wire::TaskStats is.
 static_assert(std::is_same_v<client::StatsProxy::Sample, TaskStats>);
+static_assert(std::is_same_v<decltype(std::declval<client::StatsProxy&>().GetAllocationStats("")), AllocationStats>);
 
 struct Args {
     bool json = false;
     bool watch = false;
+    bool alloc = false;  // --alloc: allocations' totals; task then holds at most the allocation
     std::optional<int64_t> interval;  // -1: back to the default
     std::vector<std::string> task;    // empty or {alloc, task}
 };
@@ -43,6 +47,8 @@ Args parseArgs(const std::vector<std::string>& args, bool json) {
             a.json = true;
         } else if (args[i] == "--watch" || args[i] == "-w") {
             a.watch = true;
+        } else if (args[i] == "--alloc") {
+            a.alloc = true;
         } else if (args[i] == "--interval" && i + 1 < args.size()) {
             const auto& v = args[++i];
             if (v == "default") {
@@ -59,6 +65,12 @@ Args parseArgs(const std::vector<std::string>& args, bool json) {
         } else {
             a.task.push_back(args[i]);
         }
+    }
+    if (a.alloc) {
+        // Allocations have no samples signal and no interval of their own (DefaultIntervalMs is theirs).
+        if (a.watch || a.interval) die("stats --alloc takes no --watch or --interval; see --help", 2);
+        if (a.task.size() > 1) die("stats --alloc takes no allocation or one ALLOC; see --help", 2);
+        return a;
     }
     if (!a.task.empty() && a.task.size() != 2) die("stats takes no task or ALLOC TASK; see --help", 2);
     if (a.interval == -1 && a.task.empty()) die("--interval default needs ALLOC TASK", 2);
@@ -200,6 +212,63 @@ void printDetail(const TaskStats& s) {
     if (s.get<wire::kMeasured>() & wire::kCountersReset) line("counters_reset", "yes (cgroup recreated)");
 }
 
+// Allocations: the same columns as tasks, TASKS in place of TASK, and the slices last.
+nlohmann::json toJson(const AllocationStats& a) {
+    auto j = toJson(wire::taskShaped(a));
+    j.erase("task");
+    j["slices"] = std::get<wire::kSlices>(a);
+    j["tasks"] = std::get<wire::kTasks>(a);
+    return j;
+}
+
+void printAllocationHeader() {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%-36s %5s %7s %10s %10s %10s %10s %10s %5s %9s %s", "ALLOC", "TASKS", "CPU", "MEM",
+                  "RSS", "CACHE", "SWAP", "PEAK", "PIDS", "INTERVAL", "SLICE");
+    printLine(buf);
+}
+
+void printAllocationRow(const AllocationStats& a) {
+    const auto s = wire::taskShaped(a);
+    std::string slices;
+    for (const auto& slice : std::get<wire::kSlices>(a)) slices += (slices.empty() ? "" : ",") + slice;
+    char buf[1024];
+    std::snprintf(buf, sizeof buf, "%-36s %5" PRIu64 " %7s %10s %10s %10s %10s %10s %5s %7" PRIu64 "ms %s",
+                  s.get<wire::kAllocId>().c_str(), std::get<wire::kTasks>(a),
+                  percent(s, wire::kCpuPercent, s.get<wire::kCpuPercent>()).c_str(),
+                  bytes(s, wire::kMemoryUsage, s.get<wire::kMemoryUsage>()).c_str(),
+                  bytes(s, wire::kMemoryRss, s.get<wire::kMemoryRss>()).c_str(),
+                  bytes(s, wire::kMemoryCache, s.get<wire::kMemoryCache>()).c_str(),
+                  bytes(s, wire::kMemorySwap, s.get<wire::kMemorySwap>()).c_str(),
+                  bytes(s, wire::kMemoryPeak, s.get<wire::kMemoryPeak>()).c_str(),
+                  count(s, wire::kPids, s.get<wire::kPids>()).c_str(), s.get<wire::kIntervalMs>(),
+                  slices.empty() ? "-" : slices.c_str());
+    printLine(buf);
+}
+
+int allocationStats(const Args& a, client::StatsProxy& stats) {
+    if (!a.task.empty()) {
+        const auto one = stats.GetAllocationStats(a.task[0]);
+        if (a.json) {
+            printLine(toJson(one).dump());
+        } else {
+            printAllocationHeader();
+            printAllocationRow(one);
+        }
+        return 0;
+    }
+    const auto all = stats.GetAllAllocationStats();
+    if (a.json) {
+        auto arr = nlohmann::json::array();
+        for (const auto& s : all) arr.push_back(toJson(s));
+        printLine(arr.dump());
+        return 0;
+    }
+    printAllocationHeader();
+    for (const auto& s : all) printAllocationRow(s);
+    return 0;
+}
+
 bool matches(const Args& a, const TaskStats& s) {
     return a.task.empty() || (s.get<wire::kAllocId>() == a.task[0] && s.get<wire::kTask>() == a.task[1]);
 }
@@ -221,6 +290,7 @@ int statsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args,
     // Registered before anything is asked, so no sample slips between the
     // current one and the first signal.
     client::StatsProxy stats(conn);
+    if (a.alloc) return allocationStats(a, stats);
     stats.onSampled = [&](const std::vector<TaskStats>& samples) {
         if (!a.watch) return;
         for (const auto& s : samples) {

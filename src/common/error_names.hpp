@@ -58,6 +58,8 @@ inline constexpr const char kPluginFailed[] = "PluginFailed";
 
 // The streamer and its clients.
 inline constexpr const char kNoSuchSession[] = "NoSuchSession";
+/// An allocation of which the stats sampler knows no running task.
+inline constexpr const char kNoSuchAllocation[] = "NoSuchAllocation";
 /// A task the stats sampler has no sample of (yet).
 inline constexpr const char kNoSample[] = "NoSample";
 /// A client could not reach taskscope-manager (no such name on the bus).

@@ -23,4 +23,19 @@ common::Result<CgroupPath> CgroupPath::parse(std::string_view path) {
     return CgroupPath(std::string(path));
 }
 
+std::string_view CgroupPath::name() const {
+    return std::string_view(path_).substr(path_.rfind('/') + 1);
+}
+
+std::optional<CgroupPath> CgroupPath::ancestorNamed(std::string_view name) const {
+    if (name.empty()) return std::nullopt;
+    // Every prefix that ends before a '/' (other than the root) is an
+    // ancestor; the innermost is checked first.
+    for (auto end = path_.rfind('/'); end != std::string::npos && end > 0; end = path_.rfind('/', end - 1)) {
+        const auto begin = path_.rfind('/', end - 1);
+        if (std::string_view(path_).substr(begin + 1, end - begin - 1) == name) return CgroupPath(path_.substr(0, end));
+    }
+    return std::nullopt;
+}
+
 }  // namespace taskscope::scope

@@ -4,6 +4,7 @@
 // string that could climb out of the cgroup tree ever reaches openat().
 
 #include <compare>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,15 @@ public:
     const std::string& str() const { return path_; }
     /// "nomad.slice/a1-web.scope": relative to a hierarchy's root, for openat().
     std::string relative() const { return path_.substr(1); }
+    /// The last component: "a1-web.scope".
+    std::string_view name() const;
+
+    /// The innermost proper ancestor whose last component is `name`
+    /// ("/nomad.slice/x.slice/a1-web.scope" and "x.slice" give
+    /// "/nomad.slice/x.slice"); nullopt when none is. How a task's
+    /// allocation slice is found in the cgroup systemd reported for the
+    /// task, on v1 and v2 alike, without rebuilding a path from names.
+    std::optional<CgroupPath> ancestorNamed(std::string_view name) const;
 
     auto operator<=>(const CgroupPath&) const = default;
 

@@ -40,11 +40,14 @@ echo "ok: streamer on the bus"
 
 intro=$(bctl introspect $S $P)
 for member in org.taskscope.Streamer1 ReadLogs LogsComplete org.taskscope.Stats1 GetTaskStats GetAllStats \
-    SetTaskInterval Samples DefaultIntervalMs MinIntervalMs MaxIntervalMs SampledTasks CgroupVersion; do
+    GetAllocationStats GetAllAllocationStats SetTaskInterval Samples DefaultIntervalMs MinIntervalMs MaxIntervalMs \
+    SampledTasks CgroupVersion; do
     grep -q -- "$member" <<<"$intro" || fail "introspection lacks $member"
 done
 echo "ok: one object serves org.taskscope.Streamer1 and org.taskscope.Stats1"
 grep -q 'Samples *signal *a(ssttttttdddttttttttt)' <<<"$intro" || fail "Samples has another signature"
+grep -q 'GetAllocationStats *method *s *(sastttttttdddttttttttt)' <<<"$intro" ||
+    fail "GetAllocationStats has another signature: $(grep GetAllocationStats <<<"$intro")"
 
 [[ "$(bctl get-property $S $P $I DefaultIntervalMs)" == "t 2000" ]] || fail "DefaultIntervalMs is not 2000"
 [[ "$(bctl get-property $S $P $I MinIntervalMs)" == "t 100" ]] || fail "MinIntervalMs"
@@ -55,6 +58,7 @@ echo "ok: properties (DefaultIntervalMs 2000 from the option, CgroupVersion $ver
 
 expect_bus_error org.taskscope.Error.NoSuchTask $P $I.GetTaskStats string:a1 string:web
 expect_bus_error org.taskscope.Error.NoSuchTask $P $I.SetTaskInterval string:a1 string:web int64:1000
+expect_bus_error org.taskscope.Error.NoSuchAllocation $P $I.GetAllocationStats string:a1
 expect_bus_error org.taskscope.Error.InvalidArgument $P org.freedesktop.DBus.Properties.Set \
     string:$I string:DefaultIntervalMs variant:uint64:5
 expect_bus_error org.taskscope.Error.InvalidArgument $P org.freedesktop.DBus.Properties.Set \
@@ -65,6 +69,8 @@ bctl set-property $S $P $I DefaultIntervalMs t 3000
 echo "ok: DefaultIntervalMs set to 3000"
 bctl call $S $P $I GetAllStats | grep -qx 'a(ssttttttdddttttttttt) 0' || fail "GetAllStats is not empty"
 echo "ok: GetAllStats empty"
+bctl call $S $P $I GetAllAllocationStats | grep -qx 'a(sastttttttdddttttttttt) 0' || fail "GetAllAllocationStats"
+echo "ok: GetAllAllocationStats empty"
 
 # The CLI: the table, JSON, and one clear line for an unknown task.
 "$CTL" stats | grep -q '^ALLOC  *TASK  *CPU' || fail "taskscopectl stats prints no table"
@@ -72,6 +78,13 @@ echo "ok: GetAllStats empty"
 out=$("$CTL" stats a1 web 2>&1) && fail "stats of an unknown task succeeded"
 [[ $(wc -l <<<"$out") == 1 && "$out" == *"org.taskscope.Error.NoSuchTask"* ]] || fail "CLI said: $out"
 echo "ok: taskscopectl stats: $out"
+"$CTL" stats --alloc | grep -q '^ALLOC  *TASKS  *CPU .* SLICE$' || fail "taskscopectl stats --alloc prints no table"
+[[ "$("$CTL" --json stats --alloc)" == "[]" ]] || fail "taskscopectl --json stats --alloc"
+out=$("$CTL" stats --alloc a1 2>&1) && fail "stats --alloc of an unknown allocation succeeded"
+[[ $(wc -l <<<"$out") == 1 && "$out" == *"org.taskscope.Error.NoSuchAllocation"* ]] || fail "CLI said: $out"
+echo "ok: taskscopectl stats --alloc: $out"
+out=$("$CTL" stats --alloc --watch 2>&1) && fail "stats --alloc --watch succeeded"
+[[ "$out" == *"takes no --watch"* ]] || fail "stats --alloc --watch said: $out"
 out=$("$CTL" stats --interval 5 2>&1) && fail "--interval 5 succeeded"
 [[ "$out" == *InvalidArgument* ]] || fail "CLI --interval 5 said: $out"
 echo "ok: taskscopectl stats --interval 5: $out"

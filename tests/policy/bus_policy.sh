@@ -76,6 +76,8 @@ allowed allowed STR @S org.taskscope.Streamer1 get Version
 allowed allowed STR @S org.taskscope.Streamer1 get Tasks
 allowed allowed STR @S org.taskscope.Stats1 call GetTaskStats ss p0 x
 allowed allowed STR @S org.taskscope.Stats1 call GetAllStats
+allowed allowed STR @S org.taskscope.Stats1 call GetAllocationStats s p0
+allowed allowed STR @S org.taskscope.Stats1 call GetAllAllocationStats
 allowed denied  STR @S org.taskscope.Stats1 call SetTaskInterval ssx p0 x 1000
 allowed allowed STR @S org.taskscope.Stats1 get DefaultIntervalMs
 allowed denied  STR @S org.taskscope.Stats1 set DefaultIntervalMs t @DEFAULT_INTERVAL

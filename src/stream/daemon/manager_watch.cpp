@@ -18,6 +18,9 @@ constexpr const char* kOwnerMatch =
     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.taskscope.Manager1'";
 constexpr auto kCallTimeout = std::chrono::seconds(30);
 constexpr auto kRetryAfter = std::chrono::seconds(1);
+// GetTask calls in flight for allocation slices: well below the system
+// bus's 128 pending replies per connection (dbus-daemon's system.conf).
+constexpr unsigned kSliceLookups = 8;
 
 // A task with processes, whose cgroup is worth reading.
 bool active(const std::string& state) {
@@ -124,7 +127,7 @@ void ManagerWatch::taskRemoved(const sdbus::ObjectPath& path) {
     if (roster_ && !known.unit.empty()) roster_->taskForgotten(known.unit);
 }
 
-bool ManagerWatch::learn(const TaskProperties& task) {
+bool ManagerWatch::learn(const TaskProperties& task, const std::string* allocSlice) {
     const stats::TaskKey key{stringProperty(task, "AllocId"), stringProperty(task, "Name")};
     if (key.allocId.empty() || !active(stringProperty(task, "State"))) return false;
     const auto cgroup = scope::CgroupPath::parse(stringProperty(task, "ControlGroup"));
@@ -133,7 +136,59 @@ bool ManagerWatch::learn(const TaskProperties& task) {
         return false;
     }
     sampler_.addTask(key, *cgroup);
+    if (allocSlice && !sampler_.allocSliceKnown(key)) placeInSlice(key, *allocSlice);
+    if (!sampler_.allocSliceKnown(key)) lookUpSlices(key.allocId);
     return true;
+}
+
+void ManagerWatch::placeInSlice(const stats::TaskKey& key, const std::string& allocSlice) {
+    if (auto r = sampler_.setAllocSlice(key, allocSlice); !r)
+        spdlog::warn("Cannot sample the allocation slice of task {}: {}; counting the task on its own", key.str(),
+                     r.error().message);
+}
+
+void ManagerWatch::lookUpSlices(const std::string& allocId) {
+    if (!sliceQueued_.insert(allocId).second) return;
+    sliceQueue_.push_back(allocId);
+    pumpSliceLookups();
+}
+
+void ManagerWatch::pumpSliceLookups() {
+    while (sliceLookups_ < kSliceLookups && !sliceQueue_.empty()) {
+        const auto allocId = std::move(sliceQueue_.front());
+        sliceQueue_.pop_front();
+        // One task at a time per allocation: its answer usually places its siblings too.
+        const auto key = sampler_.sliceUnknown(allocId);
+        if (!key) {
+            sliceQueued_.erase(allocId);
+            continue;
+        }
+        ++sliceLookups_;
+        auto asked = sampler_.cgroupOf(*key)->str();
+        managerClient_.getTask(key->allocId, key->task,
+                               [this, key = *key, asked = std::move(asked)](common::Result<wire::TaskInfo> task) {
+                                   --sliceLookups_;
+                                   sliceQueued_.erase(key.allocId);
+                                   if (task) answered(key, asked, *task);
+                                   // Else the task is gone, or the manager went away and its return
+                                   // lists everything anew.
+                                   pumpSliceLookups();
+                               });
+    }
+}
+
+void ManagerWatch::answered(const stats::TaskKey& key, const std::string& asked, const wire::TaskInfo& task) {
+    const auto* now = sampler_.cgroupOf(key);
+    if (!now) return;  // gone meanwhile
+    if (task.cgroup == now->str()) {
+        placeInSlice(key, task.allocSlice);
+    } else if (now->str() == asked) {
+        // The manager reports another cgroup than its task object did: its
+        // next listing settles it; asking again now could loop.
+        return;
+    }
+    // Siblings in another slice, flat ones, or this task in a cgroup learned meanwhile.
+    if (sampler_.sliceUnknown(key.allocId)) lookUpSlices(key.allocId);
 }
 
 void ManagerWatch::taskExited(const std::string& allocId, const std::string& task) {
@@ -152,7 +207,8 @@ void ManagerWatch::fetchOne(const stats::TaskKey& key) {
         learn(TaskProperties{{"AllocId", sdbus::Variant(key.allocId)},
                              {"Name", sdbus::Variant(key.task)},
                              {"State", sdbus::Variant(task->state)},
-                             {"ControlGroup", sdbus::Variant(task->cgroup)}});
+                             {"ControlGroup", sdbus::Variant(task->cgroup)}},
+              &task->allocSlice);
     });
 }
 

@@ -8,7 +8,15 @@
 // latter would exceed the bus's limit of pending replies per connection.
 // While the manager is down the view stays as it was; the tasks keep
 // running and keep being sampled.
+//
+// A task's allocation slice (GetTask's alloc_slice; Task1 has no such
+// property) is asked for with GetTask only when the sampler cannot place
+// the task in a slice of its allocation it knows already: one call per
+// allocation slice, plus one per flat task, and never more than
+// kSliceLookups at once, so that listing 10,000 tasks stays within the
+// bus's limit of pending replies.
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -56,8 +64,16 @@ private:
     void taskStateChanged(const std::string& allocId, const std::string& task, const std::string& state) override;
     void taskExited(const std::string& allocId, const std::string& task) override;
     void fetchOne(const stats::TaskKey& key);
-    /// Adds the task when its properties say it runs in a cgroup; true if so.
-    bool learn(const TaskProperties& task);
+    /// Asks the manager for the allocation slice of the allocation's tasks
+    /// that the sampler cannot place (queued; a few at a time).
+    void lookUpSlices(const std::string& allocId);
+    void pumpSliceLookups();
+    /// GetTask's answer for the task, asked about while its cgroup was `asked`.
+    void answered(const stats::TaskKey& key, const std::string& asked, const wire::TaskInfo& task);
+    void placeInSlice(const stats::TaskKey& key, const std::string& allocSlice);
+    /// Adds the task when its properties say it runs in a cgroup; true if
+    /// so. allocSlice: its alloc_slice, when known (GetTask's).
+    bool learn(const TaskProperties& task, const std::string* allocSlice = nullptr);
     void scheduleRetry();
 
     sdbus::IConnection& connection_;
@@ -76,6 +92,9 @@ private:
     bool managerUp_ = false;
     uint64_t generation_ = 0;  ///< of the latest GetManagedObjects; older replies are stale
     uint64_t retryTimer_ = 0;
+    std::deque<std::string> sliceQueue_;  ///< allocations with tasks to place
+    std::set<std::string> sliceQueued_;   ///< the same, or being looked up
+    unsigned sliceLookups_ = 0;           ///< GetTask calls in flight for them
 };
 
 }  // namespace taskscope::stream::daemon

@@ -4,13 +4,13 @@
 
 namespace taskscope::stream::daemon {
 
-namespace {
-
 using common::unwrapForBus;
 
-}  // namespace
+namespace {
 
-wire::TaskStats toWire(const stats::TaskSample& s) {
+// The values of a sample (a task's or an allocation's) into TaskStats.
+wire::TaskStats values(const std::string& allocId, const std::string& task, uint64_t timestampUs, uint64_t intervalMs,
+                       const scope::CgroupStats& st, const stats::CpuPercent& cpu) {
     wire::TaskStats w;
     uint64_t measured = 0;
     auto put = [&](wire::Field f, auto& into, const auto& value) {
@@ -18,17 +18,16 @@ wire::TaskStats toWire(const stats::TaskSample& s) {
         into = *value;
         measured |= wire::bit(f);
     };
-    w.get<wire::kAllocId>() = s.key.allocId;
-    w.get<wire::kTask>() = s.key.task;
-    w.get<wire::kTimestampUs>() = s.timestampUs;
-    w.get<wire::kIntervalMs>() = s.intervalMs;
-    const auto& st = s.stats;
+    w.get<wire::kAllocId>() = allocId;
+    w.get<wire::kTask>() = task;
+    w.get<wire::kTimestampUs>() = timestampUs;
+    w.get<wire::kIntervalMs>() = intervalMs;
     put(wire::kCpuUserUs, w.get<wire::kCpuUserUs>(), st.cpuUserUs);
     put(wire::kCpuSystemUs, w.get<wire::kCpuSystemUs>(), st.cpuSystemUs);
     put(wire::kCpuTotalUs, w.get<wire::kCpuTotalUs>(), st.cpuTotalUs);
-    put(wire::kCpuPercent, w.get<wire::kCpuPercent>(), s.cpu.total);
-    put(wire::kCpuUserPercent, w.get<wire::kCpuUserPercent>(), s.cpu.user);
-    put(wire::kCpuSystemPercent, w.get<wire::kCpuSystemPercent>(), s.cpu.system);
+    put(wire::kCpuPercent, w.get<wire::kCpuPercent>(), cpu.total);
+    put(wire::kCpuUserPercent, w.get<wire::kCpuUserPercent>(), cpu.user);
+    put(wire::kCpuSystemPercent, w.get<wire::kCpuSystemPercent>(), cpu.system);
     put(wire::kCpuThrottledPeriods, w.get<wire::kCpuThrottledPeriods>(), st.cpuThrottledPeriods);
     put(wire::kCpuThrottledTimeUs, w.get<wire::kCpuThrottledTimeUs>(), st.cpuThrottledTimeUs);
     put(wire::kMemoryRss, w.get<wire::kMemoryRss>(), st.memoryRss);
@@ -38,9 +37,20 @@ wire::TaskStats toWire(const stats::TaskSample& s) {
     put(wire::kMemoryPeak, w.get<wire::kMemoryPeak>(), st.memoryPeak);
     put(wire::kMemoryKernel, w.get<wire::kMemoryKernel>(), st.memoryKernel);
     put(wire::kPids, w.get<wire::kPids>(), st.pids);
-    if (s.cpu.reset) measured |= wire::kCountersReset;
+    if (cpu.reset) measured |= wire::kCountersReset;
     w.get<wire::kMeasured>() = measured;
     return w;
+}
+
+}  // namespace
+
+wire::TaskStats toWire(const stats::TaskSample& s) {
+    return values(s.key.allocId, s.key.task, s.timestampUs, s.intervalMs, s.stats, s.cpu);
+}
+
+wire::AllocationStats toWire(const stats::AllocationSample& s) {
+    return wire::allocationStats(values(s.allocId, {}, s.timestampUs, s.intervalMs, s.stats, s.cpu), s.slices,
+                                 s.tasks);
 }
 
 StatsObject::StatsObject(sdbus::IConnection& connection, std::string path, stats::StatsSampler& sampler)
@@ -72,6 +82,16 @@ wire::TaskStats StatsObject::GetTaskStats(const std::string& allocId, const std:
 std::vector<wire::TaskStats> StatsObject::GetAllStats() {
     std::vector<wire::TaskStats> out;
     for (const auto& s : sampler_.latestAll()) out.push_back(toWire(s));
+    return out;
+}
+
+wire::AllocationStats StatsObject::GetAllocationStats(const std::string& allocId) {
+    return toWire(unwrapForBus(sampler_.latestAllocation(allocId)));
+}
+
+std::vector<wire::AllocationStats> StatsObject::GetAllAllocationStats() {
+    std::vector<wire::AllocationStats> out;
+    for (const auto& s : sampler_.latestAllAllocations()) out.push_back(toWire(s));
     return out;
 }
 

@@ -16,6 +16,8 @@ namespace taskscope::stream::daemon {
 
 /// The sample as it crosses the bus.
 wire::TaskStats toWire(const stats::TaskSample& sample);
+/// An allocation's totals as they cross the bus.
+wire::AllocationStats toWire(const stats::AllocationSample& sample);
 
 class StatsObject final : public sdbus::AdaptorInterfaces<org::taskscope::Stats1_adaptor, sdbus::Properties_adaptor>,
                           public stats::StatsEvents {
@@ -33,6 +35,8 @@ public:
 private:
     wire::TaskStats GetTaskStats(const std::string& allocId, const std::string& task) override;
     std::vector<wire::TaskStats> GetAllStats() override;
+    wire::AllocationStats GetAllocationStats(const std::string& allocId) override;
+    std::vector<wire::AllocationStats> GetAllAllocationStats() override;
     void SetTaskInterval(const std::string& allocId, const std::string& task, const int64_t& intervalMs) override;
     uint64_t DefaultIntervalMs() override { return sampler_.defaultIntervalMs(); }
     void DefaultIntervalMs(const uint64_t& value) override;

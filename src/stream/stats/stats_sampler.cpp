@@ -4,8 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/files.hpp"
+#include <algorithm>
+#include <limits>
+
 #include "common/error_names.hpp"
+#include "common/files.hpp"
+#include "stream/stats/stats_sum.hpp"
 
 namespace taskscope::stream::stats {
 
@@ -22,6 +26,11 @@ uint64_t wallClockUs() {
 common::Error noSuchTask(const TaskKey& key) {
     return common::makeError(common::errors::kNoSuchTask, "no running task '" + key.task + "' of allocation '" + key.allocId +
                                                "' is known to the streamer");
+}
+
+common::Error noSuchAllocation(const std::string& allocId) {
+    return common::makeError(common::errors::kNoSuchAllocation,
+                             "no running task of allocation '" + allocId + "' is known to the streamer");
 }
 
 }  // namespace
@@ -76,6 +85,7 @@ StatsSampler::StatsSampler(common::EventLoop& loop, scope::CgroupStatsReader rea
       reader_(std::move(reader)),
       options_(std::move(options)),
       schedule_(Ms(options_.defaultIntervalMs)),
+      sliceSchedule_(Ms(options_.defaultIntervalMs)),
       intervals_(std::move(options_.intervals)),
       defaultSetByCaller_(options_.defaultSetByCaller) {}
 
@@ -106,16 +116,19 @@ void StatsSampler::saveIntervals() {
 }
 
 void StatsSampler::addTask(const TaskKey& key, const scope::CgroupPath& cgroup) {
-    if (auto it = tasks_.find(key); it != tasks_.end()) {
-        if (it->second.cgroup == cgroup) return;
-        // Another cgroup is another set of counters: start afresh.
+    auto it = tasks_.find(key);
+    if (it != tasks_.end()) {
+        if (it->second.source.cgroup == cgroup) return;
+        // Another cgroup is another set of counters (and maybe another slice): start afresh.
         spdlog::debug("Task {} moved to cgroup {}", key.str(), cgroup.str());
+        leaveSlice(it->second);
         it->second = Task(cgroup);
         schedule_.remove(key);
     } else {
-        tasks_.emplace(key, Task(cgroup));
+        it = tasks_.emplace(key, Task(cgroup)).first;
         notifyTasksChanged();
     }
+    findKnownSlice(key, it->second);
     std::optional<Ms> own;
     if (auto i = intervals_.find(key); i != intervals_.end()) own = Ms(i->second);
     schedule_.add(key, Clock::now(), own);
@@ -123,7 +136,10 @@ void StatsSampler::addTask(const TaskKey& key, const scope::CgroupPath& cgroup) 
 }
 
 void StatsSampler::removeTask(const TaskKey& key) {
-    if (tasks_.erase(key) == 0) return;
+    const auto it = tasks_.find(key);
+    if (it == tasks_.end()) return;
+    leaveSlice(it->second);
+    tasks_.erase(it);
     schedule_.remove(key);
     if (intervals_.erase(key)) saveIntervals();
     notifyTasksChanged();
@@ -138,6 +154,7 @@ void StatsSampler::retainOnly(const std::set<TaskKey>& running) {
             continue;
         }
         schedule_.remove(it->first);
+        leaveSlice(it->second);
         it = tasks_.erase(it);
         removed = true;
     }
@@ -179,6 +196,7 @@ common::Result<void> StatsSampler::setDefaultInterval(uint64_t intervalMs) {
         return {};
     }
     schedule_.setDefault(Ms(intervalMs), Clock::now());
+    sliceSchedule_.setDefault(Ms(intervalMs), Clock::now());
     saveIntervals();
     if (events_) events_->defaultIntervalChanged();
     arm();
@@ -210,49 +228,183 @@ std::vector<TaskSample> StatsSampler::latestAll() const {
     return out;
 }
 
-void StatsSampler::noteUnreadable(const TaskKey& key, Task& t, const common::Error& error) {
-    // Normal while a task ends (its cgroup goes before TaskExited arrives),
-    // so once per change and at debug level.
-    if (!t.unreadable) spdlog::debug("Cannot sample {} ({}): {}; retrying at its interval", key.str(), t.cgroup.str(),
-                                     error.message);
-    t.unreadable = true;
+std::optional<StatsSampler::Reading> StatsSampler::read(const std::string& what, Source& s, Clock::time_point now) {
+    // Unreadable is normal while a task ends (its cgroup goes before
+    // TaskExited arrives), so logged once per change and at debug level.
+    auto unreadable = [&](const common::Error& error) {
+        if (!s.unreadable)
+            spdlog::debug("Cannot sample {} ({}): {}; retrying at its interval", what, s.cgroup.str(), error.message);
+        s.unreadable = true;
+        return std::nullopt;
+    };
+    if (!s.files) {
+        auto files = reader_.openCgroup(s.cgroup);
+        if (!files) return unreadable(files.error());
+        s.files = std::move(*files);
+        // A cgroup opened anew may be a new cgroup: its counters start over.
+        s.cpu = CpuPercentTracker();
+    }
+    auto stats = reader_.read(*s.files);
+    if (!stats) {
+        s.files.reset();
+        return unreadable(stats.error());
+    }
+    if (s.unreadable) spdlog::debug("Sampling {} again", what);
+    s.unreadable = false;
+    const auto cpu = s.cpu.update(CpuTimes{stats->cpuTotalUs, stats->cpuUserUs, stats->cpuSystemUs}, now);
+    return Reading{*stats, cpu};
 }
 
 std::optional<TaskSample> StatsSampler::sampleOne(const TaskKey& key, Task& t, Clock::time_point now,
                                                   uint64_t timestampUs) {
-    if (!t.files) {
-        auto files = reader_.openCgroup(t.cgroup);
-        if (!files) {
-            noteUnreadable(key, t, files.error());
-            return std::nullopt;
-        }
-        t.files = std::move(*files);
-        // A cgroup opened anew may be a new cgroup: its counters start over.
-        t.cpu = CpuPercentTracker();
-    }
-    auto stats = reader_.read(*t.files);
-    if (!stats) {
-        t.files.reset();
-        noteUnreadable(key, t, stats.error());
-        return std::nullopt;
-    }
-    if (t.unreadable) spdlog::debug("Sampling {} again", key.str());
-    t.unreadable = false;
+    auto r = read(key.str(), t.source, now);
+    if (!r) return std::nullopt;
     TaskSample s;
     s.key = key;
     s.timestampUs = timestampUs;
     s.intervalMs = static_cast<uint64_t>(schedule_.interval(key).count());
-    s.stats = *stats;
-    s.cpu = t.cpu.update(CpuTimes{stats->cpuTotalUs, stats->cpuUserUs, stats->cpuSystemUs}, now);
+    s.stats = r->stats;
+    s.cpu = r->cpu;
     t.latest = s;
     return s;
+}
+
+void StatsSampler::sampleSlice(const TaskKey& entry, Clock::time_point now, uint64_t timestampUs) {
+    auto it = slices_.find(entry.task);
+    if (it == slices_.end()) return;
+    auto r = read("allocation " + entry.allocId + " (" + entry.task + ")", it->second.source, now);
+    if (!r) return;
+    it->second.latest =
+        SliceSample{timestampUs, static_cast<uint64_t>(sliceSchedule_.interval(entry).count()), std::move(*r)};
+}
+
+void StatsSampler::joinSlice(const TaskKey& key, Task& t, const std::string& slice, const scope::CgroupPath& cgroup) {
+    t.allocSlice = slice;
+    auto [it, added] = slices_.try_emplace(slice, key.allocId, cgroup);
+    ++it->second.members;
+    if (!added) return;
+    spdlog::debug("Sampling allocation {} in {}", key.allocId, cgroup.str());
+    sliceSchedule_.add(TaskKey{key.allocId, slice}, Clock::now());
+    arm();
+    // Its siblings still waiting for their slice may be in this one.
+    for (auto s = tasks_.lower_bound(TaskKey{key.allocId, {}}); s != tasks_.end() && s->first.allocId == key.allocId;
+         ++s)
+        if (!s->second.allocSlice && s->second.source.cgroup.ancestorNamed(slice))
+            joinSlice(s->first, s->second, slice, cgroup);
+}
+
+void StatsSampler::leaveSlice(Task& t) {
+    if (!t.allocSlice || t.allocSlice->empty()) return;
+    auto it = slices_.find(*t.allocSlice);
+    t.allocSlice.reset();
+    if (it == slices_.end() || --it->second.members > 0) return;
+    // The allocation's last running task in it: the slice goes with it.
+    sliceSchedule_.remove(TaskKey{it->second.allocId, it->first});
+    slices_.erase(it);
+}
+
+void StatsSampler::findKnownSlice(const TaskKey& key, Task& t) {
+    for (const auto& [name, slice] : slices_) {
+        if (slice.allocId != key.allocId) continue;
+        if (auto cgroup = t.source.cgroup.ancestorNamed(name)) return joinSlice(key, t, name, *cgroup);
+    }
+}
+
+common::Result<void> StatsSampler::setAllocSlice(const TaskKey& key, const std::string& slice) {
+    const auto it = tasks_.find(key);
+    if (it == tasks_.end()) return noSuchTask(key);
+    auto& t = it->second;
+    if (t.allocSlice == slice) return {};
+    leaveSlice(t);
+    if (slice.empty()) {
+        t.allocSlice = slice;
+        return {};
+    }
+    const auto cgroup = t.source.cgroup.ancestorNamed(slice);
+    if (!cgroup) {
+        t.allocSlice = "";
+        return common::makeError(common::errors::kInvalidArgument, "the cgroup " + t.source.cgroup.str() + " of task " +
+                                                                      key.str() + " is not below its slice " + slice);
+    }
+    joinSlice(key, t, slice, *cgroup);
+    return {};
+}
+
+const scope::CgroupPath* StatsSampler::cgroupOf(const TaskKey& key) const {
+    const auto it = tasks_.find(key);
+    return it == tasks_.end() ? nullptr : &it->second.source.cgroup;
+}
+
+bool StatsSampler::allocSliceKnown(const TaskKey& key) const {
+    const auto it = tasks_.find(key);
+    return it != tasks_.end() && it->second.allocSlice.has_value();
+}
+
+std::optional<TaskKey> StatsSampler::sliceUnknown(const std::string& allocId) const {
+    for (auto it = tasks_.lower_bound(TaskKey{allocId, {}}); it != tasks_.end() && it->first.allocId == allocId; ++it)
+        if (!it->second.allocSlice) return it->first;
+    return std::nullopt;
+}
+
+common::Result<AllocationSample> StatsSampler::latestAllocation(const std::string& allocId) const {
+    auto it = tasks_.lower_bound(TaskKey{allocId, {}});
+    if (it == tasks_.end() || it->first.allocId != allocId) return noSuchAllocation(allocId);
+    AllocationSample out;
+    out.allocId = allocId;
+    StatsSum sum;
+    bool sampled = false;
+    uint64_t oldest = std::numeric_limits<uint64_t>::max();
+    auto add = [&](uint64_t timestampUs, uint64_t intervalMs, const scope::CgroupStats& stats, const CpuPercent& cpu) {
+        sum.add(stats, cpu);
+        sampled = true;
+        oldest = std::min(oldest, timestampUs);
+        out.intervalMs = std::max(out.intervalMs, intervalMs);
+    };
+    for (; it != tasks_.end() && it->first.allocId == allocId; ++it) {
+        ++out.tasks;
+        const auto& t = it->second;
+        if (t.allocSlice && !t.allocSlice->empty()) {
+            if (std::find(out.slices.begin(), out.slices.end(), *t.allocSlice) == out.slices.end())
+                out.slices.push_back(*t.allocSlice);
+        } else if (t.latest) {
+            add(t.latest->timestampUs, t.latest->intervalMs, t.latest->stats, t.latest->cpu);
+        } else {
+            sum.addMissing();
+        }
+    }
+    std::sort(out.slices.begin(), out.slices.end());
+    for (const auto& name : out.slices) {
+        const auto& latest = slices_.at(name).latest;
+        if (latest)
+            add(latest->timestampUs, latest->intervalMs, latest->reading.stats, latest->reading.cpu);
+        else
+            sum.addMissing();
+    }
+    if (!sampled)
+        return common::makeError(common::errors::kNoSample, "allocation '" + allocId + "' has no sample yet");
+    out.timestampUs = oldest;
+    out.stats = sum.stats();
+    out.cpu = sum.cpu();
+    return out;
+}
+
+std::vector<AllocationSample> StatsSampler::latestAllAllocations() const {
+    std::vector<AllocationSample> out;
+    for (auto it = tasks_.begin(); it != tasks_.end();) {
+        const auto allocId = it->first.allocId;
+        if (auto s = latestAllocation(allocId)) out.push_back(std::move(*s));
+        it = tasks_.lower_bound(TaskKey{allocId + '\0', {}});
+    }
+    return out;
 }
 
 std::vector<TaskSample> StatsSampler::sampleDue(Clock::time_point now) {
     std::vector<TaskSample> out;
     const auto due = schedule_.takeDue(now);
-    if (due.empty()) return out;
+    const auto slicesDue = sliceSchedule_.takeDue(now);
+    if (due.empty() && slicesDue.empty()) return out;
     const auto timestampUs = wallClockUs();
+    for (const auto& entry : slicesDue) sampleSlice(entry, now, timestampUs);
     out.reserve(due.size());
     for (const auto& key : due) {
         auto it = tasks_.find(key);
@@ -262,8 +414,15 @@ std::vector<TaskSample> StatsSampler::sampleDue(Clock::time_point now) {
     return out;
 }
 
+std::optional<StatsSampler::Clock::time_point> StatsSampler::nextDue() const {
+    const auto tasks = schedule_.nextDue();
+    const auto slices = sliceSchedule_.nextDue();
+    if (!tasks || !slices) return tasks ? tasks : slices;
+    return std::min(*tasks, *slices);
+}
+
 void StatsSampler::arm() {
-    const auto next = schedule_.nextDue();
+    const auto next = nextDue();
     if (next == armedFor_ && (timer_ || !next)) return;
     if (timer_) loop_.cancelTimer(timer_);
     timer_ = 0;

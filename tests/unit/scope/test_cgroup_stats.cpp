@@ -58,6 +58,29 @@ BOOST_AUTO_TEST_CASE(cgroup_path_is_validated) {
     }
 }
 
+// A task's allocation slice is found among the ancestors of the cgroup
+// systemd reported, by its name as the manager reported it.
+BOOST_AUTO_TEST_CASE(ancestor_named_finds_the_allocation_slice) {
+    const auto task = path("/nomad.slice/nomad-share.slice/nomad-share-b2a.slice/nomad-share-b2a-a1.slice/"
+                           "nomad-share-b2a-a1-o1.slice/a1-web.scope");
+    BOOST_TEST(task.name() == "a1-web.scope");
+    const auto alloc = task.ancestorNamed("nomad-share-b2a-a1.slice");
+    BOOST_REQUIRE(alloc.has_value());
+    BOOST_TEST(alloc->str() == "/nomad.slice/nomad-share.slice/nomad-share-b2a.slice/nomad-share-b2a-a1.slice");
+    BOOST_TEST(alloc->name() == "nomad-share-b2a-a1.slice");
+    BOOST_TEST(task.ancestorNamed("nomad.slice")->str() == "/nomad.slice");
+    // Not the path itself, not a part of a name, not a component that is not there.
+    BOOST_TEST(!task.ancestorNamed("a1-web.scope").has_value());
+    BOOST_TEST(!task.ancestorNamed("a1.slice").has_value());
+    BOOST_TEST(!task.ancestorNamed("").has_value());
+    BOOST_TEST(!task.ancestorNamed("nomad-reserve-a1.slice").has_value());
+    BOOST_TEST(!path("/a1-web.scope").ancestorNamed("a1-web.scope").has_value());
+    // The innermost of two equal names (a hand-made tree).
+    BOOST_TEST(path("/x.slice/y/x.slice/t.scope").ancestorNamed("x.slice")->str() == "/x.slice/y/x.slice");
+    // A flat task: its only ancestor is the configured slice.
+    BOOST_TEST(!path("/nomad.slice/a1-web.scope").ancestorNamed("nomad-share-b2a-a1.slice").has_value());
+}
+
 BOOST_AUTO_TEST_CASE(v2_reads_every_file) {
     std::vector<StatFile> missing;
     const auto s = readOnce(fixture("v2"), CgroupVersion::V2, "/nomad.slice/a1-web.scope", &missing);

@@ -1,1 +1,2 @@
 taskscope_unit_test(wire/test_task_json.cpp taskscope_wire)
+taskscope_unit_test(wire/test_stats_wire.cpp taskscope_wire)

@@ -273,3 +273,204 @@ BOOST_FIXTURE_TEST_CASE(the_timer_batches_a_tick_into_one_event, Fixture) {
     // After the first samples, every tick carries both tasks.
     for (size_t i = 1; i < events.batches.size(); ++i) BOOST_TEST(events.batches[i].size() == 2u);
 }
+
+// --- allocations --------------------------------------------------------------
+
+namespace {
+
+const char* kShare = "/nomad.slice/nomad-share.slice/nomad-share-b01.slice";
+const std::string kA2Slice = "nomad-share-b01-a2.slice";
+const std::string kA2Dir = std::string(kShare) + "/" + kA2Slice;
+
+// The cgroup files of one directory into another (made if need be).
+void copyFiles(const std::string& from, const std::string& to) {
+    fs::create_directories(to);
+    for (const auto& e : fs::directory_iterator(from))
+        if (e.is_regular_file())
+            fs::copy_file(e.path(), to + "/" + e.path().filename().string(), fs::copy_options::overwrite_existing);
+}
+
+// An allocation a2 in the nested layout: its slice's own files (the
+// kernel's totals) and two task scopes, one in an overflow slice.
+struct Nested : Fixture {
+    const TaskKey web2{"a2", "web"};
+    const TaskKey db2{"a2", "db"};
+    const std::string webDir = kA2Dir + "/a2-web.scope";
+    const std::string dbDir = kA2Dir + "/nomad-share-b01-a2-o1.slice/a2-db.scope";
+
+    Nested() {
+        for (const auto& dir : {kA2Dir, webDir, dbDir}) copyFiles(tmp.path + kWebDir, tmp.path + dir);
+        sliceCpu(9000000, 7000000, 2000000);
+        write(kA2Dir + "/memory.current", "734003200\n");
+        write(kA2Dir + "/pids.current", "12\n");
+    }
+    void sliceCpu(uint64_t total, uint64_t user, uint64_t system) {
+        write(kA2Dir + "/cpu.stat", "usage_usec " + std::to_string(total) + "\nuser_usec " + std::to_string(user) +
+                                        "\nsystem_usec " + std::to_string(system) + "\n");
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(an_allocation_slice_is_sampled_as_one_cgroup, Nested) {
+    sampler->addTask(web2, path(webDir));
+    sampler->addTask(db2, path(dbDir));
+    BOOST_TEST(!sampler->allocSliceKnown(web2));
+    BOOST_TEST((sampler->sliceUnknown("a2") == std::optional<TaskKey>(db2)));
+    BOOST_REQUIRE(sampler->setAllocSlice(web2, kA2Slice).ok());
+    // Its sibling below the same slice (in an overflow slice) is placed with it.
+    BOOST_TEST(sampler->allocSliceKnown(db2));
+    BOOST_TEST(!sampler->sliceUnknown("a2").has_value());
+    BOOST_TEST(sampler->sliceCount() == 1u);
+    BOOST_TEST(sampler->latestAllocation("a2").error().name == "NoSample");
+
+    sampler->sampleDue(t0);
+    auto a = sampler->latestAllocation("a2");
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(a->tasks == 2u);
+    BOOST_TEST(a->slices == std::vector<std::string>{kA2Slice});
+    BOOST_TEST(a->intervalMs == 1000u);
+    // The slice's own values, not a sum of the tasks'.
+    BOOST_TEST(*a->stats.memoryUsage == 734003200u);
+    BOOST_TEST(*a->stats.pids == 12u);
+    BOOST_TEST(*a->stats.cpuTotalUs == 9000000u);
+    BOOST_TEST(a->stats.memoryPeak.has_value());  // one part: its peak is the allocation's
+    BOOST_TEST(!a->cpu.total);              // first sample: no percentages yet
+
+    sliceCpu(12000000, 9500000, 2500000);  // +3 s in 1 s: three busy cores
+    sampler->sampleDue(t0 + 1s);
+    a = sampler->latestAllocation("a2");
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(*a->cpu.total == 300.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*a->cpu.user == 250.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*a->cpu.system == 50.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(sampler->latestAllAllocations().size() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_slice_follows_the_default_interval_and_goes_with_its_last_task, Nested) {
+    sampler->addTask(web2, path(webDir));
+    BOOST_REQUIRE(sampler->setAllocSlice(web2, kA2Slice).ok());
+    // A task that comes later below a known slice is placed at once.
+    sampler->addTask(db2, path(dbDir));
+    BOOST_TEST(sampler->allocSliceKnown(db2));
+    // A task's own interval is not the slice's.
+    BOOST_REQUIRE(sampler->setTaskInterval(web2, 0).ok());
+    BOOST_REQUIRE(sampler->setTaskInterval(db2, 0).ok());
+    sampler->sampleDue(t0);
+    BOOST_TEST(sampler->latestAllocation("a2").ok());
+    BOOST_REQUIRE(sampler->setDefaultInterval(2000).ok());
+    sliceCpu(10000000, 8000000, 2000000);
+    sampler->sampleDue(t0 + 2100ms);
+    BOOST_TEST(sampler->latestAllocation("a2")->intervalMs == 2000u);
+    sampler->removeTask(web2);
+    BOOST_TEST(sampler->sliceCount() == 1u);
+    BOOST_TEST(sampler->latestAllocation("a2")->tasks == 1u);
+    sampler->retainOnly({});
+    BOOST_TEST(sampler->sliceCount() == 0u);
+    BOOST_TEST(sampler->latestAllocation("a2").error().name == "NoSuchAllocation");
+    BOOST_TEST(sampler->latestAllAllocations().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_flat_allocation_sums_its_tasks, Fixture) {
+    const TaskKey old{"a1", "old"};
+    sampler->addTask(web, path(kWebDir));
+    sampler->addTask(old, path("/nomad.slice/a1-old.scope"));
+    BOOST_REQUIRE(sampler->setAllocSlice(web, "").ok());
+    BOOST_REQUIRE(sampler->setAllocSlice(old, "").ok());
+    BOOST_TEST(sampler->sliceCount() == 0u);
+    sampler->sampleDue(t0);
+    const auto w = *sampler->latest(web);
+    const auto o = *sampler->latest(old);
+    auto a = sampler->latestAllocation("a1");
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(a->tasks == 2u);
+    BOOST_TEST(a->slices.empty());
+    BOOST_TEST(*a->stats.memoryUsage == *w.stats.memoryUsage + *o.stats.memoryUsage);
+    BOOST_TEST(*a->stats.cpuTotalUs == 5000000u + 1200u);
+    BOOST_TEST(*a->stats.pids == *w.stats.pids + *o.stats.pids);
+    BOOST_TEST(!a->stats.memorySwap);  // old's kernel has no memory.swap.current: not in every part
+    BOOST_TEST(!a->stats.memoryPeak);  // peaks do not add
+    cpu(6000000, 4800000, 1200000);
+    write("/nomad.slice/a1-old.scope/cpu.stat", "usage_usec 501200\nuser_usec 400800\nsystem_usec 100400\n");
+    sampler->sampleDue(t0 + 1s);
+    a = sampler->latestAllocation("a1");
+    BOOST_TEST(*a->cpu.total == 150.0, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(a->timestampUs == std::min(sampler->latest(web)->timestampUs, sampler->latest(old)->timestampUs));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_with_no_sample_leaves_the_sum_unmeasured, Fixture) {
+    const TaskKey old{"a1", "old"};
+    sampler->addTask(web, path(kWebDir));
+    BOOST_REQUIRE(sampler->setTaskInterval(web, 0).ok());  // never sampled
+    sampler->addTask(old, path("/nomad.slice/a1-old.scope"));
+    sampler->sampleDue(t0);
+    // Until a task's slice is known it counts on its own, as a flat one.
+    auto a = sampler->latestAllocation("a1");
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(a->tasks == 2u);
+    BOOST_TEST(!a->stats.memoryUsage);
+    BOOST_TEST(!a->stats.cpuTotalUs);
+    sampler->removeTask(web);
+    BOOST_TEST(*sampler->latestAllocation("a1")->stats.memoryUsage == 1048576u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_slice_the_task_is_not_below_is_refused, Nested) {
+    sampler->addTask(web2, path(webDir));
+    auto r = sampler->setAllocSlice(web2, "nomad-reserve-a2.slice");
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().name == "InvalidArgument");
+    BOOST_TEST(sampler->allocSliceKnown(web2));  // counted on its own, not asked again
+    BOOST_TEST(sampler->sliceCount() == 0u);
+    BOOST_TEST(sampler->setAllocSlice({"a2", "nosuch"}, kA2Slice).error().name == "NoSuchTask");
+    BOOST_TEST(sampler->latestAllocation("nosuch").error().name == "NoSuchAllocation");
+    // A task whose cgroup changed starts afresh: its slice is asked for again.
+    BOOST_REQUIRE(sampler->setAllocSlice(web2, kA2Slice).ok());
+    BOOST_TEST(sampler->sliceCount() == 1u);
+    sampler->addTask(web2, path(dbDir));
+    BOOST_TEST(!sampler->allocSliceKnown(web2));
+    BOOST_TEST(sampler->sliceCount() == 0u);
+}
+
+// An allocation with tasks on reserved and on shared cores has two slices;
+// its totals are their sum.
+BOOST_FIXTURE_TEST_CASE(two_slices_of_one_allocation_add_up, Nested) {
+    const std::string reserve = "/nomad.slice/nomad-reserve.slice/nomad-reserve-a2.slice";
+    copyFiles(tmp.path + kA2Dir, tmp.path + reserve);
+    copyFiles(tmp.path + kWebDir, tmp.path + reserve + "/a2-pinned.scope");
+    write(reserve + "/memory.current", "1000\n");
+    sampler->addTask(web2, path(webDir));
+    sampler->addTask({"a2", "pinned"}, path(reserve + "/a2-pinned.scope"));
+    BOOST_REQUIRE(sampler->setAllocSlice(web2, kA2Slice).ok());
+    BOOST_TEST((sampler->sliceUnknown("a2") == std::optional<TaskKey>(TaskKey{"a2", "pinned"})));
+    BOOST_REQUIRE(sampler->setAllocSlice({"a2", "pinned"}, "nomad-reserve-a2.slice").ok());
+    sampler->sampleDue(t0);
+    const auto a = sampler->latestAllocation("a2");
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(a->slices == (std::vector<std::string>{"nomad-reserve-a2.slice", kA2Slice}));
+    BOOST_TEST(*a->stats.memoryUsage == 734003200u + 1000u);
+    BOOST_TEST(*a->stats.cpuTotalUs == 2 * 9000000u);
+}
+
+// v1: the slice's files are read from each controller's hierarchy, as a task's.
+BOOST_AUTO_TEST_CASE(v1_allocation_slice_per_controller) {
+    Fixture f("v1");
+    const std::string slice = "nomad-share-b01-a2.slice";
+    const std::string rel = std::string(kShare) + "/" + slice;
+    for (const char* c : {"/cpu,cpuacct", "/memory", "/pids"}) {
+        copyFiles(f.tmp.path + c + "/nomad.slice/a1-web.scope", f.tmp.path + c + rel);
+        copyFiles(f.tmp.path + c + "/nomad.slice/a1-web.scope", f.tmp.path + c + rel + "/a2-web.scope");
+    }
+    f.write("/cpu,cpuacct" + rel + "/cpuacct.usage", "8000000000\n");
+    f.write("/memory" + rel + "/memory.usage_in_bytes", "4096000\n");
+    f.sampler->addTask({"a2", "web"}, path(rel + "/a2-web.scope"));
+    BOOST_REQUIRE(f.sampler->setAllocSlice({"a2", "web"}, slice).ok());
+    f.sampler->sampleDue(f.t0);
+    f.write("/cpu,cpuacct" + rel + "/cpuacct.usage", "9000000000\n");  // +1 s
+    f.sampler->sampleDue(f.t0 + 1s);
+    const auto a = f.sampler->latestAllocation("a2");
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(*a->stats.cpuTotalUs == 9000000u);
+    BOOST_TEST(*a->stats.memoryUsage == 4096000u);
+    BOOST_TEST(a->stats.pids.has_value());
+    BOOST_TEST(*a->cpu.total == 100.0, boost::test_tools::tolerance(1e-9));
+}

@@ -1,3 +1,4 @@
 taskscope_unit_test(stream/stats/test_stats_math.cpp taskscope_stream_stats)
 taskscope_unit_test(stream/stats/test_stats_schedule.cpp taskscope_stream_stats)
 taskscope_unit_test(stream/stats/test_stats_sampler.cpp taskscope_stream_stats)
+taskscope_unit_test(stream/stats/test_stats_sum.cpp taskscope_stream_stats)

@@ -7,9 +7,13 @@
 //
 // A slice that systemd makes implicitly, because a scope names it in
 // Slice=, has no weight: so a slice is started explicitly
-// (StartTransientUnit) whenever the first running task below it comes,
-// also when it exists already (then its properties are set again), which
-// also covers a slice an operator stopped meanwhile. Its start is sent just
+// (StartTransientUnit) the first time a task goes below it, and an
+// allocation's slice (or overflow slice) again whenever a running task
+// comes back to it, also when it exists already (then its properties are
+// set again), which covers a slice an operator stopped meanwhile. Share
+// and bucket slices, once made, only get their weight set (one call, not
+// two, on every short task's start). A large allocation grows into
+// overflow slices of `cap` scopes each (claim()). Its start is sent just
 // before the scope's, not waited for first: systemd handles one
 // connection's calls in order, and a scope whose slice has a start job
 // queued waits for that job (a unit with a cgroup gets After= and

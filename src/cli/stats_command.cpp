@@ -246,6 +246,15 @@ void printAllocationRow(const AllocationStats& a) {
     printLine(buf);
 }
 
+/// Every sample (of tasks or allocations) as one JSON array on one line.
+template <typename Samples>
+int printJsonArray(const Samples& all) {
+    auto arr = nlohmann::json::array();
+    for (const auto& s : all) arr.push_back(toJson(s));
+    printLine(arr.dump());
+    return 0;
+}
+
 int allocationStats(const Args& a, client::StatsProxy& stats) {
     if (!a.task.empty()) {
         const auto one = stats.GetAllocationStats(a.task[0]);
@@ -258,12 +267,7 @@ int allocationStats(const Args& a, client::StatsProxy& stats) {
         return 0;
     }
     const auto all = stats.GetAllAllocationStats();
-    if (a.json) {
-        auto arr = nlohmann::json::array();
-        for (const auto& s : all) arr.push_back(toJson(s));
-        printLine(arr.dump());
-        return 0;
-    }
+    if (a.json) return printJsonArray(all);
     printAllocationHeader();
     for (const auto& s : all) printAllocationRow(s);
     return 0;
@@ -322,12 +326,7 @@ int statsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args,
         return 0;
     }
     const auto all = stats.GetAllStats();
-    if (a.json) {
-        auto arr = nlohmann::json::array();
-        for (const auto& s : all) arr.push_back(toJson(s));
-        printLine(arr.dump());
-        return 0;
-    }
+    if (a.json) return printJsonArray(all);
     printHeader(false);
     for (const auto& s : all) printRow(s, false);
     return 0;

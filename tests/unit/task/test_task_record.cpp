@@ -69,13 +69,20 @@ BOOST_AUTO_TEST_CASE(a_record_reads_its_spec_into_the_struct) {
     BOOST_TEST(!recordFromJson(j).ok());
 }
 
-BOOST_AUTO_TEST_CASE(the_slice_round_trips_and_older_records_are_flat) {
+namespace {
+TaskRecord runningWeb() {
     TaskRecord r;
     r.allocId = "a1";
     r.name = "web";
     r.unit = "a1-web.scope";
     r.specText = "{}";
     r.state = TaskState::Running;
+    return r;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_slice_round_trips_and_older_records_are_flat) {
+    TaskRecord r = runningWeb();
     r.slice = "nomad-share-b1f-a1.slice";
     auto j = toJson(r);
     auto back = recordFromJson(j);
@@ -91,12 +98,7 @@ BOOST_AUTO_TEST_CASE(the_slice_round_trips_and_older_records_are_flat) {
 }
 
 BOOST_AUTO_TEST_CASE(an_overflow_task_names_its_allocation_slice_too) {
-    TaskRecord r;
-    r.allocId = "a1";
-    r.name = "web";
-    r.unit = "a1-web.scope";
-    r.specText = "{}";
-    r.state = TaskState::Running;
+    TaskRecord r = runningWeb();
     r.slice = "nomad-share-b1f-a1-o2.slice";
     r.allocSlice = "nomad-share-b1f-a1.slice";
     auto j = toJson(r);

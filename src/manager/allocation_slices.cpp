@@ -193,7 +193,6 @@ void AllocationSlices::startSlice(const std::string& name, const std::string& pa
         if (!r) spdlog::warn("Failed to start slice {}: {}", name, r.error().message);
         auto it = slices_.find(name);
         if (it == slices_.end()) return;
-        if (r && name == scope::poolSlice(layout_, scope::Pool::Shared)) shareMade_ = true;
         it->second.starting = false;
         if (r) it->second.made = true;
         auto waiting = std::move(it->second.pending);
@@ -312,7 +311,6 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
         slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
         slices_[chain[i]].made = true;  // its task's scope is in it
     }
-    if (chain.front() == scope::poolSlice(layout_, scope::Pool::Shared)) shareMade_ = true;
     // A record written before overflow slices existed names only the slice.
     const auto& alloc = allocation.empty() ? slice : allocation;
     if (slice != alloc) slices_[slice].overflow = true;
@@ -340,7 +338,7 @@ void AllocationSlices::setSharedCpus(const std::set<unsigned>& cpus, Completion 
     const auto share = scope::poolSlice(layout_, scope::Pool::Shared);
     auto it = slices_.find(share);
     // Not made yet: its start carries them.
-    if (!shareMade_ && (it == slices_.end() || !it->second.starting)) return done({});
+    if (it == slices_.end() || (!it->second.made && !it->second.starting)) return done({});
     scope::UnitProperties p;
     p.emplace_back("AllowedCPUs", sdbus::Variant(scope::cpuMask(cpus)));
     systemd_.setUnitPropertiesAsync(share, p, std::move(done));

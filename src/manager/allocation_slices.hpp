@@ -151,7 +151,6 @@ private:
     std::map<std::string, Deferred> deferred_;             ///< by unit: entries waiting for a removal
     std::map<std::string, std::string> claims_;            ///< by unit: the slice its place was claimed in
     std::optional<std::set<unsigned>> sharedCpus_;
-    bool shareMade_ = false;
     /// Expires with this object: systemd's answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };

@@ -169,11 +169,10 @@ void printHeader(bool withTime) {
     printLine(buf);
 }
 
-void printRow(const TaskStats& s, bool withTime) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf, "%s%-36s %-16s %7s %10s %10s %10s %10s %10s %5s %7" PRIu64 "ms",
-                  withTime ? (clockTime(s.get<wire::kTimestampUs>()) + " ").c_str() : "",
-                  s.get<wire::kAllocId>().c_str(), s.get<wire::kTask>().c_str(),
+/// The usage columns a task row and an allocation row share: CPU% to the interval.
+std::string usageColumns(const TaskStats& s) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%7s %10s %10s %10s %10s %10s %5s %7" PRIu64 "ms",
                   percent(s, wire::kCpuPercent, s.get<wire::kCpuPercent>()).c_str(),
                   bytes(s, wire::kMemoryUsage, s.get<wire::kMemoryUsage>()).c_str(),
                   bytes(s, wire::kMemoryRss, s.get<wire::kMemoryRss>()).c_str(),
@@ -181,6 +180,14 @@ void printRow(const TaskStats& s, bool withTime) {
                   bytes(s, wire::kMemorySwap, s.get<wire::kMemorySwap>()).c_str(),
                   bytes(s, wire::kMemoryPeak, s.get<wire::kMemoryPeak>()).c_str(),
                   count(s, wire::kPids, s.get<wire::kPids>()).c_str(), s.get<wire::kIntervalMs>());
+    return buf;
+}
+
+void printRow(const TaskStats& s, bool withTime) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%s%-36s %-16s %s",
+                  withTime ? (clockTime(s.get<wire::kTimestampUs>()) + " ").c_str() : "",
+                  s.get<wire::kAllocId>().c_str(), s.get<wire::kTask>().c_str(), usageColumns(s).c_str());
     printLine(buf);
 }
 
@@ -233,16 +240,8 @@ void printAllocationRow(const AllocationStats& a) {
     std::string slices;
     for (const auto& slice : std::get<wire::kSlices>(a)) slices += (slices.empty() ? "" : ",") + slice;
     char buf[1024];
-    std::snprintf(buf, sizeof buf, "%-36s %5" PRIu64 " %7s %10s %10s %10s %10s %10s %5s %7" PRIu64 "ms %s",
-                  s.get<wire::kAllocId>().c_str(), std::get<wire::kTasks>(a),
-                  percent(s, wire::kCpuPercent, s.get<wire::kCpuPercent>()).c_str(),
-                  bytes(s, wire::kMemoryUsage, s.get<wire::kMemoryUsage>()).c_str(),
-                  bytes(s, wire::kMemoryRss, s.get<wire::kMemoryRss>()).c_str(),
-                  bytes(s, wire::kMemoryCache, s.get<wire::kMemoryCache>()).c_str(),
-                  bytes(s, wire::kMemorySwap, s.get<wire::kMemorySwap>()).c_str(),
-                  bytes(s, wire::kMemoryPeak, s.get<wire::kMemoryPeak>()).c_str(),
-                  count(s, wire::kPids, s.get<wire::kPids>()).c_str(), s.get<wire::kIntervalMs>(),
-                  slices.empty() ? "-" : slices.c_str());
+    std::snprintf(buf, sizeof buf, "%-36s %5" PRIu64 " %s %s", s.get<wire::kAllocId>().c_str(),
+                  std::get<wire::kTasks>(a), usageColumns(s).c_str(), slices.empty() ? "-" : slices.c_str());
     printLine(buf);
 }
 

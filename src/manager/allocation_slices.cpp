@@ -90,20 +90,20 @@ bool AllocationSlices::weighed(const std::string& slice) const {
 }
 
 void AllocationSlices::enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
-                             std::function<void()> issued, Completion made) {
+                             ScopeStart startScope, Completion scopeStarted, Completion made) {
     auto& alloc = slices_[slices.allocation];
     if (alloc.removing) {
         // Its stop was sent first: systemd would run the two jobs in that
         // order. The slice is made again once the stop is done.
         alloc.afterRemoval.push_back(unit);
-        deferred_[unit] = Deferred{slices, weight, std::move(issued), std::move(made)};
+        deferred_[unit] = Deferred{slices, weight, std::move(startScope), std::move(scopeStarted), std::move(made)};
         return;
     }
-    enterNow(unit, slices, weight, issued, std::move(made));
+    enterNow(unit, slices, weight, startScope, std::move(scopeStarted), std::move(made));
 }
 
 void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
-                                const std::function<void()>& issued, Completion made) {
+                                const ScopeStart& startScope, Completion scopeStarted, Completion made) {
     const auto& chain = slices.chain;
     for (size_t i = 0; i < chain.size(); ++i) slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
     // Its claimed place becomes its own (a caller that claimed none, or
@@ -117,12 +117,13 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
     if (chain.back() != slices.allocation) slices_[chain.back()].overflow = true;
     members_[unit] = Member{chain, slices.allocation, weight, true};
     ++slices_[slices.allocation].members;
-    // Started now: every slice without a running task below that is not
-    // known to exist (made for the first time), and the allocation's own
-    // slices whenever they get a running task again (an operator may have
-    // stopped them, and a task never runs in a slice without its weight).
-    // Share and buckets, once made, stay: their weight follows in
-    // addToSums, one call, not a start and a property change.
+    // Made now (their start or properties carry their weight): every slice
+    // without a running task below that is not known to exist, and the
+    // allocation's own slices whenever they get a running task again (an
+    // operator may have stopped them, and a task never runs in a slice
+    // without its weight). Share and buckets, once made, stay: their
+    // weight follows in addToSums, one call, not a start and a property
+    // change.
     std::set<std::string> creating;
     for (const auto& s : chain) {
         const auto& slice = slices_[s];
@@ -132,15 +133,65 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
     addToSums(chain, weight, true, creating);
     auto join = std::make_shared<Join>();
     join->done = std::move(made);
+    std::vector<std::string> carried;
     for (const auto& s : chain) {
         auto& slice = slices_[s];
-        if (creating.count(s))
-            startSlice(s, slice.parent, Join::part(join));
-        else if (slice.starting)
+        if (creating.count(s) && !slice.starting && !slice.made) {
+            // New: made in the scope's own call.
+            slice.starting = true;
             slice.pending.push_back(Join::part(join));
+            carried.push_back(s);
+        } else if (creating.count(s) && !slice.starting) {
+            refresh(s, Join::part(join));
+        } else if (creating.count(s)) {
+            startSlice(s, Join::part(join));
+        } else if (slice.starting) {
+            slice.pending.push_back(Join::part(join));
+        }
     }
-    issued();
+    startCarrying(carried, startScope, std::move(scopeStarted));
     join->drop();
+}
+
+void AllocationSlices::startCarrying(const std::vector<std::string>& carried, const ScopeStart& startScope,
+                                     Completion scopeStarted) {
+    scope::AuxUnits aux;
+    for (const auto& s : carried) {
+        aux.units.push_back({s, startPropertiesOf(s)});
+        slices_[s].applied = weightOf(s).value_or(0);
+    }
+    // Made once systemd took the call: a task waiting for them needs no
+    // more (its own scope's job waits for their jobs), so it does not wait
+    // for this task's job.
+    auto accepted = std::make_shared<bool>(false);
+    if (!carried.empty())
+        aux.accepted = [this, carried, accepted, alive = std::weak_ptr<int>(lifetime_)] {
+            if (alive.expired()) return;
+            *accepted = true;
+            for (const auto& s : carried) settle(s, {});
+        };
+    startScope(aux, [this, carried, accepted, startScope, scopeStarted = std::move(scopeStarted),
+                     alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
+        if (alive.expired() || carried.empty() || *accepted) return scopeStarted(std::move(r));
+        if (r) {
+            for (const auto& s : carried) settle(s, {});
+            return scopeStarted(std::move(r));
+        }
+        // Refused: started on their own now, for the tasks waiting for them
+        // (also when this task's scope was refused for its own reasons).
+        for (const auto& s : carried) {
+            slices_[s].applied = 0;
+            sendStart(s);
+        }
+        // One of them existed (left by a crash, or made by hand): the scope
+        // is asked again without them, after their starts.
+        if (r.error().name == common::errors::kUnitExists) {
+            spdlog::info("A slice to be made with a task's scope exists already ({}): made on its own",
+                         r.error().message);
+            return startScope({}, std::move(scopeStarted));
+        }
+        scopeStarted(std::move(r));
+    });
 }
 
 void AllocationSlices::addToSums(const std::vector<std::string>& chain, uint64_t weight, bool add,
@@ -163,59 +214,94 @@ void AllocationSlices::addToSums(const std::vector<std::string>& chain, uint64_t
     }
 }
 
-scope::UnitProperties AllocationSlices::propertiesOf(const std::string& slice, const std::string& parent) const {
+std::optional<uint64_t> AllocationSlices::weightOf(const std::string& name) const {
+    auto own = slices_.find(name);
+    if (own != slices_.end() && own->second.overflow) return scope::unscaledWeight(own->second.sum);
+    if (!weighed(name)) return std::nullopt;
+    const auto parent = own == slices_.end() ? layout_.root : own->second.parent;
+    auto it = scales_.find(parent);
+    return it == scales_.end() ? scope::kCpuWeightDefault : it->second.weightOf(name);
+}
+
+scope::UnitProperties AllocationSlices::propertiesOf(const std::string& slice) const {
     scope::UnitProperties p;
     // The allocation's CPU, memory and tasks in one read of its slice.
     p.emplace_back("CPUAccounting", sdbus::Variant(true));
     p.emplace_back("MemoryAccounting", sdbus::Variant(true));
     p.emplace_back("TasksAccounting", sdbus::Variant(true));
-    if (auto own = slices_.find(slice); own != slices_.end() && own->second.overflow) {
-        p.emplace_back("CPUWeight", sdbus::Variant(scope::unscaledWeight(own->second.sum)));
-    } else if (weighed(slice)) {
-        auto it = scales_.find(parent);
-        const uint64_t w = it == scales_.end() ? scope::kCpuWeightDefault : it->second.weightOf(slice);
-        p.emplace_back("CPUWeight", sdbus::Variant(w));
-    }
+    if (auto w = weightOf(slice)) p.emplace_back("CPUWeight", sdbus::Variant(*w));
     if (slice == scope::poolSlice(layout_, scope::Pool::Shared) && sharedCpus_ && !sharedCpus_->empty())
         p.emplace_back("AllowedCPUs", sdbus::Variant(scope::cpuMask(*sharedCpus_)));
     return p;
 }
 
-void AllocationSlices::startSlice(const std::string& name, const std::string& parent, Completion done) {
+scope::UnitProperties AllocationSlices::startPropertiesOf(const std::string& slice) const {
+    auto p = propertiesOf(slice);
+    p.emplace_back("Description", sdbus::Variant("taskscope slice " + slice));
+    return p;
+}
+
+void AllocationSlices::startSlice(const std::string& name, Completion done) {
     auto& slice = slices_[name];
     slice.starting = true;
     slice.pending.push_back(std::move(done));
-    const auto cgroupProps = propertiesOf(name, parent);
-    auto props = cgroupProps;
-    props.emplace_back("Description", sdbus::Variant("taskscope slice " + name));
-    auto finish = [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
+    sendStart(name);
+}
+
+void AllocationSlices::sendStart(const std::string& name) {
+    slices_[name].applied = weightOf(name).value_or(0);
+    systemd_.startSliceAsync(name, startPropertiesOf(name), [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
         if (alive.expired()) return;
-        if (!r) spdlog::warn("Failed to start slice {}: {}", name, r.error().message);
-        auto it = slices_.find(name);
-        if (it == slices_.end()) return;
-        it->second.starting = false;
-        if (r) it->second.made = true;
-        auto waiting = std::move(it->second.pending);
-        for (auto& w : waiting) w(r);
-    };
-    systemd_.startSliceAsync(
-        name, props, [this, name, cgroupProps, finish, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
-            if (alive.expired()) return;
-            // Made by an earlier manager (or by hand): ours from now on, with
-            // our properties (only those a unit that is not transient takes too).
-            if (!r && r.error().name == common::errors::kUnitExists)
-                return systemd_.setUnitPropertiesAsync(name, cgroupProps, finish);
-            finish(std::move(r));
-        });
+        // Made by an earlier manager (or by hand): ours from now on, with
+        // our properties (only those a unit that is not transient takes too).
+        if (!r && r.error().name == common::errors::kUnitExists)
+            return systemd_.setUnitPropertiesAsync(name, propertiesOf(name), [this, name, alive](Result<void> set) {
+                if (!alive.expired()) settle(name, std::move(set));
+            });
+        settle(name, std::move(r));
+    });
+}
+
+void AllocationSlices::refresh(const std::string& name, Completion done) {
+    auto& slice = slices_[name];
+    slice.starting = true;
+    slice.pending.push_back(std::move(done));
+    slice.applied = weightOf(name).value_or(0);
+    systemd_.setUnitPropertiesAsync(name, propertiesOf(name), [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
+        if (alive.expired()) return;
+        // Stopped and unloaded meanwhile (by an operator): started again.
+        if (!r && r.error().name == common::errors::kNoSuchUnit) return sendStart(name);
+        settle(name, std::move(r));
+    });
+}
+
+void AllocationSlices::settle(const std::string& name, Result<void> r) {
+    if (!r) spdlog::warn("Failed to make slice {}: {}", name, r.error().message);
+    auto it = slices_.find(name);
+    if (it == slices_.end()) return;
+    it->second.starting = false;
+    if (r)
+        it->second.made = true;
+    else
+        it->second.applied = 0;
+    auto waiting = std::move(it->second.pending);
+    for (auto& w : waiting) w(r);
 }
 
 void AllocationSlices::setWeight(const std::string& slice, uint64_t weight) {
+    // systemd holds it already (a short task's slices come back to the
+    // weight they had): nothing to ask.
+    auto& own = slices_[slice];
+    if (own.applied == weight) return;
+    own.applied = weight;
     scope::UnitProperties p;
     p.emplace_back("CPUWeight", sdbus::Variant(weight));
-    systemd_.setUnitPropertiesAsync(slice, p, [slice, weight](Result<void> r) {
+    systemd_.setUnitPropertiesAsync(slice, p, [this, slice, weight, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
+        if (r || alive.expired()) return;
         // The ratios are off until the next change of the slice's siblings;
         // nothing of any task is lost.
-        if (!r) spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
+        spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
+        if (auto it = slices_.find(slice); it != slices_.end() && it->second.applied == weight) it->second.applied = 0;
     });
 }
 
@@ -271,8 +357,12 @@ void AllocationSlices::removeAllocation(const std::string& name) {
         auto& slice = slices_[name];
         slice.removing = false;
         slice.made = false;
+        slice.applied = 0;
         for (auto& [child, c] : slices_)
-            if (c.parent == name && c.overflow) c.made = false;
+            if (c.parent == name && c.overflow) {
+                c.made = false;
+                c.applied = 0;
+            }
         auto waiting = std::move(slice.afterRemoval);
         if (waiting.empty() && slice.members == 0) {
             // Its overflow slices went with it (systemd stops a slice's
@@ -291,7 +381,8 @@ void AllocationSlices::removeAllocation(const std::string& name) {
             if (d == deferred_.end()) continue;
             auto entry = std::move(d->second);
             deferred_.erase(d);
-            enterNow(unit, entry.slices, entry.weight, entry.issued, std::move(entry.made));
+            enterNow(unit, entry.slices, entry.weight, entry.startScope, std::move(entry.scopeStarted),
+                     std::move(entry.made));
         }
     });
 }
@@ -324,13 +415,9 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
 void AllocationSlices::reapplyWeights() {
     for (const auto& [name, slice] : slices_)
         if (!slice.overflow && weighed(name) && slice.sum) scales_[slice.parent].set(name, slice.sum);
-    for (const auto& [name, slice] : slices_) {
-        if (!slice.sum) continue;
-        if (slice.overflow)
-            setWeight(name, scope::unscaledWeight(slice.sum));
-        else if (weighed(name))
-            setWeight(name, scales_[slice.parent].weightOf(name));
-    }
+    for (const auto& [name, slice] : slices_)
+        if (slice.sum)
+            if (auto w = weightOf(name)) setWeight(name, *w);
 }
 
 void AllocationSlices::setSharedCpus(const std::set<unsigned>& cpus, Completion done) {

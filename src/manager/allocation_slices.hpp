@@ -6,16 +6,19 @@
 // on the share slice; an allocation's slice removed with its last task.
 //
 // A slice that systemd makes implicitly, because a scope names it in
-// Slice=, has no weight: so a slice is started explicitly
-// (StartTransientUnit) the first time a task goes below it, and an
-// allocation's slice (or overflow slice) again whenever a running task
-// comes back to it, also when it exists already (then its properties are
-// set again), which covers a slice an operator stopped meanwhile. Share
-// and bucket slices, once made, only get their weight set (one call, not
-// two, on every short task's start). A large allocation grows into
-// overflow slices of `cap` scopes each (claim()). Its start is sent just
-// before the scope's, not waited for first: systemd handles one
-// connection's calls in order, and a scope whose slice has a start job
+// Slice=, has no weight: so a slice is made explicitly, with its
+// properties, the first time a task goes below it. A new slice is made in
+// the scope's own StartTransientUnit call (as an aux unit: one call and one
+// transaction for a new allocation's first task, not one per slice); one
+// that another task's start is making is waited for. An allocation's slice
+// (or overflow slice) that is known to exist gets its properties set again
+// whenever a running task comes back to it, which covers a slice an
+// operator stopped meanwhile (one that is gone is started again). Share
+// and bucket slices, once made, only get their weight set, and only when
+// it differs from the one systemd holds. A large allocation grows into
+// overflow slices of `cap` scopes each (claim()). Calls about the slices
+// are sent just before the scope's, not waited for first: systemd handles
+// one connection's calls in order, and a scope whose slice has a start job
 // queued waits for that job (a unit with a cgroup gets After= and
 // Requires= on its slice: systemd src/core/unit.c,
 // unit_add_slice_dependencies()).
@@ -58,15 +61,21 @@ public:
     /// count), until it enters or leaves.
     common::Result<scope::TaskSlices> claim(const std::string& unit, const std::string& allocId, bool reserved);
 
+    /// Starts a task's scope, making `aux` in the same call; `started`
+    /// gets the scope's outcome.
+    using ScopeStart = std::function<void(const scope::AuxUnits& aux, Completion started)>;
+
     /// A task (`unit`) is about to start in `slices`, weighing `weight`:
-    /// it counts from now on, and systemd is asked for every slice above it
-    /// that has no running task yet, with its properties. `issued` once the
-    /// calls are sent (the scope's start may follow at once), after a
-    /// removal of the allocation's slice under way; `made` gets the outcome
-    /// of the slices' jobs (also of those an earlier task's start made and
-    /// that are still under way).
-    void enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight, std::function<void()> issued,
-               Completion made);
+    /// it counts from now on. Its scope is started through `startScope`
+    /// (after a removal of the allocation's slice under way), carrying the
+    /// slices above it that are new; calls for the others that need one
+    /// are sent just before. `scopeStarted` gets the scope's outcome (a
+    /// call refused because a carried slice existed after all is made
+    /// again without them, once they are started on their own); `made`
+    /// the outcome of the slices' jobs (also of those an earlier task's
+    /// start is making).
+    void enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight, ScopeStart startScope,
+               Completion scopeStarted, Completion made);
     /// The task stopped running: its weight no longer counts.
     void stopped(const std::string& unit);
     /// The task's CPU weight changed (UpdateTask): its slices' sums follow.
@@ -117,16 +126,22 @@ private:
         std::vector<Completion> pending;        ///< waiting for its start job, when one is under way
         bool starting = false;
         bool made = false;  ///< known to exist: its start succeeded, or a task was found in it at recovery
+        uint64_t applied = 0;  ///< the CPUWeight systemd was last given (0: not known)
     };
 
     struct Deferred {
         scope::TaskSlices slices;
         uint64_t weight;
-        std::function<void()> issued;
+        ScopeStart startScope;
+        Completion scopeStarted;
         Completion made;
     };
     void enterNow(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
-                  const std::function<void()>& issued, Completion made);
+                  const ScopeStart& startScope, Completion scopeStarted, Completion made);
+    /// Starts the scope with the `carried` slices (marked starting) in its
+    /// call; when that fails, they are started on their own, and on
+    /// UnitExists the scope is asked again without them.
+    void startCarrying(const std::vector<std::string>& carried, const ScopeStart& startScope, Completion scopeStarted);
     /// Drops `unit`'s claimed place, if it holds one.
     void release(const std::string& unit);
     /// Adds `weight` to (or takes it from) the sums along the chain and
@@ -134,8 +149,19 @@ private:
     /// start carries them).
     void addToSums(const std::vector<std::string>& chain, uint64_t weight, bool add,
                    const std::set<std::string>& creating);
-    void startSlice(const std::string& slice, const std::string& parent, Completion done);
-    scope::UnitProperties propertiesOf(const std::string& slice, const std::string& parent) const;
+    void startSlice(const std::string& slice, Completion done);
+    /// The start of a slice already marked starting, on its own.
+    void sendStart(const std::string& slice);
+    /// A slice known to exist gets its properties again (started if gone).
+    void refresh(const std::string& slice, Completion done);
+    /// The end of a slice's start (or refresh), for everyone waiting.
+    void settle(const std::string& slice, common::Result<void> r);
+    /// Its cgroup properties (what a slice that is not transient takes too).
+    scope::UnitProperties propertiesOf(const std::string& slice) const;
+    /// Those and a description: a start's.
+    scope::UnitProperties startPropertiesOf(const std::string& slice) const;
+    /// The CPUWeight it is to have (none for share and reserve).
+    std::optional<uint64_t> weightOf(const std::string& slice) const;
     void setWeight(const std::string& slice, uint64_t weight);
     void removeAllocation(const std::string& slice);
     /// Share and reserve slices sit beside the flat tasks of an older

@@ -132,7 +132,7 @@ void ShimHome::remake() {
             return [this, alive, pid] {
                 if (alive.expired()) return;
                 if (!pid) return remade(pid.error(), 0);
-                systemd_.startScopeAsync(unit_, {static_cast<uint32_t>(*pid)}, homeProperties(),
+                systemd_.startScopeAsync(unit_, {static_cast<uint32_t>(*pid)}, homeProperties(), {},
                                          [this, alive, holder = *pid](Result<void> started) {
                                              if (alive.expired()) return;
                                              if (!started) return remade(started.error().context("create " + unit_), holder);

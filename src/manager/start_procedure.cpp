@@ -314,18 +314,28 @@ void StartProcedure::onPid(Result<std::string> line) {
     writeRecord();
     if (!slices_) {
         slicesMade_ = true;
-        startScope();
+        startScope({}, [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> made) {
+            if (!alive.expired()) onScope(std::move(made));
+        });
     } else {
-        // The slices above it (those not there yet) asked for just before
-        // its scope, not waited for: systemd takes one connection's calls in
-        // order, and the scope's start job waits for its slice's
-        // (allocation_slices.hpp). Their result holds back the task's exec:
-        // a task never runs in a slice without its weight.
+        // The slices above it that are new are made in its scope's own
+        // call; calls for the others just before it, not waited for:
+        // systemd takes one connection's calls in order, and the scope's
+        // start job waits for its slice's (allocation_slices.hpp). Their
+        // result holds back the task's exec: a task never runs in a slice
+        // without its weight.
         const auto alive = std::weak_ptr<int>(lifetime_);
         ctx_.slices->enter(
             draft_.unit, *slices_, weight_,
-            [this, alive] {
-                if (!alive.expired()) startScope();
+            [this, alive](const scope::AuxUnits& aux, scope::SystemdClient::Completion started) {
+                // A start abandoned meanwhile still answers, so that slices
+                // it was to carry are made for the others waiting on them.
+                if (alive.expired())
+                    return started(common::makeError(common::errors::kSystemdFailed, "the start was abandoned"));
+                startScope(aux, std::move(started));
+            },
+            [this, alive](Result<void> made) {
+                if (!alive.expired()) onScope(std::move(made));
             },
             [this, alive](Result<void> made) {
                 if (!alive.expired()) onSlices(std::move(made));
@@ -334,11 +344,9 @@ void StartProcedure::onPid(Result<std::string> line) {
     clock_.onLoop("record + systemd call");
 }
 
-void StartProcedure::startScope() {
-    ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_,
-                                 [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> made) {
-                                     if (!alive.expired()) onScope(std::move(made));
-                                 });
+void StartProcedure::startScope(const scope::AuxUnits& aux, scope::SystemdClient::Completion started) {
+    ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_, aux,
+                                 std::move(started));
 }
 
 void StartProcedure::onSlices(Result<void> made) {

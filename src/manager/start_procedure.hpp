@@ -95,7 +95,8 @@ private:
     void watchReports();
     void onReport();
     void onPid(common::Result<std::string> line);
-    void startScope();
+    /// Its scope, with the slices made in the same call (`aux`).
+    void startScope(const scope::AuxUnits& aux, scope::SystemdClient::Completion started);
     void onSlices(common::Result<void> made);
     void onScope(common::Result<void> made);
     void onCgroup(std::string cgroup);

@@ -91,12 +91,12 @@ void SdbusSystemdClient::replied() {
 }
 
 void SdbusSystemdClient::jobAsync(const std::string& unit, const std::string& what, std::function<void(JobReply)> send,
-                                  Completion done) {
-    issue([this, unit, what, send = std::move(send), done = std::move(done)]() mutable {
+                                  Completion done, std::function<void()> accepted) {
+    issue([this, unit, what, send = std::move(send), done = std::move(done), accepted = std::move(accepted)]() mutable {
         // Interest in the unit's JobRemoved before the call: it can come
         // before the reply.
         ++calling_[unit];
-        send([this, unit, what, done](const sdbus::Error* error, sdbus::ObjectPath job) {
+        send([this, unit, what, done, accepted](const sdbus::Error* error, sdbus::ObjectPath job) {
             replied();
             std::optional<std::string> early;
             if (auto it = earlyJobs_.find(job); it != earlyJobs_.end()) {
@@ -109,6 +109,7 @@ void SdbusSystemdClient::jobAsync(const std::string& unit, const std::string& wh
                 std::erase_if(earlyJobs_, [&](const auto& e) { return e.second.first == unit; });
             }
             if (error) return done(systemdError(*error, what));
+            if (accepted) accepted();
             if (early) {
                 const auto result = *early;
                 jobs_[job] = PendingJob{unit, what, done, 0};
@@ -144,14 +145,15 @@ void SdbusSystemdClient::finishJob(const std::string& job, const std::string& re
 }
 
 void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
-                                         const UnitProperties& properties, Completion done) {
+                                         const UnitProperties& properties, const AuxUnits& auxUnits, Completion done) {
     UnitProperties props = properties;
     props.emplace_back("PIDs", sdbus::Variant(pids));
-    auto once = [this, unit, props](Completion finished) {
+    std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
+    for (const auto& a : auxUnits.units) aux.emplace_back(a.name, a.properties);
+    auto once = [this, unit, props, aux, accepted = auxUnits.accepted](Completion finished) {
         jobAsync(
             unit, "start scope " + unit,
-            [this, unit, props](JobReply reply) {
-                const std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
+            [this, unit, props, aux](JobReply reply) {
                 manager_->raw()
                     .callMethodAsync("StartTransientUnit")
                     .onInterface(kManagerInterface)
@@ -159,7 +161,7 @@ void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vec
                     .withTimeout(jobTimeout_)
                     .uponReplyInvoke(std::move(reply));
             },
-            std::move(finished));
+            std::move(finished), accepted);
     };
     startResettingFailedAsync(*this, unit, std::move(once), std::move(done));
 }

@@ -33,7 +33,7 @@ public:
     ~SdbusSystemdClient() override;
 
     void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids, const UnitProperties& properties,
-                         Completion done) override;
+                         const AuxUnits& aux, Completion done) override;
     void startSliceAsync(const std::string& unit, const UnitProperties& properties, Completion done) override;
     void stopUnitAsync(const std::string& unit, Completion done) override;
     void setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties, Completion done) override;
@@ -79,7 +79,7 @@ private:
     /// handler it is given; `done` gets the job's JobRemoved result.
     using JobReply = std::function<void(const sdbus::Error*, sdbus::ObjectPath)>;
     void jobAsync(const std::string& unit, const std::string& what, std::function<void(JobReply)> send,
-                  Completion done);
+                  Completion done, std::function<void()> accepted = {});
     void finishJob(const std::string& job, const std::string& result);
     common::Result<sdbus::Variant> unitProperty(const std::string& unit, const std::string& interface,
                                                 const std::string& property);

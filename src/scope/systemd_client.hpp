@@ -19,6 +19,25 @@ struct UnitState {
     std::string sub;
 };
 
+/// A unit made in the same StartTransientUnit call as another (systemd's
+/// "aux" units): loaded with its properties, not started by the call; the
+/// main unit's dependencies start it in the same transaction (a scope
+/// requires its Slice=). systemd refuses the whole call with UnitExists
+/// when one of them is loaded already (src/core/dbus-manager.c,
+/// transient_aux_units_from_message()).
+struct AuxUnit {
+    std::string name;
+    UnitProperties properties;
+};
+/// Those of one call, and who hears that systemd took it.
+struct AuxUnits {
+    std::vector<AuxUnit> units;
+    /// Once systemd answered the call (the units are loaded, their jobs
+    /// queued; another unit's job that needs them waits for theirs),
+    /// before the job is done. Not called when the call is refused.
+    std::function<void()> accepted;
+};
+
 /// What the dangling-scope reconciler judges a unit by.
 struct UnitInfo {
     std::string slice;           ///< Slice=
@@ -45,9 +64,10 @@ public:
     /// of that name left failed is reset and the start retried once.
     /// Errors: UnsupportedProperty (systemd does not know a property),
     /// SystemdFailed (the job failed or systemd refused). Calls for
-    /// different units never wait for each other.
+    /// different units never wait for each other. `aux`: slices made in
+    /// the same call (AuxUnits), for a scope that is the first in them.
     virtual void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
-                                 const UnitProperties& properties, Completion done) = 0;
+                                 const UnitProperties& properties, const AuxUnits& aux, Completion done) = 0;
     /// Creates the transient slice `unit` with `properties` (no processes:
     /// systemd's slices take only cgroup properties, src/core/dbus-slice.c);
     /// `done` gets its job's result. A slice that exists already answers

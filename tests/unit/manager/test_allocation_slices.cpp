@@ -24,17 +24,29 @@ struct Fixture {
         BOOST_REQUIRE(p.ok());
         return *p;
     }
+    /// Starts `unit`'s scope as the manager does, with the slices it carries.
+    AllocationSlices::ScopeStart scopeStart(const std::string& unit) {
+        return [this, unit](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+            systemd.startScopeAsync(unit, {}, {}, aux, std::move(started));
+        };
+    }
     /// Enters a task; returns whether its slices were made, and checks that
-    /// every slice start was sent before `issued`.
+    /// every slice start was sent before its scope's.
     bool enter(const std::string& unit, const std::string& alloc, uint64_t weight, bool reserved = false) {
-        std::optional<bool> made;
+        std::optional<bool> made, scope;
         size_t startsAtIssue = 0;
         auto claimed = slices.claim(unit, alloc, reserved);
         BOOST_REQUIRE(claimed.ok());
+        auto start = scopeStart(unit);
         slices.enter(
-            unit, *claimed, weight, [&] { startsAtIssue = systemd.count("startSlice"); },
-            [&](common::Result<void> r) { made = r.ok(); });
+            unit, *claimed, weight,
+            [&](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+                startsAtIssue = systemd.count("startSlice");
+                start(aux, std::move(started));
+            },
+            [&](common::Result<void> r) { scope = r.ok(); }, [&](common::Result<void> r) { made = r.ok(); });
         BOOST_TEST(startsAtIssue == systemd.count("startSlice"));
+        BOOST_TEST(scope.value_or(false));
         return made.value_or(false);
     }
     uint64_t weightOf(const std::string& unit) {
@@ -42,12 +54,14 @@ struct Fixture {
         BOOST_REQUIRE(v.has_value());
         return v->get<uint64_t>();
     }
+    /// The slices made, in order: on their own or in a scope's call.
     std::vector<std::string> started() {
         std::vector<std::string> out;
         for (const auto& c : systemd.calls)
-            if (c.method == "startSlice") out.push_back(c.unit);
+            if (c.method == "startSlice" || c.method == "auxSlice") out.push_back(c.unit);
         return out;
     }
+    size_t starts(const std::string& slice) { return systemd.count("startSlice", slice) + systemd.count("auxSlice", slice); }
 };
 
 }  // namespace
@@ -56,6 +70,9 @@ BOOST_FIXTURE_TEST_CASE(first_task_makes_its_slices_outermost_first_with_weights
     const auto p = place("a1");
     BOOST_TEST(enter("a1-web.scope", "a1", 100));
     BOOST_TEST(started() == p.chain);  // share, bucket, allocation
+    // All in the scope's own call: one call for a new allocation's first task.
+    BOOST_TEST(systemd.count("startSlice") == 0u);
+    BOOST_TEST(systemd.calls.size() == 1u + p.chain.size());
     BOOST_TEST(p.chain.size() == 3u);
     // The heaviest sibling lands in (5000, 10000]: 100 * 2^6.
     BOOST_TEST(weightOf(p.allocation) == 6400u);
@@ -130,14 +147,20 @@ BOOST_FIXTURE_TEST_CASE(a_start_racing_the_removal_waits_and_makes_the_slice_aga
     BOOST_TEST(systemd.parked.size() == 1u);
     bool issued = false;
     std::optional<bool> made;
+    auto start = scopeStart("a1-db.scope");
     slices.enter(
-        "a1-db.scope", p, 100, [&] { issued = true; }, [&](common::Result<void> r) { made = r.ok(); });
+        "a1-db.scope", p, 100,
+        [&](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+            issued = true;
+            start(aux, std::move(started));
+        },
+        [](common::Result<void>) {}, [&](common::Result<void> r) { made = r.ok(); });
     BOOST_TEST(!issued);  // its scope's start would come before the stop ends
     systemd.calls.clear();
     systemd.release();
     BOOST_TEST(issued);
     BOOST_TEST(made.value_or(false));
-    BOOST_TEST(systemd.count("startSlice", p.allocation) == 1u);
+    BOOST_TEST(starts(p.allocation) == 1u);
     BOOST_TEST(slices.membersOf(p.allocation) == 1u);
 }
 
@@ -148,7 +171,8 @@ BOOST_FIXTURE_TEST_CASE(a_start_that_ends_while_waiting_for_a_removal_leaves_not
     slices.leave("a1-web.scope");
     bool issued = false;
     slices.enter(
-        "a1-db.scope", p, 100, [&] { issued = true; }, [](common::Result<void>) {});
+        "a1-db.scope", p, 100, [&](const scope::AuxUnits&, AllocationSlices::Completion) { issued = true; },
+        [](common::Result<void>) {}, [](common::Result<void>) {});
     slices.leave("a1-db.scope");
     systemd.release();
     BOOST_TEST(!issued);
@@ -159,14 +183,65 @@ BOOST_FIXTURE_TEST_CASE(a_start_that_ends_while_waiting_for_a_removal_leaves_not
 BOOST_FIXTURE_TEST_CASE(a_slice_that_exists_gets_our_properties, Fixture) {
     const auto p = place("a1");
     systemd.addScope(p.allocation, p.chain[1], 1);  // an earlier manager's
+    // systemd refuses the scope's call that carries it; the slices are
+    // started on their own, and the scope is asked again without them.
     BOOST_TEST(enter("a1-web.scope", "a1", 100));
+    BOOST_TEST(systemd.count("startSlice") == 3u);
     BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
     BOOST_TEST(weightOf(p.allocation) == 6400u);
+    BOOST_TEST(systemd.count("startScope", "a1-web.scope") == 2u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_slice_that_cannot_be_made_fails_the_task, Fixture) {
-    systemd.failNext("startSlice", common::makeError("SystemdFailed", "no"));
+    const auto p = place("a1");
+    systemd.addScope(p.allocation, p.chain[1], 1);
+    systemd.failNext("setUnitProperties", common::makeError("SystemdFailed", "no"));
     BOOST_TEST(!enter("a1-web.scope", "a1", 100));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_waits_for_the_call_that_carries_its_slices_not_for_its_job, Fixture) {
+    const auto p = place("a1");
+    systemd.hold("startScope");
+    std::optional<bool> secondMade;
+    for (const auto* unit : {"a1-web.scope", "a1-db.scope"}) {
+        auto claimed = slices.claim(unit, "a1", false);
+        BOOST_REQUIRE(claimed.ok());
+        slices.enter(unit, *claimed, 100, scopeStart(unit), [](common::Result<void>) {},
+                     [&, unit](common::Result<void> r) {
+                         if (std::string(unit) == "a1-db.scope") secondMade = r.ok();
+                     });
+    }
+    BOOST_TEST(systemd.count("auxSlice") == 3u);
+    BOOST_TEST(secondMade.value_or(false));  // the first's job is still held
+}
+
+BOOST_FIXTURE_TEST_CASE(slices_a_refused_call_carried_are_made_for_the_tasks_waiting_on_them, Fixture) {
+    const auto p = place("a1");
+    systemd.hold("startScope");
+    systemd.failNext("startScope", common::makeError("SystemdFailed", "refused"));
+    std::optional<bool> firstScope, secondMade;
+    for (const auto* unit : {"a1-web.scope", "a1-db.scope"}) {
+        auto claimed = slices.claim(unit, "a1", false);
+        BOOST_REQUIRE(claimed.ok());
+        const bool first = std::string(unit) == "a1-web.scope";
+        slices.enter(
+            unit, *claimed, 100, scopeStart(unit),
+            [&, first](common::Result<void> r) {
+                if (first) firstScope = r.ok();
+            },
+            [&, first](common::Result<void> r) {
+                if (!first) secondMade = r.ok();
+            });
+    }
+    // The second waits for the slices the first's call carries.
+    BOOST_TEST(systemd.count("startScope") == 2u);
+    BOOST_TEST(!secondMade.has_value());
+    systemd.hold("startScope", false);
+    systemd.release();
+    BOOST_TEST(!firstScope.value_or(true));
+    BOOST_TEST(systemd.count("startSlice") == 3u);
+    BOOST_TEST(secondMade.value_or(false));
+    BOOST_TEST(weightOf(p.allocation) == 6400u);
 }
 
 BOOST_FIXTURE_TEST_CASE(the_shared_pool_is_one_call_on_the_share_slice, Fixture) {
@@ -231,10 +306,10 @@ BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, S
     for (int i = 0; i < 5; ++i) BOOST_TEST(enter("a1-t" + std::to_string(i) + ".scope", "a1", 100));
     const auto o1 = scope::overflowSlice(p.allocation, 1), o2 = scope::overflowSlice(p.allocation, 2);
     // Made once each, inside the allocation's slice, as it grew.
-    BOOST_TEST(systemd.count("startSlice", p.allocation) == 1u);
-    BOOST_TEST(systemd.count("startSlice", o1) == 1u);
-    BOOST_TEST(systemd.count("startSlice", o2) == 1u);
-    BOOST_TEST(systemd.count("startSlice", scope::overflowSlice(p.allocation, 3)) == 0u);
+    BOOST_TEST(starts(p.allocation) == 1u);
+    BOOST_TEST(starts(o1) == 1u);
+    BOOST_TEST(starts(o2) == 1u);
+    BOOST_TEST(starts(scope::overflowSlice(p.allocation, 3)) == 0u);
     // Beside two scopes of 100, an overflow slice weighs its tasks unscaled.
     BOOST_TEST(weightOf(o1) == 200u);
     BOOST_TEST(weightOf(o2) == 100u);
@@ -245,8 +320,8 @@ BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, S
     slices.leave("a1-t0.scope");
     const auto t5 = claim("a1-t5.scope", "a1");
     BOOST_TEST(t5.parent() == p.allocation);
-    slices.enter(
-        "a1-t5.scope", t5, 100, [] {}, [](common::Result<void>) {});
+    slices.enter("a1-t5.scope", t5, 100, scopeStart("a1-t5.scope"), [](common::Result<void>) {},
+                 [](common::Result<void>) {});
     // The overflow tasks keep the allocation: only the last one removes it,
     // and its overflow slices go with it (one stop).
     for (int i = 1; i < 5; ++i) slices.leave("a1-t" + std::to_string(i) + ".scope");
@@ -292,20 +367,42 @@ BOOST_FIXTURE_TEST_CASE(restored_overflow_tasks_count_in_their_allocation, Small
 
 BOOST_FIXTURE_TEST_CASE(share_and_bucket_are_made_once_allocations_again_after_their_last_task, Fixture) {
     // Short tasks, one after the other: each finds its allocation's slice
-    // without a running task (an operator may have stopped it), so that is
-    // made again, weight and all; share and bucket stay made, and the
-    // bucket only gets its weight back.
+    // without a running task (an operator may have stopped it), so that
+    // gets its properties again, weight and all; share and bucket stay
+    // made, and the bucket's weight is what systemd holds already.
     const auto p = place("a1");
     BOOST_TEST(enter("a1-t0.scope", "a1", 100));
     slices.stopped("a1-t0.scope");
     systemd.calls.clear();
     BOOST_TEST(enter("a1-t1.scope", "a1", 100));
-    BOOST_TEST(started() == std::vector<std::string>{p.allocation});
-    BOOST_TEST(systemd.count("setUnitProperties", p.chain[0]) == 0u);
-    BOOST_TEST(systemd.count("setUnitProperties", p.chain[1]) == 1u);
+    BOOST_TEST(started().empty());
+    BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties") == 1u);
+    BOOST_TEST(weightOf(p.allocation) == 6400u);
     BOOST_TEST(weightOf(p.chain[1]) == 6400u);
     // An exit that leaves a slice with no running task sets no weight on it.
     systemd.calls.clear();
     slices.stopped("a1-t1.scope");
     BOOST_TEST(systemd.calls.empty());
+    // Stopped and unloaded by an operator: started again.
+    systemd.scopes.erase(p.allocation);
+    systemd.failNext("setUnitProperties", common::makeError("NoSuchUnit", "not loaded"));
+    BOOST_TEST(enter("a1-t2.scope", "a1", 100));
+    BOOST_TEST(systemd.count("startSlice", p.allocation) == 1u);
+    BOOST_TEST(weightOf(p.allocation) == 6400u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_weight_systemd_holds_is_not_set_again, Fixture) {
+    // A new allocation beside one whose tasks ended: the bucket comes back
+    // to the weight it had.
+    const auto a = place("a1");
+    enter("a1-t.scope", "a1", 100);
+    slices.stopped("a1-t.scope");
+    std::string other;
+    for (int i = 2; other.empty(); ++i)
+        if (place("a" + std::to_string(i)).chain[1] == a.chain[1]) other = "a" + std::to_string(i);
+    systemd.calls.clear();
+    BOOST_TEST(enter(other + "-t.scope", other, 100));
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    BOOST_TEST(started() == std::vector<std::string>{place(other).allocation});
 }

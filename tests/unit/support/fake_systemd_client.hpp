@@ -92,8 +92,32 @@ public:
     explicit FakeSystemdClient(common::EventLoop* loop = nullptr) : loop_(loop) {}
 
     void startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
-                         const scope::UnitProperties& properties, Completion done) override {
-        complete("startScope", unit, startScope(unit, pids, properties), std::move(done));
+                         const scope::UnitProperties& properties, const scope::AuxUnits& aux,
+                         Completion done) override {
+        auto r = startScopeWith(unit, pids, properties, aux.units);
+        // The call is answered at once; its job may be held.
+        if (r && aux.accepted) aux.accepted();
+        complete("startScope", unit, std::move(r), std::move(done));
+    }
+    /// systemd's order: the scope, then its aux units (each recorded as an
+    /// "auxSlice" call); one that is loaded already refuses the whole call.
+    common::Result<void> startScopeWith(const std::string& unit, const std::vector<uint32_t>& pids,
+                                        const scope::UnitProperties& properties,
+                                        const std::vector<scope::AuxUnit>& aux) {
+        for (const auto& a : aux)
+            if (auto it = scopes.find(a.name); it != scopes.end() && it->second.active != "failed") {
+                calls.push_back({"startScope", unit, "aux " + a.name + " exists"});
+                return common::makeError("UnitExists", "unit " + a.name + " was already loaded");
+            }
+        if (auto r = startScope(unit, pids, properties); !r) return r;
+        for (const auto& a : aux) {
+            calls.push_back({"auxSlice", a.name, ""});
+            Scope s;
+            s.properties = a.properties;
+            slices.insert(a.name);
+            scopes[a.name] = std::move(s);
+        }
+        return {};
     }
     void startSliceAsync(const std::string& unit, const scope::UnitProperties& properties, Completion done) override {
         complete("startSlice", unit, startSlice(unit, properties), std::move(done));

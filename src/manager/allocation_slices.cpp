@@ -40,8 +40,12 @@ constexpr unsigned kLastOverflow = 99999;
 
 }  // namespace
 
-AllocationSlices::AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd)
-    : layout_(std::move(layout)), systemd_(systemd) {}
+AllocationSlices::AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop)
+    : layout_(std::move(layout)), systemd_(systemd), loop_(loop) {}
+
+AllocationSlices::~AllocationSlices() {
+    if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
+}
 
 uint64_t AllocationSlices::taskWeight(const spec::Resources& resources) {
     return resources.cpuShares ? scope::cpuWeightFromShares(*resources.cpuShares) : scope::kCpuWeightDefault;
@@ -117,6 +121,8 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
     if (chain.back() != slices.allocation) slices_[chain.back()].overflow = true;
     members_[unit] = Member{chain, slices.allocation, weight, true};
     ++slices_[slices.allocation].members;
+    // The weights this start changes wait until its scope is answered.
+    ++startsUnanswered_;
     // Made now (their start or properties carry their weight): every slice
     // without a running task below that is not known to exist, and the
     // allocation's own slices whenever they get a running task again (an
@@ -159,6 +165,7 @@ void AllocationSlices::startCarrying(const std::vector<std::string>& carried, co
     for (const auto& s : carried) {
         aux.units.push_back({s, startPropertiesOf(s)});
         slices_[s].applied = weightOf(s).value_or(0);
+        unsent_.erase(s);
     }
     // Made once systemd took the call: a task waiting for them needs no
     // more (its own scope's job waits for their jobs), so it does not wait
@@ -172,9 +179,11 @@ void AllocationSlices::startCarrying(const std::vector<std::string>& carried, co
         };
     startScope(aux, [this, carried, accepted, startScope, scopeStarted = std::move(scopeStarted),
                      alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
-        if (alive.expired() || carried.empty() || *accepted) return scopeStarted(std::move(r));
-        if (r) {
-            for (const auto& s : carried) settle(s, {});
+        if (alive.expired()) return scopeStarted(std::move(r));
+        if (carried.empty() || *accepted || r) {
+            if (!*accepted && r)
+                for (const auto& s : carried) settle(s, {});
+            scopeAnswered();
             return scopeStarted(std::move(r));
         }
         // Refused: started on their own now, for the tasks waiting for them
@@ -188,8 +197,12 @@ void AllocationSlices::startCarrying(const std::vector<std::string>& carried, co
         if (r.error().name == common::errors::kUnitExists) {
             spdlog::info("A slice to be made with a task's scope exists already ({}): made on its own",
                          r.error().message);
-            return startScope({}, std::move(scopeStarted));
+            return startScope({}, [this, scopeStarted = std::move(scopeStarted), alive](Result<void> again) {
+                if (!alive.expired()) scopeAnswered();
+                scopeStarted(std::move(again));
+            });
         }
+        scopeAnswered();
         scopeStarted(std::move(r));
     });
 }
@@ -250,6 +263,7 @@ void AllocationSlices::startSlice(const std::string& name, Completion done) {
 
 void AllocationSlices::sendStart(const std::string& name) {
     slices_[name].applied = weightOf(name).value_or(0);
+    unsent_.erase(name);  // carried by the start
     systemd_.startSliceAsync(name, startPropertiesOf(name), [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
         if (alive.expired()) return;
         // Made by an earlier manager (or by hand): ours from now on, with
@@ -267,7 +281,15 @@ void AllocationSlices::refresh(const std::string& name, Completion done) {
     slice.starting = true;
     slice.pending.push_back(std::move(done));
     slice.applied = weightOf(name).value_or(0);
-    systemd_.setUnitPropertiesAsync(name, propertiesOf(name), [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
+    unsent_.erase(name);
+    // Its weight is all a short task's return changes: the rest stays with
+    // a loaded unit, also a stopped one (one gone is started again, whole).
+    scope::UnitProperties p;
+    if (auto w = weightOf(name))
+        p.emplace_back("CPUWeight", sdbus::Variant(*w));
+    else
+        p = propertiesOf(name);
+    systemd_.setUnitPropertiesAsync(name, p, [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
         if (alive.expired()) return;
         // Stopped and unloaded meanwhile (by an operator): started again.
         if (!r && r.error().name == common::errors::kNoSuchUnit) return sendStart(name);
@@ -291,18 +313,50 @@ void AllocationSlices::settle(const std::string& name, Result<void> r) {
 void AllocationSlices::setWeight(const std::string& slice, uint64_t weight) {
     // systemd holds it already (a short task's slices come back to the
     // weight they had): nothing to ask.
-    auto& own = slices_[slice];
-    if (own.applied == weight) return;
-    own.applied = weight;
-    scope::UnitProperties p;
-    p.emplace_back("CPUWeight", sdbus::Variant(weight));
-    systemd_.setUnitPropertiesAsync(slice, p, [this, slice, weight, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
-        if (r || alive.expired()) return;
-        // The ratios are off until the next change of the slice's siblings;
-        // nothing of any task is lost.
-        spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
-        if (auto it = slices_.find(slice); it != slices_.end() && it->second.applied == weight) it->second.applied = 0;
-    });
+    if (slices_[slice].applied == weight) {
+        unsent_.erase(slice);
+        return;
+    }
+    unsent_[slice] = weight;
+    flushSoon();
+}
+
+void AllocationSlices::flushSoon() {
+    if (unsent_.empty()) return;
+    if (startsUnanswered_ == 0) return flush();
+    if (loop_ && !flushTimer_)
+        flushTimer_ = loop_->addTimer(common::EventLoop::Clock::now() + kFlushDelay, [this] {
+            flushTimer_ = 0;
+            flush();
+        });
+}
+
+void AllocationSlices::flush() {
+    if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
+    flushTimer_ = 0;
+    auto unsent = std::move(unsent_);
+    unsent_.clear();
+    for (const auto& [slice, weight] : unsent) {
+        auto& own = slices_[slice];
+        if (own.applied == weight) continue;
+        own.applied = weight;
+        scope::UnitProperties p;
+        p.emplace_back("CPUWeight", sdbus::Variant(weight));
+        systemd_.setUnitPropertiesAsync(
+            slice, p, [this, slice, weight, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
+                if (r || alive.expired()) return;
+                // The ratios are off until the next change of the slice's
+                // siblings; nothing of any task is lost.
+                spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
+                if (auto it = slices_.find(slice); it != slices_.end() && it->second.applied == weight)
+                    it->second.applied = 0;
+            });
+    }
+}
+
+void AllocationSlices::scopeAnswered() {
+    if (startsUnanswered_) --startsUnanswered_;
+    if (startsUnanswered_ == 0) flushSoon();
 }
 
 void AllocationSlices::stopped(const std::string& unit) {
@@ -348,6 +402,11 @@ void AllocationSlices::leave(const std::string& unit) {
 
 void AllocationSlices::removeAllocation(const std::string& name) {
     slices_[name].removing = true;
+    // No weight for a slice on its way out.
+    std::erase_if(unsent_, [&](const auto& u) {
+        auto it = slices_.find(u.first);
+        return u.first == name || (it != slices_.end() && it->second.parent == name);
+    });
     systemd_.stopUnitAsync(name, [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
         if (alive.expired()) return;
         // NoSuchUnit: already gone (stopped by hand, or never made). Any

@@ -23,10 +23,21 @@
 // Requires= on its slice: systemd src/core/unit.c,
 // unit_add_slice_dependencies()).
 //
+// The weights of slices that exist already follow the sums a little later:
+// they are sent once no task's scope start is waiting for systemd (at the
+// latest kFlushDelay after the first change), each slice's last weight in
+// one call, and only when it differs from the one systemd holds. A weight
+// is a share among siblings, not a limit, so it need not be there before
+// a task's first instruction; sent before the scope's job ran, it would
+// hold that job back (systemd takes bus calls before it runs queued jobs),
+// and a burst of starts into one bucket sets its weight once, not once
+// per task.
+//
 // The allocation's slice is removed (StopUnit) when its last task is
 // forgotten; a start that comes while that stop is under way waits for it
 // and makes the slice again (the start wins).
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "common/event_loop.hpp"
 #include "common/result.hpp"
 #include "scope/slice_layout.hpp"
 #include "scope/slice_weights.hpp"
@@ -48,7 +60,14 @@ class AllocationSlices {
 public:
     using Completion = scope::SystemdClient::Completion;
 
-    AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd);
+    /// How long a weight waits, at most, for the starts under way.
+    static constexpr std::chrono::milliseconds kFlushDelay{100};
+
+    /// Without a loop, weights wait only for the starts under way.
+    AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop = nullptr);
+    ~AllocationSlices();
+    AllocationSlices(const AllocationSlices&) = delete;
+    AllocationSlices& operator=(const AllocationSlices&) = delete;
 
     const scope::SliceLayout& layout() const { return layout_; }
     /// The allocation's own slices for `allocId` (pure; InvalidName when
@@ -162,7 +181,15 @@ private:
     scope::UnitProperties startPropertiesOf(const std::string& slice) const;
     /// The CPUWeight it is to have (none for share and reserve).
     std::optional<uint64_t> weightOf(const std::string& slice) const;
+    /// Its weight is to be `weight`: sent with the next flush, unless
+    /// systemd holds it already.
     void setWeight(const std::string& slice, uint64_t weight);
+    /// The weights waiting, sent now (or when the starts under way are
+    /// answered, or at the latest kFlushDelay from now).
+    void flushSoon();
+    void flush();
+    /// A scope start of enter() answered.
+    void scopeAnswered();
     void removeAllocation(const std::string& slice);
     /// Share and reserve slices sit beside the flat tasks of an older
     /// manager, and never compete for cores with each other: they weigh
@@ -177,6 +204,10 @@ private:
     std::map<std::string, Deferred> deferred_;             ///< by unit: entries waiting for a removal
     std::map<std::string, std::string> claims_;            ///< by unit: the slice its place was claimed in
     std::optional<std::set<unsigned>> sharedCpus_;
+    common::EventLoop* loop_;
+    std::map<std::string, uint64_t> unsent_;  ///< by slice: weights waiting for a flush
+    size_t startsUnanswered_ = 0;             ///< scope starts of enter() systemd has not answered
+    uint64_t flushTimer_ = 0;
     /// Expires with this object: systemd's answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };

@@ -66,7 +66,7 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       objectPrefix_(std::move(objectPrefix)),
       host_(std::move(host)),
       pool_(std::move(usableCpus), config_.systemCores, host_.unified()),
-      allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout, config_.scopesPerSlice}, systemd_),
+      allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout, config_.scopesPerSlice}, systemd_, &loop_),
       records_(store_, loop_),
       startWorker_(loop_),
       cgroupWorker_(loop_),

@@ -59,6 +59,34 @@ $CTL forget "$ID" db >/dev/null
 wait_until "$s to go with the allocation's last task" 300 gone "$s"
 ok "the allocation's slice went with its last forgotten task"
 
+# A new allocation's slices were made in its first scope's own call (systemd
+# took them as aux units): the manager never had to make one on its own.
+since=$(date '+%Y-%m-%d %H:%M:%S')
+run_sleep as2 one
+grep -q "exists already" <(journalctl -u taskscope-manager --since "$since" --no-pager) &&
+    fail "a new allocation's slice was not taken in its scope's call: $(journalctl -u taskscope-manager --since "$since" --no-pager | grep 'exists already')"
+s=$(task_field as2 one alloc_slice)
+assert_eq "$(systemctl show -p Description --value "$s")" "taskscope slice $s" "Description of the slice made with the scope"
+$CTL stop --grace 0 as2 one >/dev/null
+$CTL forget as2 one >/dev/null
+wait_until "$s to go" 300 gone "$s"
+# A leftover transient slice of that name (a crash's, or hand-made): systemd
+# refuses the scope's call that carries it; the slice is taken over with
+# the manager's properties and the task starts.
+busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager \
+    StartTransientUnit 'ssa(sv)a(sa(sv))' "$s" fail 1 Description s "left behind" 0 >/dev/null
+since=$(date '+%Y-%m-%d %H:%M:%S')
+run_sleep as2 two
+assert_eq "$(task_field as2 two alloc_slice)" "$s" "as2/two in the leftover slice"
+assert_eq "$(systemctl show -p Slice --value as2-two.scope)" "$s" "Slice= of as2-two.scope"
+[[ "$(systemctl show -p CPUWeight --value "$s")" =~ ^[0-9]+$ ]] || fail "the leftover $s got no weight"
+wait_until "the manager's note on the leftover slice" 60 bash -c \
+    "journalctl -u taskscope-manager --since '$since' --no-pager | grep -q 'exists already'"
+ok "a leftover slice: the task started in it, the slice weighted"
+$CTL stop --grace 0 as2 two >/dev/null
+$CTL forget as2 two >/dev/null
+wait_until "$s to go" 300 gone "$s"
+
 # --- systemctl stop of an allocation's slice: every task exits, reported -------
 run_sleep as1 t1
 run_sleep as1 t2

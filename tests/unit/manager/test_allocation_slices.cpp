@@ -406,3 +406,31 @@ BOOST_FIXTURE_TEST_CASE(a_weight_systemd_holds_is_not_set_again, Fixture) {
     BOOST_TEST(systemd.count("setUnitProperties") == 0u);
     BOOST_TEST(started() == std::vector<std::string>{place(other).allocation});
 }
+
+BOOST_FIXTURE_TEST_CASE(weights_wait_for_the_starts_under_way_and_go_once_per_slice, Fixture) {
+    // A first task makes the slices; while the next three tasks' scopes
+    // wait for systemd, their allocation's and bucket's weights change
+    // three times: sent once each, when the last scope is answered.
+    const auto p = place("a1");
+    enter("a1-t0.scope", "a1", 100);
+    systemd.calls.clear();
+    systemd.hold("startScope");
+    for (int i = 1; i <= 3; ++i) {
+        const auto unit = "a1-t" + std::to_string(i) + ".scope";
+        auto claimed = slices.claim(unit, "a1", false);
+        BOOST_REQUIRE(claimed.ok());
+        slices.enter(unit, *claimed, 100 * i, scopeStart(unit), [](common::Result<void>) {}, [](common::Result<void>) {});
+    }
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    systemd.hold("startScope", false);
+    BOOST_TEST(systemd.release("a1-t1.scope") == 1u);
+    BOOST_TEST(systemd.release("a1-t2.scope") == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    BOOST_TEST(systemd.release() == 1u);
+    // 100 + 100 + 200 + 300 = 700: the allocation alone in its bucket, the
+    // bucket alone in the share slice, each scaled into (5000, 10000].
+    BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", p.chain[1]) == 1u);
+    BOOST_TEST(weightOf(p.allocation) == 5600u);
+    BOOST_TEST(weightOf(p.chain[1]) == 5600u);
+}

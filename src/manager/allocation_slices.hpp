@@ -29,9 +29,10 @@
 // one call, and only when it differs from the one systemd holds. A weight
 // is a share among siblings, not a limit, so it need not be there before
 // a task's first instruction; sent before the scope's job ran, it would
-// hold that job back (systemd takes bus calls before it runs queued jobs),
-// and a burst of starts into one bucket sets its weight once, not once
-// per task.
+// hold that job back (systemd takes bus calls, at SD_EVENT_PRIORITY_NORMAL,
+// before it runs queued jobs, at SD_EVENT_PRIORITY_IDLE: src/core/dbus.c,
+// src/core/manager.c), and a burst of starts into one bucket sets its
+// weight once, not once per task.
 //
 // The allocation's slice is removed (StopUnit) when its last task is
 // forgotten; a start that comes while that stop is under way waits for it

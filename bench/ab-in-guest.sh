@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # StartTask against `systemd-run --scope` (taskscope-bench-start, with one
-# allocation and with a new allocation per task) and the
+# allocation, with a new allocation per task, and that again with each
+# measurement on an idle PID 1) and the
 # concurrency benchmark (taskscope-bench-concurrency) for two builds of the
 # daemons in one boot of the test bed (v2), taking turns A B A B ..., so
 # their ratios compare in the same guest. The bench programs themselves
@@ -36,6 +37,7 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --timeout 3000 --sha
       use \"\$2\"
       '$build/bench/taskscope-bench-start' ${BENCH_N:-20}
       '$build/bench/taskscope-bench-start' ${BENCH_N:-20} --new-alloc
+      '$build/bench/taskscope-bench-start' ${BENCH_N:-20} --new-alloc --settle
       '$build/bench/taskscope-bench-concurrency' ${BENCH_CONC_N:-300} ${BENCH_CONC_LEVELS:-32}
     done
   done"

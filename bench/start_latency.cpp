@@ -5,11 +5,16 @@
 //   systemd-run  - `systemd-run --scope --slice=... CMD`, the stock tool;
 //   taskscope    - StartTask over the system bus, call to reply (the reply
 //                  comes once the task was released in its scope).
-//   taskscope-bench-start [N] [--new-alloc]
+//   taskscope-bench-start [N] [--new-alloc] [--settle]
 // Every task is of allocation "bench" (its slice made by the first start),
 // or with --new-alloc of an allocation of its own, so that each start also
 // makes its allocation's slice (and, nested, often its bucket's): the cost
 // of a new allocation's first task (issue 31).
+// --settle: each of the three waits until PID 1 is idle (its CPU time
+// unchanged for 100 ms), so that none pays for what the one before left
+// systemd to do (collecting the scope of a task that ended, the units'
+// cgroups running empty): one task on an idle node. Without it the three
+// follow each other at once.
 // The three are interleaved, one of each per round, so drift in the guest
 // (the streamer starting, the other vCPU busy) hits all alike. Prints the
 // quartiles of each, the ratio of medians, and the median of the per-round
@@ -22,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sdbus-c++/sdbus-c++.h>
 #include <string>
@@ -42,6 +48,32 @@ double quantile(std::vector<double> v, double q) {
 }
 double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
+/// PID 1's CPU time (user + system), in clock ticks.
+long pid1Ticks() {
+    std::FILE* f = std::fopen("/proc/1/stat", "r");
+    if (!f) return 0;
+    char buf[1024];
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = 0;
+    // The fields after the command (which may hold spaces), from its ')'.
+    const char* p = std::strrchr(buf, ')');
+    long utime = 0, stime = 0;
+    if (p) std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime);
+    return utime + stime;
+}
+
+/// Until PID 1 used no CPU for 100 ms (at most 3 s).
+void settle() {
+    long last = pid1Ticks();
+    for (int i = 0; i < 30; ++i) {
+        ::usleep(100000);
+        const long now = pid1Ticks();
+        if (now == last) return;
+        last = now;
+    }
+}
+
 double systemdRunOnce() {
     const auto t0 = Clock::now();
     const pid_t child = ::fork();
@@ -58,7 +90,14 @@ double systemdRunOnce() {
 
 int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 50;
-    const bool newAlloc = argc > 2 && std::string(argv[2]) == "--new-alloc";
+    bool newAlloc = false, settled = false;
+    for (int a = 2; a < argc; ++a) {
+        newAlloc |= std::string(argv[a]) == "--new-alloc";
+        settled |= std::string(argv[a]) == "--settle";
+    }
+    auto idle = [settled] {
+        if (settled) settle();
+    };
     auto allocOf = [newAlloc](int i) { return newAlloc ? "bench-" + std::to_string(i) : std::string("bench"); };
     auto bus = sdbus::createSystemBusConnection();
     bench::Floor scopes(*bus);
@@ -70,9 +109,12 @@ int main(int argc, char** argv) {
     std::vector<double> floor, run, ts;
     // Interleaved so that drift in the guest hits all three alike.
     for (int i = 0; i < n; ++i) {
+        idle();
         floor.push_back(scopes.startAndWait("bench-start-" + std::to_string(i) + ".scope"));
+        idle();
         run.push_back(systemdRunOnce());
         const auto task = "t" + std::to_string(i);
+        idle();
         const auto t0 = Clock::now();
         sdbus::ObjectPath path;
         manager->callMethod("StartTask").onInterface(iface).withArguments(allocOf(i), task, spec).storeResultsTo(path);
@@ -99,7 +141,8 @@ int main(int argc, char** argv) {
         std::printf("  %-24s p25 %6.1f  median %6.1f  p75 %6.1f ms\n", what, quantile(v, 0.25), median(v),
                     quantile(v, 0.75));
     };
-    std::printf("start latency, %d interleaved rounds%s:\n", n, newAlloc ? ", each task a new allocation" : "");
+    std::printf("start latency, %d interleaved rounds%s%s:\n", n, newAlloc ? ", each task a new allocation" : "",
+                settled ? ", each on an idle PID 1" : "");
     show("floor", floor);
     show("systemd-run --scope", run);
     show("taskscope StartTask", ts);

@@ -337,9 +337,9 @@ void AllocationSlices::flush() {
     auto unsent = std::move(unsent_);
     unsent_.clear();
     for (const auto& [slice, weight] : unsent) {
-        auto& own = slices_[slice];
-        if (own.applied == weight) continue;
-        own.applied = weight;
+        auto own = slices_.find(slice);
+        if (own == slices_.end() || own->second.applied == weight) continue;
+        own->second.applied = weight;
         scope::UnitProperties p;
         p.emplace_back("CPUWeight", sdbus::Variant(weight));
         systemd_.setUnitPropertiesAsync(

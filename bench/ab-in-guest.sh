@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # StartTask against `systemd-run --scope` (taskscope-bench-start, with one
 # allocation, with a new allocation per task, and that again with each
-# measurement on an idle PID 1) and the
+# measurement on an idle PID 1, also after 256 allocations) and the
 # concurrency benchmark (taskscope-bench-concurrency) for two builds of the
 # daemons in one boot of the test bed (v2), taking turns A B A B ..., so
 # their ratios compare in the same guest. The bench programs themselves
@@ -38,6 +38,7 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --timeout 3000 --sha
       '$build/bench/taskscope-bench-start' ${BENCH_N:-20}
       '$build/bench/taskscope-bench-start' ${BENCH_N:-20} --new-alloc
       '$build/bench/taskscope-bench-start' ${BENCH_N:-20} --new-alloc --settle
+      '$build/bench/taskscope-bench-start' ${BENCH_N:-20} --new-alloc --settle --warm
       '$build/bench/taskscope-bench-concurrency' ${BENCH_CONC_N:-300} ${BENCH_CONC_LEVELS:-32}
     done
   done"

@@ -5,7 +5,7 @@
 //   systemd-run  - `systemd-run --scope --slice=... CMD`, the stock tool;
 //   taskscope    - StartTask over the system bus, call to reply (the reply
 //                  comes once the task was released in its scope).
-//   taskscope-bench-start [N] [--new-alloc] [--settle]
+//   taskscope-bench-start [N] [--new-alloc] [--settle] [--warm]
 // Every task is of allocation "bench" (its slice made by the first start),
 // or with --new-alloc of an allocation of its own, so that each start also
 // makes its allocation's slice (and, nested, often its bucket's): the cost
@@ -15,6 +15,10 @@
 // systemd to do (collecting the scope of a task that ended, the units'
 // cgroups running empty): one task on an idle node. Without it the three
 // follow each other at once.
+// --warm: first 256 throwaway allocations, each one task started and
+// forgotten, so that the slices every allocation shares exist (nested:
+// the 64 buckets), as on a node that has run a few hundred allocations;
+// without it a new allocation on a fresh node often makes its bucket too.
 // The three are interleaved, one of each per round, so drift in the guest
 // (the streamer starting, the other vCPU busy) hits all alike. Prints the
 // quartiles of each, the ratio of medians, and the median of the per-round
@@ -90,10 +94,11 @@ double systemdRunOnce() {
 
 int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 50;
-    bool newAlloc = false, settled = false;
+    bool newAlloc = false, settled = false, warm = false;
     for (int a = 2; a < argc; ++a) {
         newAlloc |= std::string(argv[a]) == "--new-alloc";
         settled |= std::string(argv[a]) == "--settle";
+        warm |= std::string(argv[a]) == "--warm";
     }
     auto idle = [settled] {
         if (settled) settle();
@@ -105,6 +110,31 @@ int main(int argc, char** argv) {
     auto manager = sdbus::createProxy(*bus, "org.taskscope.Manager1", "/org/taskscope/Manager1");
     const char* iface = "org.taskscope.Manager1";
     const std::string spec = nlohmann::json{{"command", "/bin/true"}, {"logs", false}}.dump();
+
+    auto forgetAll = [&](const std::vector<std::pair<std::string, std::string>>& tasks) {
+        for (const auto& [alloc, task] : tasks) {
+            // /bin/true is long gone; the exit may still be on its way.
+            for (int tries = 0; tries < 100; ++tries) {
+                try {
+                    manager->callMethod("ForgetTask").onInterface(iface).withArguments(alloc, task);
+                    break;
+                } catch (const sdbus::Error&) {
+                    ::usleep(50000);
+                }
+            }
+        }
+    };
+    if (warm) {
+        std::vector<std::pair<std::string, std::string>> warmed;
+        for (int i = 0; i < 256; ++i) {
+            sdbus::ObjectPath path;
+            const auto alloc = "warm-" + std::to_string(i);
+            manager->callMethod("StartTask").onInterface(iface).withArguments(alloc, "t", spec).storeResultsTo(path);
+            warmed.emplace_back(alloc, "t");
+        }
+        forgetAll(warmed);
+        settle();
+    }
 
     std::vector<double> floor, run, ts;
     // Interleaved so that drift in the guest hits all three alike.
@@ -120,17 +150,9 @@ int main(int argc, char** argv) {
         manager->callMethod("StartTask").onInterface(iface).withArguments(allocOf(i), task, spec).storeResultsTo(path);
         ts.push_back(ms(Clock::now() - t0));
     }
-    for (int i = 0; i < n; ++i) {
-        // /bin/true is long gone; the exit may still be on its way.
-        for (int tries = 0; tries < 100; ++tries) {
-            try {
-                manager->callMethod("ForgetTask").onInterface(iface).withArguments(allocOf(i), "t" + std::to_string(i));
-                break;
-            } catch (const sdbus::Error&) {
-                ::usleep(50000);
-            }
-        }
-    }
+    std::vector<std::pair<std::string, std::string>> started;
+    for (int i = 0; i < n; ++i) started.emplace_back(allocOf(i), "t" + std::to_string(i));
+    forgetAll(started);
     scopes.clear();
     std::vector<double> perFloor, perRun;
     for (int i = 0; i < n; ++i) {
@@ -141,8 +163,8 @@ int main(int argc, char** argv) {
         std::printf("  %-24s p25 %6.1f  median %6.1f  p75 %6.1f ms\n", what, quantile(v, 0.25), median(v),
                     quantile(v, 0.75));
     };
-    std::printf("start latency, %d interleaved rounds%s%s:\n", n, newAlloc ? ", each task a new allocation" : "",
-                settled ? ", each on an idle PID 1" : "");
+    std::printf("start latency, %d interleaved rounds%s%s%s:\n", n, newAlloc ? ", each task a new allocation" : "",
+                settled ? ", each on an idle PID 1" : "", warm ? ", after 256 allocations" : "");
     show("floor", floor);
     show("systemd-run --scope", run);
     show("taskscope StartTask", ts);

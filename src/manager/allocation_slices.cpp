@@ -280,20 +280,21 @@ void AllocationSlices::refresh(const std::string& name, Completion done) {
     auto& slice = slices_[name];
     slice.starting = true;
     slice.pending.push_back(std::move(done));
-    slice.applied = weightOf(name).value_or(0);
-    unsent_.erase(name);
-    // Its weight is all a short task's return changes: the rest stays with
-    // a loaded unit, also a stopped one (one gone is started again, whole).
-    scope::UnitProperties p;
-    if (auto w = weightOf(name))
-        p.emplace_back("CPUWeight", sdbus::Variant(*w));
-    else
-        p = propertiesOf(name);
-    systemd_.setUnitPropertiesAsync(name, p, [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
+    // One read, not a property change (which systemd writes to a drop-in
+    // and applies, tens of ms under emulation, on every short task).
+    systemd_.unitStateAsync(name, [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<scope::UnitState> state) {
         if (alive.expired()) return;
-        // Stopped and unloaded meanwhile (by an operator): started again.
-        if (!r && r.error().name == common::errors::kNoSuchUnit) return sendStart(name);
-        settle(name, std::move(r));
+        if (state && state->active == "active") {
+            // There, with what it was made with: only its weight may be due,
+            // and follows with the others.
+            settle(name, {});
+            if (auto w = weightOf(name); w && slices_[name].sum) setWeight(name, *w);
+            return;
+        }
+        // Stopped (by an operator) or not to be read: started again, whole
+        // (one that is still loaded gets our properties).
+        slices_[name].applied = 0;
+        sendStart(name);
     });
 }
 

@@ -11,9 +11,9 @@
 // the scope's own StartTransientUnit call (as an aux unit: one call and one
 // transaction for a new allocation's first task, not one per slice); one
 // that another task's start is making is waited for. An allocation's slice
-// (or overflow slice) that is known to exist gets its properties set again
-// whenever a running task comes back to it, which covers a slice an
-// operator stopped meanwhile (one that is gone is started again). Share
+// (or overflow slice) that is known to exist is read whenever a running
+// task comes back to it: one an operator stopped meanwhile is started
+// again, with its properties. Share
 // and bucket slices, once made, only get their weight set, and only when
 // it differs from the one systemd holds. A large allocation grows into
 // overflow slices of `cap` scopes each (claim()). Calls about the slices
@@ -172,7 +172,8 @@ private:
     void startSlice(const std::string& slice, Completion done);
     /// The start of a slice already marked starting, on its own.
     void sendStart(const std::string& slice);
-    /// A slice known to exist gets its properties again (started if gone).
+    /// A slice known to exist, found active (its weight follows), or
+    /// started again with its properties (an operator stopped it).
     void refresh(const std::string& slice, Completion done);
     /// The end of a slice's start (or refresh), for everyone waiting.
     void settle(const std::string& slice, common::Result<void> r);

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "pid1_cpu.hpp"
 #include "scope_floor.hpp"
 
 namespace {
@@ -73,28 +74,6 @@ std::string hex2(unsigned v) {
     char buf[12];
     std::snprintf(buf, sizeof buf, "%02x", v);
     return buf;
-}
-
-double pid1CpuSeconds() {
-    FILE* f = std::fopen("/proc/1/stat", "r");
-    if (!f) return 0;
-    char buf[1024];
-    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    buf[n] = 0;
-    const char* p = std::strrchr(buf, ')');
-    if (!p) return 0;
-    // Fields after the comm: state is field 3; utime and stime are 14 and 15.
-    unsigned long long utime = 0, stime = 0;
-    int field = 2;
-    for (const char* q = p + 1; *q && field < 15;) {
-        while (*q == ' ') ++q;
-        ++field;
-        if (field == 14) utime = std::strtoull(q, nullptr, 10);
-        if (field == 15) stime = std::strtoull(q, nullptr, 10);
-        while (*q && *q != ' ') ++q;
-    }
-    return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
 }
 
 size_t scopesLeft() {
@@ -428,7 +407,7 @@ int main(int argc, char** argv) {
     std::printf("layout %s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3], shape.c_str(),
                 perAlloc, n, level);
     InFlight inflight(level);
-    double c0 = pid1CpuSeconds();
+    double c0 = bench::pid1CpuSeconds();
     auto t0 = Clock::now();
     const auto start = t0;
     for (size_t i = 0; i < n; ++i) {
@@ -436,7 +415,7 @@ int main(int argc, char** argv) {
         bench.startTask("a" + std::to_string(i / perAlloc), i % perAlloc, [&inflight] { inflight.release(); });
         if ((i + 1) % step == 0) {
             inflight.drain();
-            const double c1 = pid1CpuSeconds();
+            const double c1 = bench::pid1CpuSeconds();
             std::printf("  %6zu tasks: PID 1 %.1f ms per task, %.1f tasks/s (last %zu)\n", i + 1,
                         (c1 - c0) * 1000 / double(step), double(step) / (msSince(t0) / 1000), step);
             std::fflush(stdout);
@@ -449,7 +428,7 @@ int main(int argc, char** argv) {
     std::printf("  one more task (new allocation) on the full node: %.0f ms\n", bench.startAndWait("fresh0"));
 
     if (drain) {
-        const double d0 = pid1CpuSeconds();
+        const double d0 = bench::pid1CpuSeconds();
         const auto k0 = Clock::now();
         bench.killAll();
         for (int round = 1;; ++round) {
@@ -462,13 +441,13 @@ int main(int argc, char** argv) {
             if (left <= size_t(round) + 1) break;  // only the fresh ones remain
         }
         std::printf("  drained: collected in under %.0f s, PID 1 %.1f ms per scope collected\n", msSince(k0) / 1000,
-                    (pid1CpuSeconds() - d0) * 1000 / double(n));
+                    (bench::pid1CpuSeconds() - d0) * 1000 / double(n));
         if (!layout.flat) {
-            const double s0 = pid1CpuSeconds();
+            const double s0 = bench::pid1CpuSeconds();
             const size_t slices = bench.allocSliceCount();
             bench.stopAllocSlices(level);
             std::printf("  PID 1 %.1f ms per allocation slice stopped\n",
-                        (pid1CpuSeconds() - s0) * 1000 / double(slices ? slices : 1));
+                        (bench::pid1CpuSeconds() - s0) * 1000 / double(slices ? slices : 1));
         }
     }
     bench.stopAll();

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "pid1_cpu.hpp"
 #include "scope_floor.hpp"
 
 namespace {
@@ -52,27 +53,12 @@ double quantile(std::vector<double> v, double q) {
 }
 double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
-/// PID 1's CPU time (user + system), in clock ticks.
-long pid1Ticks() {
-    std::FILE* f = std::fopen("/proc/1/stat", "r");
-    if (!f) return 0;
-    char buf[1024];
-    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    buf[n] = 0;
-    // The fields after the command (which may hold spaces), from its ')'.
-    const char* p = std::strrchr(buf, ')');
-    long utime = 0, stime = 0;
-    if (p) std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime);
-    return utime + stime;
-}
-
 /// Until PID 1 used no CPU for 100 ms (at most 3 s).
 void settle() {
-    long last = pid1Ticks();
+    double last = bench::pid1CpuSeconds();
     for (int i = 0; i < 30; ++i) {
         ::usleep(100000);
-        const long now = pid1Ticks();
+        const double now = bench::pid1CpuSeconds();
         if (now == last) return;
         last = now;
     }

@@ -10,6 +10,16 @@
 //   taskscope-bench-fill wait-running N S until ListTasks counts N running
 //                                         (a manager that restarts may not
 //                                         answer for a while), S seconds max
+//   taskscope-bench-fill drain N P        a node drain, as Nomad's is: every
+//                                         task stopped (SIGTERM, 5 s grace),
+//                                         each forgotten once it exited;
+//                                         meanwhile every 2 s one new task
+//                                         (an allocation of its own) is
+//                                         started and its StartTask timed;
+//                                         then the time until systemd has
+//                                         no scope of them left
+// BENCH_FILL_PER_ALLOC (default 100): tasks per allocation; 1 for the
+// worst drain, where each forget also removes its allocation's slice.
 // Each prints one line (and each error name once, counted); the exit
 // status is 0 unless a call failed.
 
@@ -18,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -44,8 +55,15 @@ constexpr const char* kManagerPath = "/org/taskscope/Manager1";
 // take that long while every task does start.
 constexpr auto kCallTimeout = std::chrono::minutes(5);
 
-std::string allocOf(int i) { return "fill" + std::to_string(i / 100); }
-std::string taskOf(int i) { return "t" + std::to_string(i % 100); }
+int perAlloc() {
+    static const int n = [] {
+        const char* v = std::getenv("BENCH_FILL_PER_ALLOC");
+        return v && std::atoi(v) > 0 ? std::atoi(v) : 100;
+    }();
+    return n;
+}
+std::string allocOf(int i) { return "fill" + std::to_string(i / perAlloc()); }
+std::string taskOf(int i) { return "t" + std::to_string(i % perAlloc()); }
 
 // Counts errors by name, keeping one message of each.
 struct Errors {
@@ -107,23 +125,10 @@ int start(sdbus::IProxy& m, int n, int level) {
     return errors.total ? 1 : 0;
 }
 
-int stop(sdbus::IProxy& m, int n, int level) {
-    Errors errors;
-    const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
-        m.callMethodAsync("StopTask")
-            .onInterface(kManager)
-            .withTimeout(kCallTimeout)
-            .withArguments(allocOf(i), taskOf(i), std::string("SIGKILL"), int64_t{0})
-            .uponReplyInvoke([&, done](const sdbus::Error* err) {
-                if (err) errors.add(*err);
-                done();
-            });
-    });
-    // A forget is refused until the exit has been collected: ask again.
-    const auto t0 = Clock::now();
-    std::vector<int> left(n);
-    for (int i = 0; i < n; ++i) left[i] = i;
-    for (int round = 0; !left.empty() && round < 600; ++round) {
+// Forgets every task once its exit is collected (a forget is refused
+// until then: asked again). Returns the indices not forgotten.
+std::vector<int> forgetAll(sdbus::IProxy& m, std::vector<int> left, int level, Errors& errors) {
+    for (int round = 0; !left.empty() && round < 1800; ++round) {
         std::mutex lm;
         std::vector<int> again;
         fanOut(static_cast<int>(left.size()), level, [&](int k, auto done) {
@@ -152,9 +157,133 @@ int stop(sdbus::IProxy& m, int n, int level) {
         left.swap(again);
         if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+    return left;
+}
+
+int stop(sdbus::IProxy& m, int n, int level) {
+    Errors errors;
+    const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
+        m.callMethodAsync("StopTask")
+            .onInterface(kManager)
+            .withTimeout(kCallTimeout)
+            .withArguments(allocOf(i), taskOf(i), std::string("SIGKILL"), int64_t{0})
+            .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                if (err) errors.add(*err);
+                done();
+            });
+    });
+    const auto t0 = Clock::now();
+    std::vector<int> all(n);
+    for (int i = 0; i < n; ++i) all[i] = i;
+    const auto left = forgetAll(m, all, level, errors);
     std::printf("stop-all: %.0f ms, then forget-all: %.0f ms (%zu not forgotten); failed: %d\n", stopMs,
                 msSince(t0), left.size(), errors.total);
     errors.print();
+    return errors.total || !left.empty() ? 1 : 0;
+}
+
+// Scopes of the filled tasks systemd still has loaded.
+size_t fillScopesLeft(sdbus::IProxy& systemd) {
+    using Row = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
+                              sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
+    std::vector<Row> rows;
+    systemd.callMethod("ListUnitsByPatterns")
+        .onInterface("org.freedesktop.systemd1.Manager")
+        .withTimeout(kCallTimeout)
+        .withArguments(std::vector<std::string>{}, std::vector<std::string>{"fill*.scope"})
+        .storeResultsTo(rows);
+    return rows.size();
+}
+
+int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
+    auto systemd = sdbus::createProxy(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
+    Errors errors;
+    const auto t0 = Clock::now();
+    // The probe: one new allocation's task every 2 s, as a scheduler
+    // places new work on the node while the drain runs.
+    std::atomic<bool> done{false};
+    std::vector<std::pair<double, double>> probes;  // (s since the drain began, StartTask ms)
+    std::thread probe([&] {
+        // A connection of its own, as a scheduler's would be.
+        auto pbus = sdbus::createSystemBusConnection();
+        auto pm = sdbus::createProxy(*pbus, kManager, kManagerPath);
+        auto ps = sdbus::createProxy(*pbus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
+        const std::string spec = nlohmann::json{{"command", "/bin/sleep"}, {"args", {"1000"}}, {"logs", false}}.dump();
+        for (int k = 0; !done; ++k) {
+            const double at = msSince(t0) / 1000;
+            const auto s0 = Clock::now();
+            try {
+                sdbus::ObjectPath path;
+                pm->callMethod("StartTask")
+                    .onInterface(kManager)
+                    .withTimeout(kCallTimeout)
+                    .withArguments("drainprobe" + std::to_string(k), std::string("t"), spec)
+                    .storeResultsTo(path);
+                probes.emplace_back(at, msSince(s0));
+                const double startMs = msSince(s0);
+                // How long systemd takes to read its bus now.
+                const auto p0 = Clock::now();
+                ps->callMethod("Ping").onInterface("org.freedesktop.DBus.Peer").withTimeout(kCallTimeout);
+                std::printf("  %5.1f s: a new task started in %.0f ms (then a Ping of systemd: %.0f ms)\n", at,
+                            startMs, msSince(p0));
+            } catch (const sdbus::Error& e) {
+                std::printf("  %5.1f s: a new task failed after %.0f ms: %s\n", at, msSince(s0), e.getName().c_str());
+            }
+            std::fflush(stdout);
+            for (int w = 0; w < 20 && !done; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // one probe on the full node first
+    const auto d0 = Clock::now();
+    const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
+        m.callMethodAsync("StopTask")
+            .onInterface(kManager)
+            .withTimeout(kCallTimeout)
+            .withArguments(allocOf(i), taskOf(i), std::string("SIGTERM"), int64_t{5000})
+            .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                if (err) errors.add(*err);
+                done();
+            });
+    });
+    std::printf("  every StopTask answered after %.0f ms\n", stopMs);
+    std::vector<int> all(n);
+    for (int i = 0; i < n; ++i) all[i] = i;
+    const auto left = forgetAll(m, all, level, errors);
+    const double forgotS = msSince(d0) / 1000;
+    std::printf("  every task exited and forgotten after %.0f s (%zu not)\n", forgotS, left.size());
+    std::fflush(stdout);
+    size_t scopes = 0;
+    while ((scopes = fillScopesLeft(*systemd)) > 0 && msSince(d0) < 3600e3)
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double collectedS = msSince(d0) / 1000;
+    done = true;
+    probe.join();
+    std::vector<double> during;
+    for (const auto& [at, ms] : probes)
+        if (at * 1000 >= std::chrono::duration<double, std::milli>(d0 - t0).count() && at <= collectedS + 3)
+            during.push_back(ms);
+    std::sort(during.begin(), during.end());
+    std::printf("drain of %d: systemd had every scope collected after %.0f s; %zu new tasks started meanwhile, "
+                "StartTask median %.0f ms, max %.0f ms; failed: %d\n",
+                n, collectedS, during.size(), during.empty() ? 0.0 : during[during.size() / 2],
+                during.empty() ? 0.0 : during.back(), errors.total);
+    errors.print();
+    // The probes go too (a forget once each exit is in).
+    for (int pass = 0; pass < 2; ++pass) {
+        if (pass) std::this_thread::sleep_for(std::chrono::seconds(2));
+        for (size_t k = 0; k < probes.size() + 1; ++k) {
+            const auto alloc = "drainprobe" + std::to_string(k);
+            try {
+                if (pass)
+                    m.callMethod("ForgetTask").onInterface(kManager).withArguments(alloc, std::string("t"));
+                else
+                    m.callMethod("StopTask")
+                        .onInterface(kManager)
+                        .withArguments(alloc, std::string("t"), std::string("SIGKILL"), int64_t{0});
+            } catch (const sdbus::Error&) {
+            }
+        }
+    }
     return errors.total || !left.empty() ? 1 : 0;
 }
 
@@ -216,7 +345,7 @@ int main(int argc, char** argv) {
     const std::string what = argc > 1 ? argv[1] : "";
     const int a = argc > 2 ? std::atoi(argv[2]) : 0, b = argc > 3 ? std::atoi(argv[3]) : 32;
     if ((what != "reads" && a <= 0) || b <= 0) {
-        std::fprintf(stderr, "usage: %s start N P | stop N P | reads | wait-running N SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s start N P | stop N P | drain N P | reads | wait-running N SECONDS\n", argv[0]);
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);
@@ -226,6 +355,7 @@ int main(int argc, char** argv) {
     int rc = 2;
     if (what == "start") rc = start(*m, a, b);
     if (what == "stop") rc = stop(*m, a, b);
+    if (what == "drain") rc = drain(*bus, *m, a, b);
     if (what == "reads") rc = reads(*m);
     if (what == "wait-running") rc = waitRunning(*m, a, b);
     std::fflush(stdout);

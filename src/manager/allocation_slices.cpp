@@ -96,6 +96,12 @@ bool AllocationSlices::weighed(const std::string& slice) const {
 void AllocationSlices::enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
                              ScopeStart startScope, Completion scopeStarted, Completion made) {
     auto& alloc = slices_[slices.allocation];
+    // Its removal still waits in the lane: not sent, so the slice stays,
+    // as it is, for this task.
+    if (auto q = std::find(removals_.begin(), removals_.end(), slices.allocation); alloc.removing && q != removals_.end()) {
+        removals_.erase(q);
+        alloc.removing = false;
+    }
     if (alloc.removing) {
         // Its stop was sent first: systemd would run the two jobs in that
         // order. The slice is made again once the stop is done.
@@ -335,24 +341,47 @@ void AllocationSlices::flushSoon() {
 void AllocationSlices::flush() {
     if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
     flushTimer_ = 0;
-    auto unsent = std::move(unsent_);
-    unsent_.clear();
-    for (const auto& [slice, weight] : unsent) {
+    flushDue_ = true;
+    kickLane();
+}
+
+void AllocationSlices::kickLane() {
+    if (laneBusy_) return;
+    const auto alive = std::weak_ptr<int>(lifetime_);
+    // Weights first: they are the running tasks' shares.
+    while (flushDue_ && !unsent_.empty()) {
+        const auto [slice, weight] = *unsent_.begin();
+        unsent_.erase(unsent_.begin());
         auto own = slices_.find(slice);
         if (own == slices_.end() || own->second.applied == weight) continue;
         own->second.applied = weight;
         scope::UnitProperties p;
         p.emplace_back("CPUWeight", sdbus::Variant(weight));
-        systemd_.setUnitPropertiesAsync(
-            slice, p, [this, slice, weight, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
-                if (r || alive.expired()) return;
+        laneBusy_ = true;
+        return systemd_.setUnitPropertiesAsync(slice, p, [this, slice, weight, alive](Result<void> r) {
+            if (alive.expired()) return;
+            if (!r) {
                 // The ratios are off until the next change of the slice's
                 // siblings; nothing of any task is lost.
                 spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
                 if (auto it = slices_.find(slice); it != slices_.end() && it->second.applied == weight)
                     it->second.applied = 0;
-            });
+            }
+            laneBusy_ = false;
+            kickLane();
+        });
     }
+    flushDue_ = false;
+    if (removals_.empty()) return;
+    const auto name = removals_.front();
+    removals_.pop_front();
+    laneBusy_ = true;
+    systemd_.stopUnitAsync(name, [this, name, alive](Result<void> r) {
+        if (alive.expired()) return;
+        removed(name, std::move(r));
+        laneBusy_ = false;
+        kickLane();
+    });
 }
 
 void AllocationSlices::scopeAnswered() {
@@ -408,43 +437,45 @@ void AllocationSlices::removeAllocation(const std::string& name) {
         auto it = slices_.find(u.first);
         return u.first == name || (it != slices_.end() && it->second.parent == name);
     });
-    systemd_.stopUnitAsync(name, [this, name, alive = std::weak_ptr<int>(lifetime_)](Result<void> r) {
-        if (alive.expired()) return;
-        // NoSuchUnit: already gone (stopped by hand, or never made). Any
-        // other failure leaves it to the dangling reconciler.
-        if (!r && r.error().name != common::errors::kNoSuchUnit)
-            spdlog::warn("Failed to remove the slice {} of a forgotten allocation: {}", name, r.error().message);
-        auto& slice = slices_[name];
-        slice.removing = false;
-        slice.made = false;
-        slice.applied = 0;
-        for (auto& [child, c] : slices_)
-            if (c.parent == name && c.overflow) {
-                c.made = false;
-                c.applied = 0;
-            }
-        auto waiting = std::move(slice.afterRemoval);
-        if (waiting.empty() && slice.members == 0) {
-            // Its overflow slices went with it (systemd stops a slice's
-            // children first). A place claimed meanwhile keeps its count.
-            for (auto it = slices_.begin(); it != slices_.end();) {
-                const bool gone = (it->first == name || (it->second.parent == name && it->second.overflow)) &&
-                                  it->second.direct == 0 && it->second.members == 0;
-                it = gone ? slices_.erase(it) : std::next(it);
-            }
-            scales_.erase(name);
-            return;
+    removals_.push_back(name);
+    kickLane();
+}
+
+void AllocationSlices::removed(const std::string& name, Result<void> r) {
+    // NoSuchUnit: already gone (stopped by hand, or never made). Any
+    // other failure leaves it to the dangling reconciler.
+    if (!r && r.error().name != common::errors::kNoSuchUnit)
+        spdlog::warn("Failed to remove the slice {} of a forgotten allocation: {}", name, r.error().message);
+    auto& slice = slices_[name];
+    slice.removing = false;
+    slice.made = false;
+    slice.applied = 0;
+    for (auto& [child, c] : slices_)
+        if (c.parent == name && c.overflow) {
+            c.made = false;
+            c.applied = 0;
         }
-        // A start came meanwhile: it wins, and makes the slice again.
-        for (const auto& unit : waiting) {
-            auto d = deferred_.find(unit);
-            if (d == deferred_.end()) continue;
-            auto entry = std::move(d->second);
-            deferred_.erase(d);
-            enterNow(unit, entry.slices, entry.weight, entry.startScope, std::move(entry.scopeStarted),
-                     std::move(entry.made));
+    auto waiting = std::move(slice.afterRemoval);
+    if (waiting.empty() && slice.members == 0) {
+        // Its overflow slices went with it (systemd stops a slice's
+        // children first). A place claimed meanwhile keeps its count.
+        for (auto it = slices_.begin(); it != slices_.end();) {
+            const bool gone = (it->first == name || (it->second.parent == name && it->second.overflow)) &&
+                              it->second.direct == 0 && it->second.members == 0;
+            it = gone ? slices_.erase(it) : std::next(it);
         }
-    });
+        scales_.erase(name);
+        return;
+    }
+    // A start came meanwhile: it wins, and makes the slice again.
+    for (const auto& unit : waiting) {
+        auto d = deferred_.find(unit);
+        if (d == deferred_.end()) continue;
+        auto entry = std::move(d->second);
+        deferred_.erase(d);
+        enterNow(unit, entry.slices, entry.weight, entry.startScope, std::move(entry.scopeStarted),
+                 std::move(entry.made));
+    }
 }
 
 void AllocationSlices::restore(const std::string& unit, const std::string& slice, const std::string& allocation,

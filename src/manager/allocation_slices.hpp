@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -190,9 +191,13 @@ private:
     /// answered, or at the latest kFlushDelay from now).
     void flushSoon();
     void flush();
+    /// Sends the next call of the lane, if none of it is under way.
+    void kickLane();
     /// A scope start of enter() answered.
     void scopeAnswered();
     void removeAllocation(const std::string& slice);
+    /// Its stop is done (or failed): a start that waited makes it again.
+    void removed(const std::string& slice, common::Result<void> stopped);
     /// Share and reserve slices sit beside the flat tasks of an older
     /// manager, and never compete for cores with each other: they weigh
     /// the default. Below them, siblings share one scale per parent.
@@ -210,6 +215,17 @@ private:
     std::map<std::string, uint64_t> unsent_;  ///< by slice: weights waiting for a flush
     size_t startsUnanswered_ = 0;             ///< scope starts of enter() systemd has not answered
     uint64_t flushTimer_ = 0;
+    // The lane: calls no caller waits for (weights, and removals of
+    // forgotten allocations' slices), one at a time, each sent once
+    // systemd has answered the one before (a removal: once its job is
+    // done). A drain forgets thousands of allocations; sent at once, their
+    // stops kept PID 1 reading its bus without a pause, and the jobs of a
+    // new task's start, which systemd runs only when nothing else is
+    // pending (SD_EVENT_PRIORITY_IDLE: src/core/manager.c), waited for all
+    // of them (12 s for 300 in the test bed).
+    bool laneBusy_ = false;
+    bool flushDue_ = false;                ///< unsent_ goes through the lane now
+    std::deque<std::string> removals_;     ///< allocation slices to stop, in order
     /// Expires with this object: systemd's answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };

@@ -44,6 +44,12 @@ struct Config {
     /// slices inside it, as many each. It bounds the members of every
     /// slice, also for one allocation of 10,000 tasks (bench/README.md).
     unsigned scopesPerSlice = 100;
+    /// StopTask signals in flight at once (key stop_window, 0..100000; 0:
+    /// no limit): the others wait until systemd has collected what the
+    /// earlier ones ended, so that a drain never holds a start back for
+    /// longer than systemd takes to collect this many scopes
+    /// (stop_pacer.hpp, bench/README.md).
+    unsigned stopWindow = 64;
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
     /// The delegated scope the shims live in, outside the manager's cgroup

@@ -36,6 +36,13 @@ std::string taskLabel(const std::string& allocId, const std::string& task) {
 // the manager aborted, taking every start under way with it.
 constexpr size_t kTaskUnitNameMax = 240;
 
+// A stopped task still running this long after its signal is shutting
+// down gracefully: it no longer holds a place among the stops in flight
+// (stop_pacer.hpp), so a long grace does not hold the others' signals
+// back; its end comes at its own pace. Most tasks end within it: a
+// process that takes the default SIGTERM dies at once.
+constexpr std::chrono::milliseconds kStopSlowAfter{1000};
+
 // A task's unit name, for a name every part of taskscope can keep. The
 // name is also the stem of the task's log files in its allocation's log
 // dir, so a slash is refused, as Nomad refuses it in task names for its
@@ -67,6 +74,13 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       host_(std::move(host)),
       pool_(std::move(usableCpus), config_.systemCores, host_.unified()),
       allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout, config_.scopesPerSlice}, systemd_, &loop_),
+      stops_(config_.stopWindow, kStopSlowAfter, &loop_, [this](const std::string& unit) { admitStop(unit); },
+             [this](std::function<void()> answered) {
+                 systemd_.roundTripAsync([answered = std::move(answered)](Result<void> r) {
+                     if (!r) spdlog::debug("Round trip through systemd: {}", r.error().message);
+                     answered();
+                 });
+             }),
       records_(store_, loop_),
       startWorker_(loop_),
       cgroupWorker_(loop_),
@@ -441,6 +455,9 @@ void TaskRegistry::finish(Entry& e) {
     auto& r = e.record;
     r.pid = 0;
     r.killDeadlineUs = 0;
+    r.queuedStopSignal = 0;
+    r.queuedStopGraceMs = 0;
+    stops_.ended(r.unit);
     // Its weight leaves its slices' sums.
     allocSlices_.stopped(r.unit);
     releaseCpus(r);

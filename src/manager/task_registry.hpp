@@ -36,6 +36,7 @@
 #include "manager/shim_home.hpp"
 #include "manager/start_events.hpp"
 #include "manager/state_store.hpp"
+#include "manager/stop_pacer.hpp"
 #include "scope/cgroup_host.hpp"
 #include "scope/scope_killer.hpp"
 #include "scope/systemd_client.hpp"
@@ -196,6 +197,10 @@ private:
     /// left one, else the task stays running while its scope has processes.
     void onShimGone(Entry& entry);
     common::Result<void> stopNow(Entry& entry, const std::string& signal, int64_t graceMs);
+    /// The pacer's turn for a stop that waited (its record holds it).
+    void admitStop(const std::string& unit);
+    /// Signals the task and arms its kill (at once without grace).
+    void sendStop(Entry& entry, int signal, int64_t graceMs);
     void forceKill(Entry& entry);
     /// Kills every process of the task at record.killDeadlineUs (at once if past).
     void armKillTimer(Entry& entry);
@@ -241,6 +246,8 @@ private:
     /// The nested layout's slices (also of tasks started nested before
     /// nested_slices was turned off).
     AllocationSlices allocSlices_;
+    /// StopTask's signals, at systemd's pace (key stop_window).
+    StopPacer stops_;
     size_t preparing_ = 0;   ///< starts admitted whose shim is not spawned yet
     bool draining_ = false;  ///< the daemon is exiting: no start is admitted
     common::EventLoop::Clock::time_point drainDeadline_{};

@@ -88,6 +88,9 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
             armKillTimer(e);
             spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms", taskLabel(r), r.pid,
                           unit, r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
+        } else if (r.state == TaskState::Stopping && r.queuedStopSignal) {
+            // Its stop waited its turn: it waits again (recover() asks).
+            spdlog::debug("Re-adopted task {} (pid {}, unit {}); its stop waits its turn", taskLabel(r), r.pid, unit);
         } else {
             r.state = TaskState::Running;
             // Debug, with one summary line after: a line per task into
@@ -156,6 +159,11 @@ common::Result<void> TaskRegistry::recover() {
         if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
     }
     allocSlices_.reapplyWeights();
+    // Stops that waited their turn when the manager before us went: asked
+    // again, in the pacer's order from here on.
+    for (auto& [key, e] : tasks_)
+        if (!e->record.finished() && e->record.queuedStopSignal)
+            stops_.request(e->record.unit, e->record.queuedStopGraceMs == 0);
     for (const auto& key : neverRan) {
         const auto r = tasks_.at(key)->record;
         spool_.remove(r.unit);

@@ -90,14 +90,51 @@ Result<void> TaskRegistry::stopNow(Entry& e, const std::string& text, int64_t gr
         sig = *parsed;
     }
     const int64_t grace = graceMs < 0 ? r.spec.killTimeoutMs : graceMs;
+    // Signalled already: signalled again at once, its grace from now.
+    const bool underWay = r.state == TaskState::Stopping && r.queuedStopSignal == 0;
     if (r.state != TaskState::Stopping) {
         r.state = TaskState::Stopping;
         if (events_) events_->taskChanged(r);
     }
-    spdlog::info("Stopping task {} with {} and {} ms grace", label, common::signalName(sig), grace);
-    if (grace == 0) {
-        forceKill(e);
+    if (underWay) {
+        sendStop(e, sig, grace);
         return {};
+    }
+    // Its turn among the stops in flight (stop_pacer.hpp); a kill without
+    // grace goes ahead of those waiting. Usually that is now.
+    r.queuedStopSignal = sig;
+    r.queuedStopGraceMs = grace;
+    stops_.request(r.unit, grace == 0);
+    if (r.queuedStopSignal) {
+        // On disk: a manager that dies now still sends it after its restart.
+        records_.persist(r);
+        spdlog::info("Stop of task {} waits its turn: {} stops in flight, {} waiting", label, stops_.inFlight(),
+                     stops_.queueLength());
+    }
+    return {};
+}
+
+void TaskRegistry::admitStop(const std::string& unit) {
+    auto* e = byUnit(unit);
+    if (!e || e->record.finished() || !e->record.queuedStopSignal) return stops_.ended(unit);
+    auto& r = e->record;
+    const int sig = r.queuedStopSignal;
+    const int64_t grace = r.queuedStopGraceMs;
+    r.queuedStopSignal = 0;
+    r.queuedStopGraceMs = 0;
+    sendStop(*e, sig, grace);
+}
+
+void TaskRegistry::sendStop(Entry& e, int sig, int64_t grace) {
+    auto& r = e.record;
+    spdlog::info("Stopping task {} with {} and {} ms grace", taskLabel(r.allocId, r.name), common::signalName(sig),
+                 grace);
+    if (grace == 0) {
+        // No deadline to keep; on disk without the stop it may have waited with.
+        r.killDeadlineUs = 0;
+        records_.persist(r);
+        forceKill(e);
+        return;
     }
     // The deadline is on disk before the signal goes out: a manager that
     // dies now still kills the task on time after its restart.
@@ -107,7 +144,6 @@ Result<void> TaskRegistry::stopNow(Entry& e, const std::string& text, int64_t gr
         if (!s) spdlog::debug("Signal to {} not sent: {}", unit, s.error().message);
     });
     armKillTimer(e);
-    return {};
 }
 
 void TaskRegistry::armKillTimer(Entry& e) {

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include <spdlog/spdlog.h>
+
 #include "common/error_names.hpp"
 
 namespace taskscope::scope {
@@ -151,6 +153,8 @@ void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vec
     std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
     for (const auto& a : auxUnits.units) aux.emplace_back(a.name, a.properties);
     auto once = [this, unit, props, aux, accepted = auxUnits.accepted](Completion finished) {
+        if (inFlight_ >= kMaxInFlight)
+            spdlog::debug("The start of {} waits behind {} calls to systemd", unit, waiting_.size());
         jobAsync(
             unit, "start scope " + unit,
             [this, unit, props, aux](JobReply reply) {
@@ -376,6 +380,22 @@ void SdbusSystemdClient::listUnitsAsync(const std::string& pattern, ValueComplet
                 std::vector<std::string> names;
                 for (const auto& r : rows) names.push_back(r.get<0>());
                 done(std::move(names));
+            });
+    });
+}
+
+void SdbusSystemdClient::roundTripAsync(Completion done) {
+    // sd-bus answers Peer.Ping itself, as it reads the message: no unit,
+    // no job, nothing of PID 1's state touched.
+    issue([this, done = std::move(done)] {
+        manager_->raw()
+            .callMethodAsync("Ping")
+            .onInterface("org.freedesktop.DBus.Peer")
+            .withTimeout(jobTimeout_)
+            .uponReplyInvoke([this, done](const sdbus::Error* error) {
+                replied();
+                if (error) return done(systemdError(*error, "ping systemd"));
+                done({});
             });
     });
 }

@@ -91,6 +91,10 @@ public:
     virtual void unitInfoAsync(const std::string& unit, ValueCompletion<UnitInfo> done) = 0;
     /// Loaded units whose names match a glob (e.g. "*.scope").
     virtual void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) = 0;
+    /// A call systemd answers once it reads its bus again (Peer.Ping): the
+    /// work it had queued at a higher priority than its bus, emptied
+    /// cgroups among it, is done by then. `done` also gets a failure.
+    virtual void roundTripAsync(Completion done) = 0;
 };
 
 /// The same calls, each blocking until systemd has answered: for a

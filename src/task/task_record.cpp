@@ -47,6 +47,11 @@ nlohmann::json toJson(const TaskRecord& r) {
     // the configured slice), also one an older manager wrote.
     if (!r.slice.empty()) j["slice"] = r.slice;
     if (!r.allocSlice.empty()) j["alloc_slice"] = r.allocSlice;
+    // Only while a stop waits its turn.
+    if (r.queuedStopSignal) {
+        j["queued_stop_signal"] = r.queuedStopSignal;
+        j["queued_stop_grace_ms"] = r.queuedStopGraceMs;
+    }
     return j;
 }
 
@@ -87,6 +92,8 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.exitReported = j.at("exit_reported").get<bool>();
         r.killDeadlineUs = j.value("kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
         r.lostReason = j.value("lost_reason", "");
+        r.queuedStopSignal = j.value("queued_stop_signal", 0);
+        r.queuedStopGraceMs = j.value("queued_stop_grace_ms", int64_t{0});
         return r;
     } catch (const nlohmann::json::exception& e) {
         return common::makeError(common::errors::kInternal, std::string("task record: ") + e.what());

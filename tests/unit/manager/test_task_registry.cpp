@@ -326,6 +326,49 @@ BOOST_FIXTURE_TEST_CASE(stop_kills_when_the_grace_ends, Fixture) {
     BOOST_TEST(systemd.count("killUnit", "a1-web.scope") >= 1u);
 }
 
+// Issue 31: a drain's stops go at the pace systemd collects what they end.
+BOOST_FIXTURE_TEST_CASE(a_stop_past_the_window_waits_until_systemd_has_read_its_bus_since, Fixture) {
+    config.stopWindow = 1;
+    open();
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    start("a2", "web", taskSpec("/bin/sleep", {"1000"}));
+    systemd.hold("roundTrip");
+    BOOST_REQUIRE(stopTask("a1", "web", "", 0));
+    BOOST_REQUIRE(stopTask("a2", "web", "", 0));
+    // Answered at once, stopping, its kill not sent: a1 holds the window.
+    BOOST_TEST(state("a2", "web") == TaskState::Stopping);
+    BOOST_TEST((**tasks->get("a2", "web")).queuedStopSignal != 0);
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    // a1 ended; its emptied scope may still be in systemd's queue.
+    BOOST_REQUIRE(runUntil([&] { return systemd.count("roundTrip") >= 1u; }));
+    runUntil([] { return false; }, 50ms);
+    BOOST_TEST(systemd.count("freezeUnit", "a2-web.scope") == 0u);
+    BOOST_TEST(!finished("a2", "web"));
+    systemd.release();
+    BOOST_REQUIRE(runUntil([&] { return finished("a2", "web"); }));
+    BOOST_TEST((**tasks->get("a2", "web")).exit.signal == SIGKILL);
+    BOOST_TEST((**tasks->get("a2", "web")).queuedStopSignal == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stop_that_waited_its_turn_is_sent_after_a_restart, Fixture) {
+    config.stopWindow = 1;
+    open();
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    start("a2", "web", taskSpec("/bin/sleep", {"1000"}));
+    // a1's signal cannot reach it here (the fake has no cgroups): it holds
+    // the window through its grace, until it counts as slow.
+    BOOST_REQUIRE(stopTask("a1", "web", "SIGTERM", 60000));
+    BOOST_REQUIRE(stopTask("a2", "web", "", 0));
+    BOOST_TEST((**tasks->get("a2", "web")).queuedStopSignal != 0);
+    runUntil([] { return false; }, 100ms);  // the records reach the disk
+    tasks.reset();
+    open();
+    BOOST_TEST(state("a1", "web") == TaskState::Stopping);
+    BOOST_REQUIRE(runUntil([&] { return finished("a2", "web"); }));
+    BOOST_TEST((**tasks->get("a2", "web")).exit.signal == SIGKILL);
+    BOOST_TEST(!finished("a1", "web"));  // its grace runs on
+}
+
 BOOST_FIXTURE_TEST_CASE(a_stop_of_an_exited_task_is_refused, Fixture) {
     open();
     start("a1", "job", taskSpec("/bin/true", {}));

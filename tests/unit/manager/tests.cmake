@@ -21,3 +21,4 @@ set_tests_properties(unit.manager_test_start_procedure PROPERTIES TIMEOUT 120
 taskscope_unit_test(manager/test_cpu_pool.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_exit_watch.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_allocation_slices.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_stop_pacer.cpp taskscope_manager_lib)

@@ -177,6 +177,10 @@ public:
     void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) override {
         postValue(listUnits(pattern), std::move(done));
     }
+    /// Recorded as "roundTrip"; held like any other asynchronous call.
+    void roundTripAsync(Completion done) override {
+        complete("roundTrip", "", enter("roundTrip", "", ""), std::move(done));
+    }
 
     /// Runs `hook` inside the next call of `method`, before it returns.
     void duringNext(const std::string& method, std::function<void()> hook) {

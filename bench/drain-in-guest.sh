@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# A node drain through taskscope (issue 31), in one boot of the test bed
+# (v2): for each stop_window given, the node is filled with N one-task
+# allocations (logs on) and drained the way Nomad drains it, every task
+# stopped and forgotten (taskscope-bench-fill drain), while a new task is
+# started every 2 s. Prints how long systemd took to collect everything and
+# how long those starts took meanwhile.
+#   bench/drain-in-guest.sh STAGE [N] [WINDOWS]
+# STAGE: a tree made by `DESTDIR=DIR cmake --install BUILD`, under this
+# checkout. N: tasks (default 10000). WINDOWS: stop_window values, comma
+# separated (default 64,0; 0 sends every stop at once, as before).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+stage=$(realpath -e "$1")
+n=${2:-10000}
+windows=${3:-64,0}
+exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem "${DRAIN_MEM:-12288}" --timeout "${DRAIN_TIMEOUT:-5400}" \
+	--share "$root" -- bash -c "
+  set -e
+  cp -a --remove-destination '$stage/.' /
+  systemctl daemon-reload
+  systemctl reload dbus
+  mkdir -p /etc/taskscope/manager.json.d
+  for w in ${windows//,/ }; do
+    echo \"=== stop_window \$w, $n one-task allocations\"
+    systemctl stop taskscope-manager taskscope-streamer 2>/dev/null || true
+    rm -rf /var/lib/taskscope /run/taskscope /var/lib/taskscope-streamer
+    echo \"{\\\"stop_window\\\": \$w}\" >/etc/taskscope/manager.json.d/90-drain-bench.json
+    systemctl start taskscope-manager
+    BENCH_FILL_PER_ALLOC=1 '$build/bench/taskscope-bench-fill' start $n 32 | tail -3
+    BENCH_FILL_PER_ALLOC=1 '$build/bench/taskscope-bench-fill' drain $n 32
+  done"

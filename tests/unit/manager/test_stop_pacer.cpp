@@ -1,0 +1,142 @@
+#define BOOST_TEST_MODULE stop_pacer
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/event_loop.hpp"
+#include "manager/stop_pacer.hpp"
+
+using namespace taskscope;
+using namespace std::chrono_literals;
+using common::EventLoop;
+using manager::StopPacer;
+
+namespace {
+
+/// A pacer whose round trips wait until the test answers them.
+struct Fixture {
+    std::vector<std::string> admitted;
+    std::vector<std::function<void()>> trips;  ///< unanswered, in order sent
+    StopPacer pacer;
+
+    explicit Fixture(size_t window, EventLoop* loop = nullptr, std::chrono::milliseconds slow = 1000ms)
+        : pacer(window, slow, loop, [this](const std::string& unit) { admitted.push_back(unit); },
+                [this](std::function<void()> answered) { trips.push_back(std::move(answered)); }) {}
+
+    void answerTrip() {
+        BOOST_REQUIRE(!trips.empty());
+        auto t = std::move(trips.front());
+        trips.erase(trips.begin());
+        t();
+    }
+};
+
+template <class F>
+bool runUntil(EventLoop& loop, F done) {
+    const auto deadline = EventLoop::Clock::now() + 5s;
+    while (!done()) {
+        if (EventLoop::Clock::now() >= deadline) return false;
+        loop.addTimer(EventLoop::Clock::now() + 5ms, [&] { loop.quit(); });
+        loop.run();
+    }
+    return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stops_within_the_window_are_sent_at_once) {
+    Fixture f(2);
+    f.pacer.request("a.scope", false);
+    f.pacer.request("b.scope", false);
+    BOOST_TEST(f.admitted == (std::vector<std::string>{"a.scope", "b.scope"}), boost::test_tools::per_element());
+    BOOST_TEST(f.pacer.inFlight() == 2u);
+    BOOST_TEST(f.pacer.queueLength() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_place_frees_once_systemd_has_read_its_bus_since_the_end) {
+    Fixture f(2);
+    for (auto u : {"a.scope", "b.scope", "c.scope", "d.scope"}) f.pacer.request(u, false);
+    BOOST_TEST(f.admitted.size() == 2u);
+    BOOST_TEST(f.pacer.queued("c.scope"));
+
+    // Ended: its cgroup is in systemd's queue, not collected yet.
+    f.pacer.ended("a.scope");
+    BOOST_TEST(f.admitted.size() == 2u);
+    BOOST_REQUIRE(f.trips.size() == 1u);
+    // One round trip at a time: b's end waits for the next one.
+    f.pacer.ended("b.scope");
+    BOOST_TEST(f.trips.size() == 1u);
+
+    f.answerTrip();  // sent after a ended, before b did
+    BOOST_TEST(f.admitted == (std::vector<std::string>{"a.scope", "b.scope", "c.scope"}),
+               boost::test_tools::per_element());
+    BOOST_REQUIRE(f.trips.size() == 1u);  // for b
+    f.answerTrip();
+    BOOST_TEST(f.admitted.size() == 4u);
+    BOOST_TEST(f.trips.empty());
+    BOOST_TEST(f.pacer.inFlight() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_kill_without_grace_goes_ahead_and_a_second_ask_keeps_its_place) {
+    Fixture f(1);
+    f.pacer.request("a.scope", false);
+    f.pacer.request("b.scope", false);
+    f.pacer.request("c.scope", false);
+    f.pacer.request("b.scope", false);  // again: still second
+    f.pacer.request("k.scope", true);
+    f.pacer.ended("a.scope");
+    f.answerTrip();
+    BOOST_TEST(f.admitted.back() == "k.scope");
+    f.pacer.ended("k.scope");
+    f.answerTrip();
+    BOOST_TEST(f.admitted.back() == "b.scope");
+}
+
+BOOST_AUTO_TEST_CASE(a_task_that_ends_while_it_waits_leaves_the_queue) {
+    Fixture f(1);
+    f.pacer.request("a.scope", false);
+    f.pacer.request("b.scope", false);
+    f.pacer.request("c.scope", false);
+    f.pacer.ended("b.scope");  // ended by itself
+    BOOST_TEST(!f.pacer.queued("b.scope"));
+    BOOST_TEST(f.trips.empty());  // it held no place
+    f.pacer.ended("a.scope");
+    f.answerTrip();
+    BOOST_TEST(f.admitted == (std::vector<std::string>{"a.scope", "c.scope"}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_under_way_asked_again_is_sent_again_at_once) {
+    Fixture f(1);
+    f.pacer.request("a.scope", false);
+    f.pacer.request("b.scope", false);
+    f.pacer.request("a.scope", true);
+    BOOST_TEST(f.admitted == (std::vector<std::string>{"a.scope", "a.scope"}), boost::test_tools::per_element());
+    BOOST_TEST(f.pacer.queued("b.scope"));
+}
+
+BOOST_AUTO_TEST_CASE(window_zero_sends_every_stop_at_once) {
+    Fixture f(0);
+    for (int i = 0; i < 100; ++i) f.pacer.request("t" + std::to_string(i) + ".scope", false);
+    BOOST_TEST(f.admitted.size() == 100u);
+    f.pacer.ended("t0.scope");
+    BOOST_TEST(f.trips.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_task_shutting_down_slowly_frees_its_place) {
+    // A graceful shutdown longer than slowAfter must not hold the others'
+    // signals back for its whole grace.
+    EventLoop loop;
+    Fixture f(1, &loop, 20ms);
+    f.pacer.request("slow.scope", false);
+    f.pacer.request("b.scope", false);
+    BOOST_TEST(f.admitted.size() == 1u);
+    BOOST_REQUIRE(runUntil(loop, [&] { return f.admitted.size() == 2u; }));
+    BOOST_TEST(f.admitted.back() == "b.scope");
+    // Its end, later, holds nothing: no round trip is owed for it.
+    f.pacer.ended("slow.scope");
+    BOOST_TEST(f.trips.empty());
+    BOOST_TEST(f.pacer.inFlight() == 1u);
+}

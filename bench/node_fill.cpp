@@ -40,6 +40,7 @@
 #include <tuple>
 #include <vector>
 
+#include "pid1_cpu.hpp"
 #include "scope_floor.hpp"
 
 namespace {
@@ -235,6 +236,7 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
     });
     std::this_thread::sleep_for(std::chrono::seconds(3));  // one probe on the full node first
     const auto d0 = Clock::now();
+    const double cpu0 = bench::pid1CpuSeconds();
     const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
         m.callMethodAsync("StopTask")
             .onInterface(kManager)
@@ -256,6 +258,7 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
     while ((scopes = fillScopesLeft(*systemd)) > 0 && msSince(d0) < 3600e3)
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const double collectedS = msSince(d0) / 1000;
+    const double pid1 = bench::pid1CpuSeconds() - cpu0;
     done = true;
     probe.join();
     std::vector<double> during;
@@ -263,10 +266,12 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
         if (at * 1000 >= std::chrono::duration<double, std::milli>(d0 - t0).count() && at <= collectedS + 3)
             during.push_back(ms);
     std::sort(during.begin(), during.end());
-    std::printf("drain of %d: systemd had every scope collected after %.0f s; %zu new tasks started meanwhile, "
-                "StartTask median %.0f ms, max %.0f ms; failed: %d\n",
-                n, collectedS, during.size(), during.empty() ? 0.0 : during[during.size() / 2],
-                during.empty() ? 0.0 : during.back(), errors.total);
+    auto q = [&](double f) { return during.empty() ? 0.0 : during[static_cast<size_t>(f * (during.size() - 1))]; };
+    std::printf("drain of %d: systemd had every scope collected after %.0f s (PID 1 busy %.0f%% of it, %.1f ms per "
+                "task); %zu new tasks started meanwhile, StartTask median %.0f ms, p90 %.0f ms, max %.0f ms; "
+                "failed: %d\n",
+                n, collectedS, 100 * pid1 / collectedS, 1000 * pid1 / n, during.size(), q(0.5), q(0.9), q(1.0),
+                errors.total);
     errors.print();
     // The probes go too (a forget once each exit is in).
     for (int pass = 0; pass < 2; ++pass) {

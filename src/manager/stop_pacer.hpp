@@ -1,25 +1,28 @@
 #pragma once
 // StopTask's signals, sent at the pace systemd collects the scopes they
-// empty (issue 31).
+// empty, leaving it moments with nothing to do (issue 31).
 //
-// systemd handles every emptied cgroup before it reads its bus again (its
+// systemd handles every emptied cgroup before it reads its bus (its
 // cgroup-empty event source runs at SD_EVENT_PRIORITY_NORMAL-5, the bus at
-// NORMAL: src/core/cgroup.c manager_setup_cgroup(), src/core/dbus.c), at
-// several ms of PID 1 each. A drain that signalled 10,000 tasks at once
-// therefore held every StartTask, and every other call to systemd, until
-// the last scope was collected: 80 s in the test bed.
+// NORMAL: src/core/cgroup.c manager_setup_cgroup(), src/core/dbus.c), and
+// it runs queued jobs only when nothing else is pending (its run queue is
+// at SD_EVENT_PRIORITY_IDLE, src/core/manager.c), several ms of PID 1 per
+// collected scope. A drain that signalled 10,000 tasks at once therefore
+// held the jobs of every new task's start until the last scope was
+// collected: 80 s in the test bed.
 //
 // So at most `window` stops are in flight at once. One is in flight from
-// its signal until systemd has answered a bus call sent after the task
-// ended (a round trip through PID 1's queue: what emptied before it was
-// handled first), or until the task has outlived its signal by `slowAfter`
+// its signal until a job that systemd ran after the task ended is done (a
+// round trip through PID 1's run queue: by then it had handled what
+// emptied before, and had run the jobs queued meanwhile, a new start's
+// among them), or until the task has outlived its signal by `slowAfter`
 // (a graceful shutdown: its end comes at its own pace, so a long grace
 // does not hold back the others' stops). The others wait their turn, in
 // the order asked; a kill without grace goes ahead of them. A task that
 // ends while it waits leaves the queue. window 0: every stop at once.
 //
 // One round trip serves every task that ended before it was sent, so the
-// pace is systemd's own collection rate, whatever the node's speed.
+// pace is systemd's own, whatever the node's speed.
 
 #include <chrono>
 #include <cstdint>
@@ -38,8 +41,8 @@ class StopPacer {
 public:
     /// Sends the stop of `unit` now (its signal, its grace timer).
     using Admit = std::function<void(const std::string& unit)>;
-    /// A call through systemd's bus queue; `answered` runs on its reply
-    /// (also a failed one: systemd has read its bus either way).
+    /// A round trip through systemd's run queue; `answered` runs once it is
+    /// done (also when it failed: nothing waits for ever).
     using RoundTrip = std::function<void(std::function<void()> answered)>;
 
     StopPacer(size_t window, std::chrono::milliseconds slowAfter, common::EventLoop* loop, Admit admit,
@@ -53,7 +56,7 @@ public:
     /// queue. Asked again while queued: it keeps its place (or goes first).
     void request(const std::string& unit, bool first);
     /// `unit` has ended (or is gone): it leaves the queue, or its place in
-    /// the window frees once systemd has read its bus since.
+    /// the window frees after the next round trip.
     void ended(const std::string& unit);
 
     bool queued(const std::string& unit) const;

@@ -384,20 +384,22 @@ void SdbusSystemdClient::listUnitsAsync(const std::string& pattern, ValueComplet
     });
 }
 
-void SdbusSystemdClient::roundTripAsync(Completion done) {
-    // sd-bus answers Peer.Ping itself, as it reads the message: no unit,
-    // no job, nothing of PID 1's state touched.
-    issue([this, done = std::move(done)] {
-        manager_->raw()
-            .callMethodAsync("Ping")
-            .onInterface("org.freedesktop.DBus.Peer")
-            .withTimeout(jobTimeout_)
-            .uponReplyInvoke([this, done](const sdbus::Error* error) {
-                replied();
-                if (error) return done(systemdError(*error, "ping systemd"));
-                done({});
-            });
-    });
+void SdbusSystemdClient::roundTripAsync(const std::string& unit, Completion done) {
+    // "fail": never replaces a job of the unit's that is queued. The
+    // anchor job of a transaction is kept even when the unit is active
+    // already (src/core/transaction.c, transaction_drop_redundant()), so
+    // it goes through the run queue like any other.
+    jobAsync(
+        unit, "round trip through " + unit,
+        [this, unit](JobReply reply) {
+            manager_->raw()
+                .callMethodAsync("StartUnit")
+                .onInterface(kManagerInterface)
+                .withArguments(unit, std::string("fail"))
+                .withTimeout(jobTimeout_)
+                .uponReplyInvoke(std::move(reply));
+        },
+        std::move(done));
 }
 
 common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {

@@ -48,7 +48,7 @@ public:
     void controlGroupAsync(const std::string& unit, ValueCompletion<std::string> done) override;
     void unitInfoAsync(const std::string& unit, ValueCompletion<UnitInfo> done) override;
     void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) override;
-    void roundTripAsync(Completion done) override;
+    void roundTripAsync(const std::string& unit, Completion done) override;
     common::Result<void> killUnit(const std::string& unit, const std::string& whom, int signal) override;
     common::Result<void> freezeUnit(const std::string& unit) override;
     common::Result<void> thawUnit(const std::string& unit) override;

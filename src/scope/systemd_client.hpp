@@ -91,10 +91,13 @@ public:
     virtual void unitInfoAsync(const std::string& unit, ValueCompletion<UnitInfo> done) = 0;
     /// Loaded units whose names match a glob (e.g. "*.scope").
     virtual void listUnitsAsync(const std::string& pattern, ValueCompletion<std::vector<std::string>> done) = 0;
-    /// A call systemd answers once it reads its bus again (Peer.Ping): the
-    /// work it had queued at a higher priority than its bus, emptied
-    /// cgroups among it, is done by then. `done` also gets a failure.
-    virtual void roundTripAsync(Completion done) = 0;
+    /// A start job for `unit`, which is active already (a job that does
+    /// nothing), waited for: systemd runs its jobs only when nothing else
+    /// is pending (its run queue is at SD_EVENT_PRIORITY_IDLE,
+    /// src/core/manager.c), so once it is done systemd has handled every
+    /// emptied cgroup and every call sent before, and run every job queued
+    /// before, a new task's start among them. `done` also gets a failure.
+    virtual void roundTripAsync(const std::string& unit, Completion done) = 0;
 };
 
 /// The same calls, each blocking until systemd has answered: for a

@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(stops_within_the_window_are_sent_at_once) {
     BOOST_TEST(f.pacer.queueLength() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(a_place_frees_once_systemd_has_read_its_bus_since_the_end) {
+BOOST_AUTO_TEST_CASE(a_place_frees_once_systemd_has_run_a_job_since_the_end) {
     Fixture f(2);
     for (auto u : {"a.scope", "b.scope", "c.scope", "d.scope"}) f.pacer.request(u, false);
     BOOST_TEST(f.admitted.size() == 2u);

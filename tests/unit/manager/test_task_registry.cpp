@@ -327,7 +327,7 @@ BOOST_FIXTURE_TEST_CASE(stop_kills_when_the_grace_ends, Fixture) {
 }
 
 // Issue 31: a drain's stops go at the pace systemd collects what they end.
-BOOST_FIXTURE_TEST_CASE(a_stop_past_the_window_waits_until_systemd_has_read_its_bus_since, Fixture) {
+BOOST_FIXTURE_TEST_CASE(a_stop_past_the_window_waits_until_systemd_has_run_a_job_since, Fixture) {
     config.stopWindow = 1;
     open();
     start("a1", "web", taskSpec("/bin/sleep", {"1000"}));

@@ -178,8 +178,8 @@ public:
         postValue(listUnits(pattern), std::move(done));
     }
     /// Recorded as "roundTrip"; held like any other asynchronous call.
-    void roundTripAsync(Completion done) override {
-        complete("roundTrip", "", enter("roundTrip", "", ""), std::move(done));
+    void roundTripAsync(const std::string& unit, Completion done) override {
+        complete("roundTrip", unit, enter("roundTrip", unit, ""), std::move(done));
     }
 
     /// Runs `hook` inside the next call of `method`, before it returns.

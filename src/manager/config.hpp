@@ -46,10 +46,12 @@ struct Config {
     unsigned scopesPerSlice = 100;
     /// StopTask signals in flight at once (key stop_window, 0..100000; 0:
     /// no limit): the others wait until systemd has collected what the
-    /// earlier ones ended, so that a drain never holds a start back for
-    /// longer than systemd takes to collect this many scopes
-    /// (stop_pacer.hpp, bench/README.md).
-    unsigned stopWindow = 64;
+    /// earlier ones ended (stop_pacer.hpp). Off by default: in the test
+    /// bed it cut a new start's wait during a 300-task drain (1.4-2.0 s
+    /// against 4.9 s), but at 10,000 tasks a start's wait came from the
+    /// manager's own disk writes as much as from PID 1, and 64 made the
+    /// drain 22% longer without a shorter worst wait (bench/README.md).
+    unsigned stopWindow = 0;
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
     /// The delegated scope the shims live in, outside the manager's cgroup

@@ -76,7 +76,9 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout, config_.scopesPerSlice}, systemd_, &loop_),
       stops_(config_.stopWindow, kStopSlowAfter, &loop_, [this](const std::string& unit) { admitStop(unit); },
              [this](std::function<void()> answered) {
-                 systemd_.roundTripAsync(config_.slice, [answered = std::move(answered)](Result<void> r) {
+                 // Through the root slice: always active, and no operator
+                 // can stop it, so its start job never starts anything.
+                 systemd_.roundTripAsync("-.slice", [answered = std::move(answered)](Result<void> r) {
                      if (!r) spdlog::debug("Round trip through systemd: {}", r.error().message);
                      answered();
                  });

@@ -108,8 +108,9 @@ Result<void> TaskRegistry::stopNow(Entry& e, const std::string& text, int64_t gr
     if (r.queuedStopSignal) {
         // On disk: a manager that dies now still sends it after its restart.
         records_.persist(r);
-        spdlog::info("Stop of task {} waits its turn: {} stops in flight, {} waiting", label, stops_.inFlight(),
-                     stops_.queueLength());
+        // Debug: a drain queues thousands, each logged again when it goes.
+        spdlog::debug("Stop of task {} waits its turn: {} stops in flight, {} waiting", label, stops_.inFlight(),
+                      stops_.queueLength());
     }
     return {};
 }

@@ -136,3 +136,20 @@ BOOST_AUTO_TEST_CASE(nested_layout_keys) {
         BOOST_TEST(r.error().message.find("scopes_per_slice") != std::string::npos);
     }
 }
+
+BOOST_AUTO_TEST_CASE(stop_window_key) {
+    TempDir d;
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->stopWindow == 0u);  // every stop at once, as before
+    d.write("manager.json", R"({"stop_window":64})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->stopWindow == 64u);
+    for (const char* bad : {R"({"stop_window":-1})", R"({"stop_window":100001})", R"({"stop_window":"64"})"}) {
+        d.write("manager.json", bad);
+        auto r = loadConfig(d.path + "/manager.json");
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST(r.error().message.find("stop_window") != std::string::npos);
+    }
+}

@@ -188,18 +188,23 @@ void SdbusSystemdClient::startSliceAsync(const std::string& unit, const UnitProp
     startResettingFailedAsync(*this, unit, std::move(once), std::move(done));
 }
 
-void SdbusSystemdClient::stopUnitAsync(const std::string& unit, Completion done) {
+void SdbusSystemdClient::unitJobAsync(const std::string& method, const std::string& unit, const std::string& mode,
+                                      const std::string& what, Completion done) {
     jobAsync(
-        unit, "stop " + unit,
-        [this, unit](JobReply reply) {
+        unit, what,
+        [this, method, unit, mode](JobReply reply) {
             manager_->raw()
-                .callMethodAsync("StopUnit")
+                .callMethodAsync(method)
                 .onInterface(kManagerInterface)
-                .withArguments(unit, std::string("replace"))
+                .withArguments(unit, mode)
                 .withTimeout(jobTimeout_)
                 .uponReplyInvoke(std::move(reply));
         },
         std::move(done));
+}
+
+void SdbusSystemdClient::stopUnitAsync(const std::string& unit, Completion done) {
+    unitJobAsync("StopUnit", unit, "replace", "stop " + unit, std::move(done));
 }
 
 void SdbusSystemdClient::setUnitPropertiesAsync(const std::string& unit, const UnitProperties& properties,
@@ -389,17 +394,7 @@ void SdbusSystemdClient::roundTripAsync(const std::string& unit, Completion done
     // anchor job of a transaction is kept even when the unit is active
     // already (src/core/transaction.c, transaction_drop_redundant()), so
     // it goes through the run queue like any other.
-    jobAsync(
-        unit, "round trip through " + unit,
-        [this, unit](JobReply reply) {
-            manager_->raw()
-                .callMethodAsync("StartUnit")
-                .onInterface(kManagerInterface)
-                .withArguments(unit, std::string("fail"))
-                .withTimeout(jobTimeout_)
-                .uponReplyInvoke(std::move(reply));
-        },
-        std::move(done));
+    unitJobAsync("StartUnit", unit, "fail", "round trip through " + unit, std::move(done));
 }
 
 common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& unit, const sdbus::ObjectPath& job) {

@@ -79,6 +79,9 @@ private:
     /// A call that returns a job: `send` makes the call with the reply
     /// handler it is given; `done` gets the job's JobRemoved result.
     using JobReply = std::function<void(const sdbus::Error*, sdbus::ObjectPath)>;
+    /// `method`(unit, mode) of the manager interface (StartUnit, StopUnit), its job waited for.
+    void unitJobAsync(const std::string& method, const std::string& unit, const std::string& mode,
+                      const std::string& what, Completion done);
     void jobAsync(const std::string& unit, const std::string& what, std::function<void(JobReply)> send,
                   Completion done, std::function<void()> accepted = {});
     void finishJob(const std::string& job, const std::string& result);

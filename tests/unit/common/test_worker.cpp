@@ -7,26 +7,12 @@
 #include <vector>
 
 #include "common/worker.hpp"
+#include "support/run_loop.hpp"
 
 using taskscope::common::EventLoop;
 using taskscope::common::Worker;
+using taskscope::test::runUntil;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Runs the loop until `done` or 5 s.
-template <class F>
-bool runUntil(EventLoop& loop, F done) {
-    const auto deadline = EventLoop::Clock::now() + 5s;
-    while (!done()) {
-        if (EventLoop::Clock::now() >= deadline) return false;
-        loop.addTimer(EventLoop::Clock::now() + 5ms, [&] { loop.quit(); });
-        loop.run();
-    }
-    return true;
-}
-
-}  // namespace
 
 // One thread: the work runs off the loop's thread, and results come back
 // on it in the order the work was submitted.

@@ -8,8 +8,10 @@
 
 #include "common/event_loop.hpp"
 #include "manager/stop_pacer.hpp"
+#include "support/run_loop.hpp"
 
 using namespace taskscope;
+using taskscope::test::runUntil;
 using namespace std::chrono_literals;
 using common::EventLoop;
 using manager::StopPacer;
@@ -33,17 +35,6 @@ struct Fixture {
         t();
     }
 };
-
-template <class F>
-bool runUntil(EventLoop& loop, F done) {
-    const auto deadline = EventLoop::Clock::now() + 5s;
-    while (!done()) {
-        if (EventLoop::Clock::now() >= deadline) return false;
-        loop.addTimer(EventLoop::Clock::now() + 5ms, [&] { loop.quit(); });
-        loop.run();
-    }
-    return true;
-}
 
 }  // namespace
 

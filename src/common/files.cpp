@@ -59,6 +59,13 @@ Result<std::string> readFile(const std::string& path) {
     return readAll(fd.get(), path);
 }
 
+Result<std::string> readStateFile(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME));
+    if (!fd && errno == EPERM) return readFile(path);
+    if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
+    return readAll(fd.get(), path);
+}
+
 Result<std::string> readFileAt(int dirFd, const std::string& name) {
     UniqueFd fd(::openat(dirFd, name.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return errnoError("open " + name, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);

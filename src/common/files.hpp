@@ -16,6 +16,14 @@ std::string_view trim(std::string_view text);
 /// Reads a whole (small) file, such as a cgroup or /proc attribute.
 Result<std::string> readFile(const std::string& path);
 
+/// Reads a small file of the daemon's own state without touching its
+/// access time. With relatime, the first read of a file written since its
+/// last read (a new exit record) dirties its inode, and the read waits for
+/// the filesystem's journal: seconds while a drain's removals commit.
+/// Falls back to a plain read where O_NOATIME is not allowed (a file
+/// someone else owns, read without CAP_FOWNER).
+Result<std::string> readStateFile(const std::string& path);
+
 /// Reads a file relative to an open directory fd (cgroup trees are walked
 /// through directory fds so that a path is resolved once).
 Result<std::string> readFileAt(int dirFd, const std::string& name);

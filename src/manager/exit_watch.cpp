@@ -107,7 +107,7 @@ void ExitWatch::collect(const std::string& unit) {
 
 void ExitWatch::read(const std::string& unit) {
     auto status = [&]() -> common::Result<task::ExitStatus> {
-        auto text = common::readFile(store_.exitFile(unit));
+        auto text = common::readStateFile(store_.exitFile(unit));
         if (!text) return text.error();
         return parseExitFile(*text);
     }();

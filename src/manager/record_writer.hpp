@@ -23,7 +23,8 @@ public:
     void persist(const TaskRecord& record, std::function<void()> durable = {});
     /// Removes the task's record, in order with its writes still pending
     /// (which must not bring it back), and its exit record, aborted mark
-    /// and process spec. `gone` hears whether the record is off the disk:
+    /// and process spec, all off the loop in one round. `gone` runs once
+    /// all four are done, and hears whether the record is off the disk:
     /// a failure is the caller's to report, never only a log line (a task
     /// whose record stays comes back after a restart).
     void unpersist(const std::string& unit, std::function<void(common::Result<void>)> gone = {});

@@ -1,6 +1,7 @@
 #include "manager/start_procedure.hpp"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -267,8 +268,14 @@ Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, const spec
     if (spec.logs)
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
-    ::unlink(paths.exitFile.c_str());
-    ::unlink(ctx.records.store().abortedMark(unit).c_str());  // a cut-off start's of this name
+    // Left by an earlier task of this name (a cut-off start's mark, an exit
+    // record a failed forget kept). Looked up first: the lookup takes no
+    // lock, while an unlink, even of nothing, waits for the directory's,
+    // held for seconds by a drain's removals and renames.
+    for (const auto& left : {paths.exitFile, ctx.records.store().abortedMark(unit)}) {
+        struct stat st {};
+        if (::lstat(left.c_str(), &st) == 0) ::unlink(left.c_str());
+    }
     if (spooled)
         if (auto added = ctx.spool.add(unit, allocId, task, *spooled); !added)
             return added.error().context("prepare logs");

@@ -61,7 +61,7 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
     if (!stems) return stems.error();
     for (const auto& stem : *stems) {
         const auto name = stem + ".json";
-        auto text = common::readFile(dir + "/" + name);
+        auto text = common::readStateFile(dir + "/" + name);
         if (!text) return text.error();
         auto j = nlohmann::json::parse(*text, nullptr, false);
         if (j.is_discarded()) return common::makeError(common::errors::kInternal, "task record " + name + " is not valid JSON");
@@ -75,7 +75,7 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
 std::string StateStore::abortedMark(const std::string& unit) const { return exitFile(unit) + SHIM_ABORTED_SUFFIX; }
 
 pid_t StateStore::abortedShim(const std::string& unit) const {
-    auto text = common::readFile(abortedMark(unit));
+    auto text = common::readStateFile(abortedMark(unit));
     const std::string key = std::string(SHIM_ABORTED_SHIM_PID) + "=";
     if (!text || text->rfind(key, 0) != 0) return 0;
     return static_cast<pid_t>(std::atol(text->c_str() + key.size()));

@@ -662,6 +662,25 @@ BOOST_FIXTURE_TEST_CASE(forget_asks_nothing_of_systemd, Fixture) {
     BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
 }
 
+// A forget's files (exit record, process spec, record) go off the loop,
+// in one round of the record writer; the forget is answered once all are
+// gone, so the next task of the name never loses its exit record to them.
+BOOST_FIXTURE_TEST_CASE(a_forget_is_answered_with_every_file_of_the_task_gone, Fixture) {
+    open();
+    start("a1", "job", taskSpec("/bin/sh", {"-c", "exit 3"}));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
+    BOOST_TEST(filesIn(config.stateDir + "/exits") == 1u);
+    BOOST_TEST(filesIn(config.stateDir + "/process") == 1u);
+    BOOST_REQUIRE(forgetTask("a1", "job"));
+    BOOST_TEST(filesIn(config.stateDir + "/exits") == 0u);
+    BOOST_TEST(filesIn(config.stateDir + "/process") == 0u);
+    BOOST_TEST(filesIn(config.stateDir + "/tasks") == 0u);
+    start("a1", "job", taskSpec("/bin/sh", {"-c", "exit 5"}));
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "job"); }));
+    BOOST_TEST((**tasks->get("a1", "job")).exit.exitCode == 5);
+    BOOST_TEST(filesIn(config.stateDir + "/exits") == 1u);
+}
+
 // The shim holds the task's log fifos; the manager holds nothing per task.
 BOOST_FIXTURE_TEST_CASE(a_task_with_logs_costs_the_manager_no_descriptor, Fixture) {
     open();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error_names.hpp"
+#include "scope/cgroup_path.hpp"
 #include "scope/resources.hpp"
 
 namespace taskscope::manager {
@@ -479,7 +480,7 @@ void AllocationSlices::removed(const std::string& name, Result<void> r) {
 }
 
 void AllocationSlices::restore(const std::string& unit, const std::string& slice, const std::string& allocation,
-                               uint64_t weight, bool running) {
+                               uint64_t weight, bool running, const std::string& cgroup) {
     // The chain from the slice's name (systemd's own rule: every '-' a
     // level), below the configured slice: a layout with another fan-out
     // than this manager's still finds the slices its tasks are in.
@@ -489,9 +490,15 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
     for (auto& a : scope::sliceAncestors(slice))
         if (std::find(rootLevels.begin(), rootLevels.end(), a) == rootLevels.end()) chain.push_back(std::move(a));
     chain.push_back(slice);
+    // Each slice's cgroup is an ancestor of the scope's, named after it.
+    std::optional<scope::CgroupPath> scopeCgroup;
+    if (auto parsed = scope::CgroupPath::parse(cgroup)) scopeCgroup = *parsed;
     for (size_t i = 0; i < chain.size(); ++i) {
-        slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
-        slices_[chain[i]].made = true;  // its task's scope is in it
+        auto& own = slices_[chain[i]];
+        own.parent = i ? chain[i - 1] : layout_.root;
+        own.made = true;  // its task's scope is in it
+        if (own.cgroup.empty() && scopeCgroup)
+            if (auto at = scopeCgroup->ancestorNamed(chain[i])) own.cgroup = at->str();
     }
     // A record written before overflow slices existed names only the slice.
     const auto& alloc = allocation.empty() ? slice : allocation;
@@ -501,6 +508,18 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
     members_[unit] = Member{chain, alloc, weight, running};
     if (running)
         for (const auto& s : chain) slices_[s].sum += weight;
+}
+
+std::map<std::string, std::string> AllocationSlices::weighedSliceCgroups() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, slice] : slices_)
+        if (slice.sum && !slice.cgroup.empty() && weightOf(name)) out[name] = slice.cgroup;
+    return out;
+}
+
+void AllocationSlices::heldWeights(const std::map<std::string, uint64_t>& held) {
+    for (const auto& [name, weight] : held)
+        if (auto it = slices_.find(name); it != slices_.end() && !it->second.applied) it->second.applied = weight;
 }
 
 void AllocationSlices::reapplyWeights() {

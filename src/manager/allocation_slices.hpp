@@ -106,11 +106,22 @@ public:
     void leave(const std::string& unit);
     /// A task found at recovery in `slice` (its record's: its allocation's
     /// slice, `allocation`, or one of its overflow slices), whose slices
-    /// exist already. Weights are set by reapplyWeights().
+    /// exist already; `cgroup` is its scope's ("" when its record has none),
+    /// which tells where its slices' cgroups are. Weights are set by
+    /// reapplyWeights().
     void restore(const std::string& unit, const std::string& slice, const std::string& allocation, uint64_t weight,
-                 bool running);
-    /// After recovery: every weight set again (the tasks below may have
-    /// changed while no manager was there).
+                 bool running, const std::string& cgroup = {});
+    /// After recovery, the slices that are to have a weight and whose
+    /// cgroup is known (from a restored task's), by slice name: where the
+    /// weights they hold can be read.
+    std::map<std::string, std::string> weighedSliceCgroups() const;
+    /// The weights the slices hold now (read from their cgroups): the
+    /// weights that are right already are not sent again. A node restarted
+    /// with 10,000 allocations otherwise sent PID 1 10,000 calls.
+    void heldWeights(const std::map<std::string, uint64_t>& held);
+    /// After recovery: every weight that differs from what its slice holds
+    /// (all of them, where that is not known) set again: the tasks below
+    /// may have changed while no manager was there.
     void reapplyWeights();
 
     /// The shared pool's cores: one SetUnitProperties on the share slice
@@ -148,6 +159,7 @@ private:
         bool starting = false;
         bool made = false;  ///< known to exist: its start succeeded, or a task was found in it at recovery
         uint64_t applied = 0;  ///< the CPUWeight systemd was last given (0: not known)
+        std::string cgroup;    ///< its cgroup, where recovery learnt it ("" otherwise)
     };
 
     struct Deferred {

@@ -209,6 +209,9 @@ private:
     /// Removes the isolated task's dirs that taskscope made (its
     /// allocation's with its last task).
     void removeDirsOf(const TaskRecord& record) const;
+    /// After recovery: the allocation slices' weights, each sent again
+    /// only where its slice does not hold it already.
+    void reapplySliceWeights();
 
     // The shared pool.
     void releaseCpus(TaskRecord& record);

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <chrono>
 
 #include "common/fd_store.hpp"
@@ -155,10 +156,10 @@ common::Result<void> TaskRegistry::recover() {
         auto& r = e->record;
         if (r.slice.empty()) continue;
         allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskWeight(r.spec.resources),
-                             !r.finished());
+                             !r.finished(), r.cgroup);
         if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
     }
-    allocSlices_.reapplyWeights();
+    reapplySliceWeights();
     // Stops that waited their turn when the manager before us went: asked
     // again, in the pacer's order from here on.
     for (auto& [key, e] : tasks_)
@@ -208,6 +209,36 @@ void TaskRegistry::attach(TaskEvents& events) {
             records_.persist(r);
         }
     }
+}
+
+void TaskRegistry::reapplySliceWeights() {
+    auto cgroups = allocSlices_.weighedSliceCgroups();
+    // cgroup v1 keeps the weight as cpu.shares, on another scale: every
+    // weight is sent again there.
+    if (cgroups.empty() || !host_.unified()) return allocSlices_.reapplyWeights();
+    // On v2 a slice's cpu.weight is the kernel's copy of its CPUWeight:
+    // only the weights that differ are sent. Read off the loop (cgroup
+    // files wait behind the kernel's cgroup lock); the sums are sent once
+    // the reads are back.
+    cgroupWorker_.submit([this, host = host_, cgroups = std::move(cgroups),
+                          alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        std::map<std::string, uint64_t> held;
+        for (const auto& [slice, cgroup] : cgroups) {
+            const auto file = host.file(cgroup, "", "cpu.weight");
+            if (!file) continue;
+            const auto text = common::readFile(*file);
+            if (!text) continue;
+            const auto value = common::trim(*text);
+            uint64_t weight = 0;
+            if (std::from_chars(value.data(), value.data() + value.size(), weight).ec == std::errc() && weight)
+                held[slice] = weight;
+        }
+        return [this, held = std::move(held), alive] {
+            if (alive.expired()) return;
+            allocSlices_.heldWeights(held);
+            allocSlices_.reapplyWeights();
+        };
+    });
 }
 
 }  // namespace taskscope::manager

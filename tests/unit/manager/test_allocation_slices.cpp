@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE allocation_slices
 #include <boost/test/unit_test.hpp>
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -300,6 +301,38 @@ BOOST_FIXTURE_TEST_CASE(restored_tasks_get_their_weights_again, Fixture) {
     slices.leave("a1-web.scope");
     slices.leave("a1-old.scope");
     BOOST_TEST(systemd.count("stopUnit", other) == 1u);
+}
+
+// A restarted manager reads what each slice holds (the registry, from its
+// cgroup's cpu.weight on v2) and sends only the weights that differ.
+BOOST_FIXTURE_TEST_CASE(restored_slices_that_hold_their_weight_are_not_sent_it_again, Fixture) {
+    const std::string a1 = "nomad-share-b03-a1.slice", a2 = "nomad-share-b03-a2.slice";
+    const std::string bucket = "/nomad.slice/nomad-share.slice/nomad-share-b03.slice";
+    auto restoreAll = [&](AllocationSlices& s) {
+        s.restore("a1-web.scope", a1, "", 100, true, bucket + "/" + a1 + "/a1-web.scope");
+        s.restore("a2-web.scope", a2, "", 300, true, bucket + "/" + a2 + "/a2-web.scope");
+        s.restore("a3-web.scope", "nomad-share-b03-a3.slice", "", 100, true);  // its cgroup not known
+    };
+    restoreAll(slices);
+    const auto cgroups = slices.weighedSliceCgroups();
+    BOOST_TEST(cgroups.size() == 3u);  // the bucket and two allocations; not a3, not the share slice
+    BOOST_TEST(cgroups.at(a1) == bucket + "/" + a1);
+    BOOST_TEST(cgroups.at("nomad-share-b03.slice") == bucket);
+    slices.reapplyWeights();
+    const auto sentFirst = systemd.count("setUnitProperties");
+    BOOST_TEST(sentFirst == 4u);
+    // The next manager finds every weight in place but a1's.
+    std::map<std::string, uint64_t> held;
+    for (const auto& [slice, cgroup] : cgroups) held[slice] = weightOf(slice);
+    held[a1] += 1;
+    AllocationSlices next{scope::SliceLayout{"nomad.slice", 64, 100}, systemd};
+    restoreAll(next);
+    next.heldWeights(held);
+    systemd.calls.clear();
+    next.reapplyWeights();
+    BOOST_TEST(systemd.count("setUnitProperties") == 2u);  // a1's, and a3's (not known)
+    BOOST_TEST(systemd.count("setUnitProperties", a1) == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", "nomad-share-b03-a3.slice") == 1u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_changed_task_weight_moves_its_slices_weights, Fixture) {

@@ -25,13 +25,13 @@ DurableWriter::DurableWriter(EventLoop& loop) : worker_(loop, 1) {}
 
 DurableWriter::~DurableWriter() { flush(); }
 
-void DurableWriter::write(std::string path, std::string content, unsigned mode, Done done) {
+void DurableWriter::write(std::string path, std::string content, unsigned mode, Done done, Priority priority) {
     Op op;
     op.path = std::move(path);
     op.content = std::move(content);
     op.mode = mode;
     op.done = std::move(done);
-    enqueue(std::move(op));
+    enqueue(std::move(op), priority);
 }
 
 void DurableWriter::remove(std::string path, Done done) {
@@ -42,23 +42,40 @@ void DurableWriter::remove(std::string path, Done done) {
     enqueue(std::move(op));
 }
 
-void DurableWriter::enqueue(Op op) {
-    queue_.push_back(std::move(op));
+void DurableWriter::enqueue(Op op, Priority priority) {
+    if (priority == Priority::First) {
+        // What waits for the same path goes first too, before it: the
+        // last operation asked on a path is the one that stays.
+        for (auto it = queue_.begin(); it != queue_.end();)
+            if (it->path == op.path) {
+                first_.push_back(std::move(*it));
+                it = queue_.erase(it);
+            } else {
+                ++it;
+            }
+        first_.push_back(std::move(op));
+    } else {
+        queue_.push_back(std::move(op));
+    }
     startRound();
 }
 
 void DurableWriter::startRound() {
-    if (busy_ || queue_.empty()) return;
+    if (busy_ || (queue_.empty() && first_.empty())) return;
     busy_ = true;
-    auto round = std::make_shared<std::vector<Op>>(std::move(queue_));
-    queue_.clear();
+    auto round = std::make_shared<std::vector<Op>>(std::move(first_));
+    first_.clear();
+    while (!queue_.empty() && round->size() < kRoundCap) {
+        round->push_back(std::move(queue_.front()));
+        queue_.pop_front();
+    }
     worker_.submit([this, round, alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
         applyRound(*round);
         return [this, round, alive] {
             if (alive.expired()) return;
             busy_ = false;
-            // Everything asked meanwhile goes in one round, before these
-            // completions can ask more.
+            // What was asked meanwhile goes in the next round (up to the
+            // cap), before these completions can ask more.
             startRound();
             for (auto& op : *round)
                 if (op.done) op.done(std::move(op.result));
@@ -69,9 +86,11 @@ void DurableWriter::startRound() {
 void DurableWriter::flush() {
     // The round under way first, then what waits, here on this thread.
     worker_.waitIdle();
-    if (queue_.empty()) return;
     std::vector<Op> rest;
-    rest.swap(queue_);
+    rest.swap(first_);
+    for (auto& op : queue_) rest.push_back(std::move(op));
+    queue_.clear();
+    if (rest.empty()) return;
     applyRound(rest);
 }
 

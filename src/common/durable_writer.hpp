@@ -10,11 +10,18 @@
 // next round with one syncfs before the renames and one after, however
 // many files it holds, so N concurrent starts cost two commits, not 2N.
 //
-// Operations apply in the order asked; of several for one path in a round
-// only the last is done (each still completes). Completions run on the
-// event loop, in order. Asked from the loop's thread only.
+// A round holds at most kRoundCap operations: a drain asks for thousands
+// (each forget removes four files), and one round of them held the disk
+// for seconds. A write asked with Priority::First (the record a start
+// waits for before its task runs) goes in the next round ahead of the
+// operations waiting; a waiting operation on the same path goes with it,
+// ahead of it. So operations on one path apply in the order asked; of
+// several for one path in a round only the last is done (each still
+// completes). Completions run on the event loop, in the order applied.
+// Asked from the loop's thread only.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +36,9 @@ namespace taskscope::common {
 class DurableWriter {
 public:
     using Done = std::function<void(Result<void>)>;
+    enum class Priority { Normal, First };
+    /// At most this many operations go in one round.
+    static constexpr size_t kRoundCap = 256;
 
     explicit DurableWriter(EventLoop& loop);
     /// Finishes every operation asked (their completions are not run).
@@ -37,7 +47,8 @@ public:
     DurableWriter& operator=(const DurableWriter&) = delete;
 
     /// Replaces `path` with `content` (created with `mode`).
-    void write(std::string path, std::string content, unsigned mode, Done done = {});
+    void write(std::string path, std::string content, unsigned mode, Done done = {},
+               Priority priority = Priority::Normal);
     /// Removes `path` (a missing file is fine), in order with the writes.
     void remove(std::string path, Done done = {});
     /// Blocks until everything asked so far is on disk; runs no completion.
@@ -53,12 +64,13 @@ private:
         Result<void> result;
     };
 
-    void enqueue(Op op);
+    void enqueue(Op op, Priority priority = Priority::Normal);
     /// Hands what is queued to the worker as one round, unless one runs.
     void startRound();
     static void applyRound(std::vector<Op>& round);
 
-    std::vector<Op> queue_;  ///< asked while a round ran: the next round
+    std::deque<Op> queue_;   ///< asked while a round ran, in order: the next rounds
+    std::vector<Op> first_;  ///< asked with Priority::First: the next round's first
     bool busy_ = false;      ///< a round is on the worker
     /// Expires with this writer: a round's result delivered after it does nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);

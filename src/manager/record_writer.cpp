@@ -13,7 +13,7 @@ namespace taskscope::manager {
 RecordWriter::RecordWriter(const StateStore& store, common::EventLoop& loop)
     : store_(store), writer_(std::make_unique<common::DurableWriter>(loop)) {}
 
-void RecordWriter::persist(const TaskRecord& record, std::function<void()> durable) {
+void RecordWriter::persist(const TaskRecord& record, std::function<void()> durable, bool first) {
     writer_->write(store_.recordFile(record.unit), StateStore::recordText(record), common::kPrivateFileMode,
                    [unit = record.unit, durable = std::move(durable)](common::Result<void> r) {
                        if (!r) {
@@ -21,7 +21,8 @@ void RecordWriter::persist(const TaskRecord& record, std::function<void()> durab
                            std::abort();
                        }
                        if (durable) durable();
-                   });
+                   },
+                   first ? common::DurableWriter::Priority::First : common::DurableWriter::Priority::Normal);
 }
 
 void RecordWriter::unpersist(const std::string& unit, std::function<void(common::Result<void>)> gone) {

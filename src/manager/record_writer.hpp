@@ -20,7 +20,9 @@ public:
     /// Saves the record; `durable` runs once it is on disk. A failed save
     /// ends the daemon: it cannot promise "no exit code lost" once its disk
     /// fails, and systemd restarts it to recover from what is on disk.
-    void persist(const TaskRecord& record, std::function<void()> durable = {});
+    /// `first`: a start waits for it before its task runs, so it goes ahead
+    /// of the writes and removals waiting (a drain's thousands).
+    void persist(const TaskRecord& record, std::function<void()> durable = {}, bool first = false);
     /// Removes the task's record, in order with its writes still pending
     /// (which must not bring it back), and its exit record, aborted mark
     /// and process spec, all off the loop in one round. `gone` runs once

@@ -366,12 +366,17 @@ void StartProcedure::onSlices(Result<void> made) {
 void StartProcedure::writeRecord() {
     auto onDisk = draft_;
     onDisk.state = task::TaskState::Running;
-    ctx_.records.persist(onDisk, [this, alive = std::weak_ptr<int>(lifetime_)] {
-        if (alive.expired()) return;
-        recordOnDisk_ = true;
-        releaseWhenReady();
-        succeedWhenKnown();
-    });
+    // Ahead of a drain's record writes and removals: the task's first
+    // instruction waits for this one (7.3 s behind a 3,000-task drain's).
+    ctx_.records.persist(
+        onDisk,
+        [this, alive = std::weak_ptr<int>(lifetime_)] {
+            if (alive.expired()) return;
+            recordOnDisk_ = true;
+            releaseWhenReady();
+            succeedWhenKnown();
+        },
+        /*first=*/true);
 }
 
 void StartProcedure::onScope(Result<void> made) {

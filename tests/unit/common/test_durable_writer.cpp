@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -97,4 +98,41 @@ BOOST_AUTO_TEST_CASE(a_write_that_cannot_happen_completes_with_the_error) {
     runUntil(loop, seen, 1);
     BOOST_REQUIRE(seen.size() == 1u);
     BOOST_TEST(seen[0].find("No such file or directory") != std::string::npos);
+}
+
+// A drain asks thousands of operations; a start's record must not wait
+// for all of them: rounds are capped, and a write asked First goes in the
+// next round ahead of those waiting, with what waits for its own path.
+BOOST_AUTO_TEST_CASE(a_first_write_goes_ahead_of_a_long_queue_and_keeps_its_paths_order) {
+    taskscope::test::TempDir dir;
+    EventLoop loop;
+    std::vector<std::string> seen;
+    DurableWriter w(loop);
+    const size_t many = 3 * DurableWriter::kRoundCap;
+    // The first starts a round at once; the rest wait for it.
+    for (size_t i = 0; i < many; ++i)
+        w.write(dir.path + "/f" + std::to_string(i), "x", 0600, [&, i](auto r) {
+            BOOST_TEST(r.ok());
+            seen.push_back("f" + std::to_string(i));
+        });
+    w.write(dir.path + "/same", "old", 0600, [&](auto) { seen.push_back("same-old"); });
+    w.write(dir.path + "/start", "record", 0600, [&](auto) { seen.push_back("start"); },
+            DurableWriter::Priority::First);
+    w.write(dir.path + "/same", "new", 0600, [&](auto) { seen.push_back("same-new"); },
+            DurableWriter::Priority::First);
+    runUntil(loop, seen, many + 3);
+    BOOST_REQUIRE(seen.size() == many + 3);
+    const auto at = [&](const std::string& name) {
+        return static_cast<size_t>(std::find(seen.begin(), seen.end(), name) - seen.begin());
+    };
+    // Behind the round under way (f0), ahead of everything else waiting.
+    BOOST_TEST(at("f0") == 0u);
+    BOOST_TEST(at("start") == 1u);
+    BOOST_TEST(at("same-old") == 2u);  // taken along by same-new, just before it
+    BOOST_TEST(at("same-new") == 3u);
+    BOOST_TEST(at("f1") == 4u);
+    BOOST_TEST(slurp(dir.path + "/same") == "new");
+    BOOST_TEST(slurp(dir.path + "/start") == "record");
+    // The others in the order asked.
+    for (size_t i = 1; i < many; ++i) BOOST_TEST(at("f" + std::to_string(i - 1)) < at("f" + std::to_string(i)));
 }

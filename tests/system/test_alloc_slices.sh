@@ -157,9 +157,24 @@ cgls=$(systemd-cgls --no-pager -u "$s")
 for t in t1 t2 t3 t4 t5; do grep -q "ov1-$t.scope" <<<"$cgls" || fail "systemd-cgls -u $s lacks ov1-$t: $cgls"; done
 ok "ov1: two scopes in $s, two in $o1, one in $o2; systemd-cgls shows all five"
 # Recovered where they are; a freed place in the allocation's slice is used first.
+# The weights systemd holds already are not sent again (v2: the manager reads
+# each slice's cpu.weight): their drop-ins stay as they were.
+dropins() {
+    local u f
+    for u in "$s" "$o1" "$o2" "$(systemctl show -p Slice --value "$s")"; do
+        for f in $(systemctl show -p DropInPaths --value "$u"); do stat -c '%n %y' "$f"; done
+    done
+}
+before=$(dropins)
 systemctl restart taskscope-manager
 assert_eq "$(task_field ov1 t4 state)" running "ov1/t4 after a manager restart"
 assert_eq "$(task_field ov1 t4 slice)" "$o1" "ov1/t4's slice after a manager restart"
+if [[ $TASKSCOPE_VARIANT == v2 ]]; then
+    grep -q CPUWeight <<<"$before" || fail "no weight drop-in to watch: $before"
+    sleep 3  # the cgroup reads, then the lane
+    assert_eq "$(dropins)" "$before" "the slices' drop-ins after a restart"
+    ok "a restart set no weight again: $(grep -c CPUWeight <<<"$before") weight drop-ins untouched"
+fi
 $CTL stop --grace 0 ov1 t1 >/dev/null
 $CTL forget ov1 t1 >/dev/null
 run_sleep ov1 t6

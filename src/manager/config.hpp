@@ -46,12 +46,14 @@ struct Config {
     unsigned scopesPerSlice = 100;
     /// StopTask signals in flight at once (key stop_window, 0..100000; 0:
     /// no limit): the others wait until systemd has collected what the
-    /// earlier ones ended (stop_pacer.hpp). Off by default: in the test
-    /// bed it cut a new start's wait during a 300-task drain (1.4-2.0 s
-    /// against 4.9 s), but at 10,000 tasks a start's wait came from the
-    /// manager's own disk writes as much as from PID 1, and 64 made the
-    /// drain 22% longer without a shorter worst wait (bench/README.md).
-    unsigned stopWindow = 0;
+    /// earlier ones ended (stop_pacer.hpp). 64 by default: in a 3,000-task
+    /// drain in the test bed, once the manager's own writes no longer held
+    /// starts back, 64 cut a new start's worst wait from 24.6 s to 9.7 s
+    /// (p90 19.9 s to 6.0 s) and the drain took as long as with every stop
+    /// at once; 16 kept the p90 at 0.66 s but made the drain 35% longer
+    /// (bench/README.md, stop 39). A node that stops a handful of tasks at
+    /// a time never meets the window.
+    unsigned stopWindow = 64;
     std::string stateDir = "/var/lib/taskscope";
     std::string shimPath;  ///< defaults to the installed taskscope-shim
     /// The delegated scope the shims live in, outside the manager's cgroup

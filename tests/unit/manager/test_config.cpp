@@ -141,11 +141,11 @@ BOOST_AUTO_TEST_CASE(stop_window_key) {
     TempDir d;
     auto c = loadConfig(d.path + "/manager.json");
     BOOST_REQUIRE(c.ok());
-    BOOST_TEST(c->stopWindow == 0u);  // every stop at once, as before
-    d.write("manager.json", R"({"stop_window":64})");
+    BOOST_TEST(c->stopWindow == 64u);
+    d.write("manager.json", R"({"stop_window":0})");
     c = loadConfig(d.path + "/manager.json");
     BOOST_REQUIRE(c.ok());
-    BOOST_TEST(c->stopWindow == 64u);
+    BOOST_TEST(c->stopWindow == 0u);  // off: every stop at once
     for (const char* bad : {R"({"stop_window":-1})", R"({"stop_window":100001})", R"({"stop_window":"64"})"}) {
         d.write("manager.json", bad);
         auto r = loadConfig(d.path + "/manager.json");

@@ -53,23 +53,28 @@ std::string_view trim(std::string_view s) {
     return s.substr(first, last - first + 1);
 }
 
+namespace {
+
+// The read of a file just opened; errno still tells why when it was not.
+Result<std::string> readOpened(const UniqueFd& fd, const std::string& what) {
+    if (!fd) return errnoError("open " + what, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
+    return readAll(fd.get(), what);
+}
+
+}  // namespace
+
 Result<std::string> readFile(const std::string& path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
-    return readAll(fd.get(), path);
+    return readOpened(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), path);
 }
 
 Result<std::string> readStateFile(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME));
-    if (!fd && errno == EPERM) return readFile(path);
-    if (!fd) return errnoError("open " + path, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
-    return readAll(fd.get(), path);
+    if (!fd && errno == EPERM) fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    return readOpened(fd, path);
 }
 
 Result<std::string> readFileAt(int dirFd, const std::string& name) {
-    UniqueFd fd(::openat(dirFd, name.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return errnoError("open " + name, errno, errno == ENOENT ? common::errors::kNotFound : common::errors::kInternal);
-    return readAll(fd.get(), name);
+    return readOpened(UniqueFd(::openat(dirFd, name.c_str(), O_RDONLY | O_CLOEXEC)), name);
 }
 
 Result<void> writeFileAtomic(const std::string& path, const std::string& content, unsigned mode,

@@ -8,7 +8,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <chrono>
 
 #include "common/fd_store.hpp"
@@ -16,6 +15,7 @@
 #include "manager/start_procedure.hpp"
 #include "manager/task_dirs.hpp"
 #include "manager/task_registry.hpp"
+#include "scope/cgroup_stats.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
@@ -228,10 +228,7 @@ void TaskRegistry::reapplySliceWeights() {
             if (!file) continue;
             const auto text = common::readFile(*file);
             if (!text) continue;
-            const auto value = common::trim(*text);
-            uint64_t weight = 0;
-            if (std::from_chars(value.data(), value.data() + value.size(), weight).ec == std::errc() && weight)
-                held[slice] = weight;
+            if (const auto weight = scope::parseU64(*text); weight && *weight) held[slice] = *weight;
         }
         return [this, held = std::move(held), alive] {
             if (alive.expired()) return;

@@ -55,15 +55,6 @@ const FileInfo& info(StatFile file) {
     return kFiles[0];  // unreachable: every enumerator is in the table
 }
 
-std::optional<uint64_t> parseU64(std::string_view s) {
-    s = common::trim(s);
-    uint64_t v = 0;
-    const auto* end = s.data() + s.size();
-    const auto [ptr, ec] = std::from_chars(s.data(), end, v);
-    if (s.empty() || ec != std::errc() || ptr != end) return std::nullopt;
-    return v;
-}
-
 // The wanted keys of a "key value" file (cpu.stat, memory.stat), by index.
 // Runs at every sample of every task, so it allocates nothing: memory.stat
 // has ~50 lines and at most 9 are wanted. false when a line has no value,
@@ -106,6 +97,15 @@ bool parseSingle(std::string_view text, std::optional<uint64_t>& into) {
 }
 
 }  // namespace
+
+std::optional<uint64_t> parseU64(std::string_view s) {
+    s = common::trim(s);
+    uint64_t v = 0;
+    const auto* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    if (s.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+    return v;
+}
 
 const char* statFileName(StatFile file) { return info(file).name; }
 const char* statFileController(StatFile file) { return info(file).controller; }

@@ -60,6 +60,9 @@ enum class StatFile {
     V1PidsCurrent,        ///< pids.current
 };
 
+/// A cgroup file's single number ("100\n"); nullopt for anything else.
+std::optional<uint64_t> parseU64(std::string_view text);
+
 /// The file's name in its cgroup directory.
 const char* statFileName(StatFile file);
 /// The v1 hierarchy (directory below the root) that holds the file; "" on v2.

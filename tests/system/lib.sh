@@ -8,6 +8,11 @@ CTL=taskscopectl
 command -v $CTL >/dev/null || CTL="$TASKSCOPE_BUILD_DIR/src/cli/taskscopectl"
 
 fail() { echo "FAIL: $*"; exit 1; }
+# grep -q for the end of a pipeline: it reads all its input. grep -q quits at
+# its first match, so a writer that is not done (taskscopectl writes a table
+# a line at a time, journalctl pages) dies of SIGPIPE and, under pipefail,
+# the pipeline fails though the line was there.
+quiet_grep() { grep "$@" >/dev/null; }
 ok() { echo "ok: $*"; }
 
 mgr() { busctl call $I $M $I "$@"; }

@@ -44,7 +44,7 @@ ok "systemctl status of the allocation's slice lists both tasks"
 cgls=$(systemd-cgls --no-pager -u "$s")
 grep -q "$ID-web.scope" <<<"$cgls" && grep -q "$ID-db.scope" <<<"$cgls" || fail "systemd-cgls -u $s: $cgls"
 ok "systemd-cgls shows allocation -> tasks"
-$CTL status "$ID" web | grep -qxF "alloc_slice: $s" || fail "taskscopectl status: $($CTL status "$ID" web)"
+$CTL status "$ID" web | quiet_grep -xF "alloc_slice: $s" || fail "taskscopectl status: $($CTL status "$ID" web)"
 ok "taskscopectl status shows alloc_slice"
 w=$(systemctl show -p CPUWeight --value "$s")
 [[ "$w" =~ ^[0-9]+$ && "$w" -ge 1 ]] || fail "CPUWeight of $s: '$w' (a slice systemd made by itself has none)"

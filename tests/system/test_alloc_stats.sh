@@ -41,7 +41,7 @@ j=$(alloc_json $A)
 assert_eq "$(jq -r .tasks <<<"$j")" 2 "tasks of $A"
 assert_eq "$(jq -r '.slices | join(",")' <<<"$j")" "$slice" "slices of $A"
 assert_eq "$(jq -r .alloc_id <<<"$j")" "$A" "alloc_id"
-$CTL stats --alloc | grep -q "^$A  *2 .* $slice\$" || fail "the table has no row for $A: $($CTL stats --alloc)"
+$CTL stats --alloc | quiet_grep "^$A  *2 .* $slice\$" || fail "the table has no row for $A: $($CTL stats --alloc)"
 ok "taskscopectl stats --alloc shows $A with 2 tasks in $slice"
 wait_until "a sample of allocation $B" 300 bash -c "$CTL --json stats --alloc $B >/dev/null 2>&1"
 assert_eq "$($CTL --json stats --alloc $B | jq -r .tasks)" 1 "tasks of $B"

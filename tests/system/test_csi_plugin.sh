@@ -73,7 +73,7 @@ sock=$(prop SocketPath)
 assert_eq "$sock" /var/lib/taskscope/plugins/csi/hostpath/csi.sock "SocketPath"
 [[ -S $sock ]] || fail "$sock is not a socket"
 pid=$(task_field $A plugin pid)
-tr '\0' '\n' </proc/$pid/environ | grep -qx "CSI_ENDPOINT=unix:///csi/csi.sock" || fail "the task has no CSI_ENDPOINT=unix:///csi/csi.sock"
+tr '\0' '\n' </proc/$pid/environ | quiet_grep -x "CSI_ENDPOINT=unix:///csi/csi.sock" || fail "the task has no CSI_ENDPOINT=unix:///csi/csi.sock"
 [[ -S /proc/$pid/root/csi/csi.sock ]] || fail "the task does not see its socket at /csi/csi.sock"
 [[ -e /proc/$pid/root/var/lib/taskscope ]] && fail "the isolated plugin sees the host's /var/lib/taskscope"
 [[ "$(readlink /proc/$pid/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ]] || fail "the plugin shares the host's mount namespace"

@@ -42,7 +42,7 @@ fi
 # The object and its properties, as monitoring sees them.
 path=$(task_field a1 web object_path)
 assert_eq "$(busctl get-property $I "$path" org.taskscope.Task1 State)" 's "running"' "Task1.State"
-busctl call $I $M org.freedesktop.DBus.ObjectManager GetManagedObjects | grep -q a1 || fail "ObjectManager"
+busctl call $I $M org.freedesktop.DBus.ObjectManager GetManagedObjects | quiet_grep a1 || fail "ObjectManager"
 ok "ObjectManager lists the task"
 
 # Exit codes and signals, through the CLI.
@@ -148,7 +148,7 @@ out=$(busctl call $I $M $I StartTask sss a1 bad '{"command":"/bin/true","user":"
 ok "unknown user: $out"
 out=$(mgr StartTask sss a1 three '{"command":"/bin/true"}' 2>&1) && fail "duplicate accepted"
 ok "duplicate: $out"
-systemctl list-units --all 'a1-bad.scope' | grep -q a1-bad && fail "a refused start left a unit"
+systemctl list-units --all 'a1-bad.scope' | quiet_grep a1-bad && fail "a refused start left a unit"
 
 # Only root may change anything; anyone may read.
 setpriv --reuid=nobody --regid=nogroup --clear-groups busctl call $I $M $I ListTasks >/dev/null \

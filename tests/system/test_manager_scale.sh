@@ -38,8 +38,8 @@ prlimit --pid "$mpid" --nofile=65536:65536
 [[ "$out" == *"Too many open files"* ]] && fail "raw errno text: $out"
 ok "near the limit: $out"
 out=$(mgr GetTask ss s2 refused 2>&1) && fail "a refused start left a task: $out"
-systemctl list-units --all 's2-refused.scope' | grep -q s2-refused && fail "a refused start left a unit"
-ls /run/taskscope/logs/ | grep -q s2-refused && fail "a refused start left spool files"
+systemctl list-units --all 's2-refused.scope' | quiet_grep s2-refused && fail "a refused start left a unit"
+ls /run/taskscope/logs/ | quiet_grep s2-refused && fail "a refused start left spool files"
 mgr StartTask sss s2 refused '{"command":"/bin/sleep","args":["300"]}' >/dev/null || fail "start after the limit was raised"
 ok "with room again the same start works"
 

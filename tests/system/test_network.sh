@@ -87,7 +87,7 @@ net_field() { $CTL --json network show "$1" | jq -r "$2"; }
 
 # ---- mode none: only lo, up; two tasks talk over loopback ----------------
 $CTL network create n-none >/dev/null
-ip netns list | grep -qw n-none || fail "ip netns list does not show n-none"
+ip netns list | quiet_grep -w n-none || fail "ip netns list does not show n-none"
 ok "ip netns list shows n-none"
 assert_eq "$(net_field n-none .mode)" none "mode"
 assert_eq "$(ip netns exec n-none ip -o link | awk -F': ' '{print $2}' | tr '\n' ' ')" "lo " "links in n-none (ip netns exec)"
@@ -105,7 +105,7 @@ assert_eq "$rc" 0 "client task reached the server task over loopback"
 rc=0; $CTL wait n-none srv >/dev/null || rc=$?
 assert_eq "$(cat $OUT/lo.out)" over-loopback "what the server task got"
 # The same port on the host is free: the server listened in the namespace.
-ss -ltn | grep -q ':7000 ' && fail "port 7000 listened on in the host namespace"
+ss -ltn | quiet_grep ':7000 ' && fail "port 7000 listened on in the host namespace"
 ok "the server task listened inside n-none, not on the host"
 
 # ---- bridge: cross-allocation traffic and a mapped host port ----------
@@ -120,7 +120,7 @@ ok "n-a has $aip, n-b has $bip"
 [[ $bip == 172.26.* ]] || fail "n-b's address $bip is outside the node subnet 172.26.64.0/20"
 ip -o link show nomad >/dev/null || fail "no bridge named nomad"
 assert_eq "$(ip netns exec n-b ip -o -4 addr show dev eth0 | awk '{print $4}' | cut -d/ -f1)" "$bip" "eth0 address inside n-b"
-ls $IPAM | grep -qx "$bip" || fail "no host-local reservation for $bip"
+ls $IPAM | quiet_grep -x "$bip" || fail "no host-local reservation for $bip"
 ok "host-local reserved $bip"
 [[ $(count_rules n-b) -gt 0 ]] || fail "no rule carries n-b's id"
 ok "iptables rules carry n-b's id"
@@ -307,8 +307,8 @@ nft add table inet taskscope_test
 nft add chain inet taskscope_test post
 nft add rule inet taskscope_test post ip saddr "$h2ip" counter \
     comment '"0123456789abcdef-0123456789abcdef, net: taskscope, if: eth0, id: n-h2"'
-ip6tables-save | grep -qF 'id: \"n-h2\"' || fail "the ip6tables rule of n-h2 was not made"
-nft list table inet taskscope_test | grep -qF 'id: n-h2"' || fail "the nft rule of n-h2 was not made"
+ip6tables-save | quiet_grep -F 'id: \"n-h2\"' || fail "the ip6tables rule of n-h2 was not made"
+nft list table inet taskscope_test | quiet_grep -F 'id: n-h2"' || fail "the nft rule of n-h2 was not made"
 $CTL network destroy n-h2 >/dev/null 2>&1 &
 delpid=$!
 wait_until "DEL held after portmap" 600 test -s $OUT/held-DEL

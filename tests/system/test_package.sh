@@ -58,7 +58,7 @@ tree=$(busctl tree --no-pager org.taskscope.Manager1)
 echo "$tree"
 grep -q /org/taskscope/Manager1 <<<"$tree" || fail "busctl tree shows no /org/taskscope/Manager1"
 ok "busctl tree org.taskscope.Manager1"
-busctl introspect --no-pager org.taskscope.Streamer1 /org/taskscope/Streamer1 | grep -q '^org.taskscope.Streamer1 ' ||
+busctl introspect --no-pager org.taskscope.Streamer1 /org/taskscope/Streamer1 | quiet_grep '^org.taskscope.Streamer1 ' ||
 	fail "busctl introspect shows no org.taskscope.Streamer1"
 ok "busctl introspect org.taskscope.Streamer1"
 for xml in /usr/share/dbus-1/interfaces/org.taskscope.*.xml; do

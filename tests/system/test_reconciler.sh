@@ -23,7 +23,7 @@ mkdir -p "$(dirname "$DROPIN")"
 echo '{"dangling_scopes_period_ms": 5000, "dangling_scopes_creation_grace_ms": 5000}' >"$DROPIN"
 systemctl restart taskscope-manager
 mgr ListTasks >/dev/null
-journalctl -q -u taskscope-manager -n 20 --no-pager | grep -q "Dangling scopes: first pass in 5000 ms" ||
+journalctl -q -u taskscope-manager -n 20 --no-pager | quiet_grep "Dangling scopes: first pass in 5000 ms" ||
     fail "the manager did not take the drop-in: $(journalctl -q -u taskscope-manager -n 5 --no-pager)"
 ok "manager restarted with a 5 s period and a 5 s grace"
 
@@ -46,7 +46,7 @@ assert_eq "$(task_field rc1 tracked state)" running "tracked task"
 systemctl is-active --quiet rc1-other.scope || fail "a scope in another slice was stopped"
 systemctl is-active --quiet plain.scope || fail "a scope not named like a task was stopped"
 ok "the tracked task, rc1-other.scope (system.slice) and plain.scope still run"
-journalctl -q -u taskscope-manager --no-pager | grep -q "Stopped dangling scope rc1-dangling.scope" ||
+journalctl -q -u taskscope-manager --no-pager | quiet_grep "Stopped dangling scope rc1-dangling.scope" ||
     fail "no journal line for the stop"
 wait_until "the DanglingScopeStopped signal" 100 grep -q 'rc1-dangling.scope' "$MON"
 grep 'rc1-dangling.scope' "$MON" | jq -e '.payload.data == ["rc1-dangling.scope", false]' >/dev/null ||
@@ -66,7 +66,7 @@ wait_until "the dry-run signal" 900 grep -q 'rc1-dry.scope' "$MON"
 grep 'rc1-dry.scope' "$MON" | head -n1 | jq -e '.payload.data == ["rc1-dry.scope", true]' >/dev/null ||
     fail "dry-run signal: $(cat "$MON")"
 systemctl is-active --quiet rc1-dry.scope || fail "dry run stopped rc1-dry.scope"
-journalctl -q -u taskscope-manager --no-pager | grep -q "Found dangling scope rc1-dry.scope.*dry run" ||
+journalctl -q -u taskscope-manager --no-pager | quiet_grep "Found dangling scope rc1-dry.scope.*dry run" ||
     fail "no dry-run journal line"
 assert_eq "$(task_field rc1 tracked state)" running "tracked task after the dry run"
 ok "dry run: DanglingScopeStopped(rc1-dry.scope, true), journal line, the scope still runs"

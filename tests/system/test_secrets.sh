@@ -75,9 +75,9 @@ out=$("${NOBODY[@]}" $CTL logs sec1 web 2>&1) && fail "nobody read the logs: $ou
 grep -qF -- "$SECRET" <<<"$out" && bus_hits=$((bus_hits + 1))
 echo "bus reads as nobody and root: $reads, plus GetTaskSpec and ReadLogs refused to nobody; secret hits: $bus_hits"
 assert_eq "$bus_hits" 0 "secret hits in bus reads"
-busctl call $I $M $I GetTaskSpec ss sec1 web | grep -qF -- "$SECRET" || fail "root's GetTaskSpec lacks the secret"
-busctl call $I $M $I GetTask ss sec1 web | grep -qF -- "$SECRET" || fail "root's GetTask lacks the secret"
-busctl get-property $I "$TASK_PATH" org.taskscope.Task1 Spec | grep -qF '<redacted>' || fail "Spec not redacted"
+busctl call $I $M $I GetTaskSpec ss sec1 web | quiet_grep -F -- "$SECRET" || fail "root's GetTaskSpec lacks the secret"
+busctl call $I $M $I GetTask ss sec1 web | quiet_grep -F -- "$SECRET" || fail "root's GetTask lacks the secret"
+busctl get-property $I "$TASK_PATH" org.taskscope.Task1 Spec | quiet_grep -F '<redacted>' || fail "Spec not redacted"
 ok "root reads the whole spec through GetTaskSpec and GetTask; Spec shows <redacted>"
 
 # The installed policy, member by member.

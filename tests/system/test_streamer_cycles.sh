@@ -26,7 +26,7 @@ cycle() {
 }
 # Settled: no spool entry, no record, no log directory of ours left.
 settled() {
-    ! ls /run/taskscope/logs /var/lib/taskscope-streamer/done 2>/dev/null | grep -q "^$A-" &&
+    ! ls /run/taskscope/logs /var/lib/taskscope-streamer/done 2>/dev/null | quiet_grep "^$A-" &&
         [[ ! -e /var/lib/taskscope/logs/$A ]]
 }
 

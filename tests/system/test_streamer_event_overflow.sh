@@ -47,7 +47,7 @@ drained() { [[ "$(spooled)" == 0 && "$(shims)" == 0 ]]; }
 wait_until "every task's logs completed and its shim gone" 600 drained
 assert_eq "$(spooled)" 0 "spool entries left"
 assert_eq "$(shims)" 0 "shims left waiting"
-journalctl -u taskscope-streamer --since "$since" | grep -q "change events overflowed" \
+journalctl -u taskscope-streamer --since "$since" | quiet_grep "change events overflowed" \
     || fail "the streamer did not report an overflow: the test did not test it"
 ok "the streamer reported the overflow and read the spool again"
 for i in $(seq 1 $N); do

@@ -204,6 +204,6 @@ wait_until "mem to leave the stats" 100 bash -c "! $CTL stats $A mem >/dev/null 
 out=$($CTL stats $A mem 2>&1) || true
 [[ "$out" == *NoSuchTask* ]] || fail "stats of an ended task: $out"
 ok "an ended task leaves the stats"
-$CTL stats | grep -q " idle " || fail "the table lacks idle"
+$CTL stats | quiet_grep " idle " || fail "the table lacks idle"
 ok "table: $($CTL stats | grep " idle ")"
 echo "streamer stats: all checks passed"

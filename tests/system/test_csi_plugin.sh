@@ -57,7 +57,7 @@ t0=$(date +%s%N)
 mgr StartTask sss $A plugin "$spec" >/dev/null
 wait_until "PluginRegistered" 300 has_signal PluginRegistered
 echo "StartTask to PluginRegistered: $((($(date +%s%N) - t0) / 1000000)) ms"
-grep '"member":"PluginRegistered"' "$MON" | head -n1 | jq -e '.payload.data[0:5] == ["csi", "hostpath", "org.taskscope.test-csi", "1.2.3", true]' >/dev/null ||
+grep '"member":"PluginRegistered"' "$MON" | sed -n 1p | jq -e '.payload.data[0:5] == ["csi", "hostpath", "org.taskscope.test-csi", "1.2.3", true]' >/dev/null ||
     fail "PluginRegistered: $(grep PluginRegistered "$MON")"
 ok "PluginRegistered(csi, hostpath, org.taskscope.test-csi, 1.2.3, healthy)"
 

@@ -223,7 +223,7 @@ if [[ $(stat -f -c %T /sys/fs/cgroup) == cgroup2fs ]]; then
     assert_eq "$(task_field $A k signal)" 9 "the task's signal"
     kill -0 $DECOY 2>/dev/null || fail "the decoy in /hostile-decoy was killed: cgroup.kill was written outside the task's scope"
     ok "the decoy in the record's foreign cgroup lives; the task was killed through systemd"
-    journalctl -u taskscope-manager --since -2min | grep -m1 "Not writing cgroup.kill" || fail "no journal line for the refused cgroup"
+    journalctl -u taskscope-manager --since -2min | grep "Not writing cgroup.kill" | tail -n1 || fail "no journal line for the refused cgroup"
 fi
 
 cleanup

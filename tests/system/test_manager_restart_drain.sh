@@ -37,7 +37,7 @@ states=$(busctl --json=short call $I $M $I ListTasks | jq -r '.data[0][] | .[2]'
 echo "states after the restart: $states"
 lost=$($CTL list | awk '$3=="lost"' | wc -l)
 assert_eq "$lost" 0 "tasks left lost by the restart"
-failed=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' /run/drain-fill.out | head -1)
+failed=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' /run/drain-fill.out | sed -n 1p)
 running=$($CTL list | awk '$1 ~ /^fill/ && $3=="running"' | wc -l)
 assert_eq "$running" $((N - ${failed:-0})) "tasks running (every start answered with a task)"
 if ((${failed:-0} > 0)); then
@@ -63,7 +63,7 @@ cat /run/drain-fill.out
 "$FILL" wait-running 1 120 >/dev/null || true  # the manager is back
 journalctl -u taskscope-manager --since "$journal_from" --no-pager | grep -E "never ran|is lost" | tail -3 || true
 assert_eq "$($CTL list | awk '$3=="lost"' | wc -l)" 0 "tasks left lost by the kill"
-failed=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' /run/drain-fill.out | head -1)
+failed=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' /run/drain-fill.out | sed -n 1p)
 running=$($CTL list | awk '$1 ~ /^fill/ && $3=="running"' | wc -l)
 ((running >= N - ${failed:-0})) || fail "$running running, but $((N - ${failed:-0})) starts were answered with a task"
 "$FILL" start $N 32 >/dev/null || true

@@ -278,7 +278,7 @@ $CTL network create --spec "$(held_spec ADD 18101)" n-h1 >/dev/null 2>&1 &
 addpid=$!
 wait_until "ADD held after firewall" 600 test -s $OUT/held-ADD
 # host-local's reservation: a file named by the address, "<alloc>\r\neth0".
-h1ip=$({ grep -lE $'^n-h1(\r|$)' $IPAM/* 2>/dev/null || true; } | head -1 | xargs -r basename)
+h1ip=$({ grep -lE $'^n-h1(\r|$)' $IPAM/* 2>/dev/null || true; } | sed -n 1p | xargs -r basename)
 [[ -n "$h1ip" ]] || fail "no IPAM reservation for n-h1 while its ADD is held"
 [[ $(count_addr_rules "$h1ip") -gt 0 ]] || fail "no firewall rule names $h1ip while the ADD is held"
 ok "ADD of n-h1 held with $h1ip reserved and its rules made"

@@ -63,7 +63,7 @@ mgr ListTasks >/dev/null
 systemd-run --quiet --scope --unit=rc1-dry --slice=nomad.slice sleep 600 >/dev/null 2>&1 </dev/null &
 wait_until "rc1-dry.scope" 300 systemctl is-active --quiet rc1-dry.scope
 wait_until "the dry-run signal" 900 grep -q 'rc1-dry.scope' "$MON"
-grep 'rc1-dry.scope' "$MON" | head -n1 | jq -e '.payload.data == ["rc1-dry.scope", true]' >/dev/null ||
+grep 'rc1-dry.scope' "$MON" | sed -n 1p | jq -e '.payload.data == ["rc1-dry.scope", true]' >/dev/null ||
     fail "dry-run signal: $(cat "$MON")"
 systemctl is-active --quiet rc1-dry.scope || fail "dry run stopped rc1-dry.scope"
 journalctl -q -u taskscope-manager --no-pager | quiet_grep "Found dangling scope rc1-dry.scope.*dry run" ||

@@ -119,7 +119,7 @@ $CTL run $F big -- /bin/sh -c 'head -c 3M /dev/zero | tr "\0" y; echo; echo last
 timeout 300 $CTL wait $F big >/dev/null || fail "a task writing to a full log disk did not finish"
 ok "a task writing 3 MiB into a 512 KiB log disk finished"
 wait_until "the logs of the task on a full disk to complete" 300 test ! -e $SPOOL/$F-big.scope.json
-journalctl -u taskscope-streamer --since "$since" --no-pager | grep -m1 "Failed to write the stdout log of $F-big.scope" ||
+journalctl -u taskscope-streamer --since "$since" --no-pager | grep "Failed to write the stdout log of $F-big.scope" | tail -n1 ||
     fail "no error in the journal about the full log disk"
 ok "the full log disk is reported in the journal"
 umount /var/lib/taskscope/logs/$F

@@ -39,6 +39,11 @@ std::string parentSlice(const std::string& cgroup) {
     return name;
 }
 
+// What GetTask's "slice" and "alloc_slice" and Task1's Slice and AllocSlice
+// say: a record of a flat task names no slice, its cgroup does.
+std::string sliceOf(const TaskRecord& r) { return r.slice.empty() ? parentSlice(r.cgroup) : r.slice; }
+std::string allocationSliceOf(const TaskRecord& r) { return r.allocSlice.empty() ? r.slice : r.allocSlice; }
+
 }  // namespace
 
 std::string taskJson(const TaskRecord& r, SpecView view) {
@@ -51,8 +56,8 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
     t.pid = r.pid;
     t.shimPid = r.finished() ? 0 : r.shimPid;
     t.cgroup = r.cgroup;
-    t.allocSlice = r.allocSlice.empty() ? r.slice : r.allocSlice;
-    t.slice = r.slice.empty() ? parentSlice(r.cgroup) : r.slice;
+    t.allocSlice = allocationSliceOf(r);
+    t.slice = sliceOf(r);
     t.processSpec = r.finished() ? std::string() : r.processSpec;
     t.cpus = common::formatCpuList(r.cpus);
     t.reservedCores = r.reservedCores;
@@ -84,9 +89,13 @@ std::string TaskObject::Spec() {
 
 std::string TaskObject::AllowedCPUs() { return common::formatCpuList(record_.cpus); }
 
+std::string TaskObject::Slice() { return sliceOf(record_); }
+
+std::string TaskObject::AllocSlice() { return allocationSliceOf(record_); }
+
 void TaskObject::changed() {
     emitPropertiesChangedSignal(org::taskscope::Task1_adaptor::INTERFACE_NAME,
-                                {"State", "MainPID", "ControlGroup", "AllowedCPUs", "ReservedCores", "ExitCode",
+                                {"State", "MainPID", "ControlGroup", "Slice", "AllowedCPUs", "ReservedCores", "ExitCode",
                                  "Signal", "OOMKilled", "FinishedAt", "Spec"});
 }
 

@@ -44,6 +44,8 @@ private:
     std::string State() override { return toString(record_.state); }
     uint32_t MainPID() override { return static_cast<uint32_t>(record_.pid); }
     std::string ControlGroup() override { return record_.cgroup; }
+    std::string Slice() override;
+    std::string AllocSlice() override;
     std::string AllowedCPUs() override;
     bool ReservedCores() override { return record_.reservedCores; }
     int32_t ExitCode() override { return record_.finished() ? record_.exit.exitCode : -1; }

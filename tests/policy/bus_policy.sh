@@ -48,6 +48,8 @@ allowed allowed MGR @T org.taskscope.Task1 get Unit
 allowed allowed MGR @T org.taskscope.Task1 get State
 allowed allowed MGR @T org.taskscope.Task1 get MainPID
 allowed allowed MGR @T org.taskscope.Task1 get ControlGroup
+allowed allowed MGR @T org.taskscope.Task1 get Slice
+allowed allowed MGR @T org.taskscope.Task1 get AllocSlice
 allowed allowed MGR @T org.taskscope.Task1 get AllowedCPUs
 allowed allowed MGR @T org.taskscope.Task1 get ReservedCores
 allowed allowed MGR @T org.taskscope.Task1 get ExitCode

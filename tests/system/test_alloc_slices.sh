@@ -36,6 +36,10 @@ assert_eq "$(task_field "$ID" web slice)" "$s" "slice"
 # The id escaped as systemd escapes a name component ('-' as \x2d).
 [[ "$s" == nomad-share-b??-"$(systemd-escape "$ID")".slice ]] || fail "alloc_slice $s"
 ok "alloc_slice $s"
+# The same on the task's object, for a reader of properties.
+task_prop() { busctl --json=short get-property $I "$(task_field "$1" "$2" object_path)" org.taskscope.Task1 "$3" | jq -r .data; }
+assert_eq "$(task_prop "$ID" web AllocSlice)" "$s" "Task1.AllocSlice"
+assert_eq "$(task_prop "$ID" web Slice)" "$s" "Task1.Slice"
 assert_eq "$(systemctl show -p Slice --value "$ID-web.scope")" "$s" "Slice= of the scope"
 status=$(systemctl status --no-pager "$s" 2>&1 || true)
 grep -q "$ID-web.scope" <<<"$status" && grep -q "$ID-db.scope" <<<"$status" ||
@@ -117,6 +121,8 @@ run_sleep fl1 old2
 assert_eq "$(systemctl show -p Slice --value fl1-old.scope)" nomad.slice "a flat task's Slice="
 assert_eq "$(task_field fl1 old alloc_slice)" "" "a flat task's alloc_slice"
 assert_eq "$(task_field fl1 old slice)" nomad.slice "a flat task's slice"
+assert_eq "$(task_prop fl1 old AllocSlice)" "" "a flat task's Task1.AllocSlice"
+assert_eq "$(task_prop fl1 old Slice)" nomad.slice "a flat task's Task1.Slice"
 grep -q '"slice"' /var/lib/taskscope/tasks/fl1-old.scope.json && fail "a flat task's record names a slice"
 rm -f "$FLAT"
 systemctl restart taskscope-manager

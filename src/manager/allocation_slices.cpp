@@ -551,11 +551,18 @@ size_t AllocationSlices::membersOf(const std::string& slice) const {
     return it == slices_.end() ? 0 : it->second.members;
 }
 
+bool AllocationSlices::held(const Slice& slice) { return !slice.overflow && (slice.members || slice.removing); }
+
 std::set<std::string> AllocationSlices::allocationSlices() const {
     std::set<std::string> out;
     for (const auto& [name, slice] : slices_)
-        if (!slice.overflow && (slice.members || slice.removing)) out.insert(name);
+        if (held(slice)) out.insert(name);
     return out;
+}
+
+bool AllocationSlices::holdsAllocationSlice(const std::string& slice) const {
+    auto it = slices_.find(slice);
+    return it != slices_.end() && held(it->second);
 }
 
 }  // namespace taskscope::manager

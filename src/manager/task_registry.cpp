@@ -186,7 +186,7 @@ bool TaskRegistry::allocHasLiveTasks(const std::string& allocId) const {
 }
 
 bool TaskRegistry::ownsSlice(const std::string& slice) const {
-    if (allocSlices_.allocationSlices().count(slice)) return true;
+    if (allocSlices_.holdsAllocationSlice(slice)) return true;
     const auto parsed = scope::parseAllocationSlice(allocSlices_.layout(), slice);
     if (!parsed) return false;
     auto it = tasks_.lower_bound(Key{parsed->allocId, ""});

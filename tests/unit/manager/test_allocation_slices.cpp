@@ -138,6 +138,7 @@ BOOST_FIXTURE_TEST_CASE(the_last_task_forgotten_removes_the_allocation_slice, Fi
     // The bucket and the share slice stay.
     BOOST_TEST(systemd.count("stopUnit") == 1u);
     BOOST_TEST(slices.allocationSlices().empty());
+    BOOST_TEST(!slices.holdsAllocationSlice(p.allocation));
 }
 
 BOOST_FIXTURE_TEST_CASE(a_start_racing_the_removal_waits_and_makes_the_slice_again, Fixture) {
@@ -376,6 +377,11 @@ BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, S
     for (int i = 0; i < 5; ++i) BOOST_TEST(slices.allocationOf("a1-t" + std::to_string(i) + ".scope") == p.allocation);
     BOOST_TEST(slices.membersOf(p.allocation) == 5u);
     BOOST_TEST(slices.allocationSlices() == std::set<std::string>{p.allocation});
+    // Asked of one slice (the reconciler's question), the same answer.
+    BOOST_TEST(slices.holdsAllocationSlice(p.allocation));
+    BOOST_TEST(!slices.holdsAllocationSlice(o1));
+    BOOST_TEST(!slices.holdsAllocationSlice(p.chain[p.chain.size() - 2]));  // its bucket
+    BOOST_TEST(!slices.holdsAllocationSlice(scope::overflowSlice(p.allocation, 3)));
     // A place freed in the allocation's own slice is taken first.
     slices.leave("a1-t0.scope");
     const auto t5 = claim("a1-t5.scope", "a1");

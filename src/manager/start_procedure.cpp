@@ -269,9 +269,11 @@ Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, const spec
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
     // Left by an earlier task of this name (a cut-off start's mark, an exit
-    // record a failed forget kept). Looked up first: the lookup takes no
-    // lock, while an unlink, even of nothing, waits for the directory's,
-    // held for seconds by a drain's removals and renames.
+    // record a failed forget kept). Looked up first: an unlink, even of
+    // nothing, takes the directory's lock exclusively, which a drain's
+    // removals and renames hold for seconds. The lookup is cheaper but not
+    // free: a name the dentry cache lacks takes that lock shared, and a
+    // 10,000-task drain held one for 34 s (stop 40, bench/README.md).
     for (const auto& left : {paths.exitFile, ctx.records.store().abortedMark(unit)}) {
         struct stat st {};
         if (::lstat(left.c_str(), &st) == 0) ::unlink(left.c_str());

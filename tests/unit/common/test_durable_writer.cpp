@@ -136,3 +136,108 @@ BOOST_AUTO_TEST_CASE(a_first_write_goes_ahead_of_a_long_queue_and_keeps_its_path
     // The others in the order asked.
     for (size_t i = 1; i < many; ++i) BOOST_TEST(at("f" + std::to_string(i - 1)) < at("f" + std::to_string(i)));
 }
+
+namespace {
+
+size_t indexOf(const std::vector<std::string>& seen, const std::string& name) {
+    return static_cast<size_t>(std::find(seen.begin(), seen.end(), name) - seen.begin());
+}
+
+}  // namespace
+
+// A start hurries the writer from its admission until its record is on
+// disk: a drain's removals wait in small rounds, and its record goes in a
+// round of its own.
+BOOST_AUTO_TEST_CASE(a_hurried_writer_takes_few_of_those_waiting_and_a_first_write_alone) {
+    taskscope::test::TempDir dir;
+    EventLoop loop;
+    std::vector<std::string> seen;
+    DurableWriter w(loop);
+    auto hurry = w.hurry();
+    const size_t many = 3 * DurableWriter::kRoundCap;
+    for (size_t i = 0; i < many; ++i) {
+        const auto path = dir.path + "/r" + std::to_string(i);
+        BOOST_REQUIRE(std::ofstream(path) << "x");
+        w.remove(path, [&, i](auto r) {
+            BOOST_TEST(r.ok());
+            seen.push_back("r" + std::to_string(i));
+            // Asked once r1's round has ended, when the next one (its
+            // completions start it before they run) is under way: it
+            // waits for that round only, kHurriedCap of the waiting.
+            if (i == 1)
+                w.write(dir.path + "/start2", "record", 0600, [&](auto) { seen.push_back("start2"); },
+                        DurableWriter::Priority::First);
+        });
+    }
+    w.write(dir.path + "/start", "record", 0600, [&](auto) { seen.push_back("start"); },
+            DurableWriter::Priority::First);
+    constexpr size_t cap = DurableWriter::kHurriedCap;
+    runUntil(loop, seen, 2 + 2 * cap + 1);
+    BOOST_REQUIRE(seen.size() >= 2 + 2 * cap + 1);
+    BOOST_TEST(seen[0] == "r0");     // the round under way when it was asked
+    BOOST_TEST(seen[1] == "start");  // alone, ahead of every removal waiting
+    BOOST_TEST(seen[2] == "r1");     // then rounds of kHurriedCap of those waiting
+    BOOST_TEST(seen[1 + cap] == "r" + std::to_string(cap));
+    BOOST_TEST(seen[1 + 2 * cap] == "r" + std::to_string(2 * cap));
+    BOOST_TEST(seen[2 + 2 * cap] == "start2");
+    // Let go, the rest goes in full rounds; nothing is lost or reordered.
+    hurry.reset();
+    runUntil(loop, seen, many + 2);
+    BOOST_REQUIRE(seen.size() == many + 2);
+    for (size_t i = 1; i < many; ++i) {
+        BOOST_TEST(indexOf(seen, "r" + std::to_string(i - 1)) < indexOf(seen, "r" + std::to_string(i)));
+        BOOST_TEST(!exists(dir.path + "/r" + std::to_string(i)));
+    }
+    BOOST_TEST(slurp(dir.path + "/start2") == "record");
+}
+
+// A hurry that comes while a full round of removals runs stops it after
+// kHurriedCap of them; what it did not do goes again, ahead of what was
+// asked after it, also a First write on one of its paths (which a removal
+// asked before it must not undo). Whether the hurry comes in time is the
+// worker thread's timing: what is checked holds either way.
+BOOST_AUTO_TEST_CASE(a_round_cut_short_by_a_hurry_loses_nothing_and_keeps_each_paths_order) {
+    taskscope::test::TempDir dir;
+    EventLoop loop;
+    std::vector<std::string> seen;
+    std::shared_ptr<void> hurry;
+    {
+        DurableWriter w(loop);
+        const size_t many = 2 * DurableWriter::kRoundCap;
+        const auto path = [&](size_t i) { return dir.path + "/r" + std::to_string(i); };
+        const size_t target = DurableWriter::kRoundCap - 6;  // late in the full round
+        for (size_t i = 0; i < many; ++i) {
+            BOOST_REQUIRE(std::ofstream(path(i)) << "x");
+            w.remove(path(i), [&, i](auto r) {
+                BOOST_TEST(r.ok());
+                seen.push_back("r" + std::to_string(i));
+                if (i != 0) return;
+                // The full round is on the worker by now.
+                hurry = w.hurry();
+                w.write(path(target), "new", 0600, [&](auto r) {
+                    BOOST_TEST(r.ok());
+                    seen.push_back("rewritten");
+                }, DurableWriter::Priority::First);
+            });
+        }
+        runUntil(loop, seen, 2 + DurableWriter::kHurriedCap);
+        hurry.reset();
+        runUntil(loop, seen, many + 1);
+        BOOST_REQUIRE(seen.size() == many + 1);
+        for (size_t i = 0; i < many; ++i) {
+            BOOST_TEST(std::count(seen.begin(), seen.end(), "r" + std::to_string(i)) == 1);
+            if (i != target) BOOST_TEST(!exists(path(i)));
+        }
+        BOOST_TEST(indexOf(seen, "r" + std::to_string(target)) < indexOf(seen, "rewritten"));
+        BOOST_TEST(slurp(path(target)) == "new");
+        // Cut short again, then flushed: the destructor does what the
+        // round left, in order, with the rest.
+        for (size_t i = 0; i < many; ++i) BOOST_REQUIRE(std::ofstream(path(i)) << "x");
+        for (size_t i = 0; i < many; ++i) w.remove(path(i));
+        hurry = w.hurry();
+        w.write(path(many - 1), "last", 0600);
+    }
+    hurry.reset();  // outlives the writer
+    for (size_t i = 0; i + 1 < 2 * DurableWriter::kRoundCap; ++i) BOOST_TEST(!exists(dir.path + "/r" + std::to_string(i)));
+    BOOST_TEST(slurp(dir.path + "/r" + std::to_string(2 * DurableWriter::kRoundCap - 1)) == "last");
+}

@@ -68,13 +68,10 @@ void DurableWriter::startRound() {
     auto round = std::make_shared<std::vector<Op>>(std::move(first_));
     first_.clear();
     // Hurried, a start waits for this round or the next: a First write
-    // goes alone, and otherwise only a few of those waiting go. Never
-    // alone twice running while others wait: on a node that starts
-    // without pause, a drain's forgets still end.
-    size_t take = kRoundCap;
-    if (hurried_->load() > 0) take = round->empty() || passedOver_ ? kHurriedCap : 0;
-    passedOver_ = take == 0 && !queue_.empty();
-    for (size_t n = 0; n < take && !queue_.empty() && round->size() < kRoundCap; ++n) {
+    // goes alone, and otherwise only a few of those waiting go.
+    size_t cap = kRoundCap;
+    if (hurried_->load() > 0) cap = round->empty() ? kHurriedCap : round->size();
+    while (!queue_.empty() && round->size() < cap) {
         round->push_back(std::move(queue_.front()));
         queue_.pop_front();
     }
@@ -102,7 +99,8 @@ void DurableWriter::requeueDeferred(std::vector<Op>& round) {
     std::vector<Op> toFirst, toQueue;
     for (auto& op : round) {
         if (!op.deferred) continue;
-        const bool urgent = std::any_of(first_.begin(), first_.end(), [&](const Op& f) { return f.path == op.path; });
+        const bool urgent =
+            std::any_of(first_.begin(), first_.end(), [&](const Op& f) { return f.path == op.path; });
         auto& to = urgent ? toFirst : toQueue;
         to.push_back(std::move(op));
         to.back().deferred = false;

@@ -19,18 +19,6 @@
 // several for one path in a round only the last is done (each still
 // completes). Completions run on the event loop, in the order applied.
 // Asked from the loop's thread only.
-//
-// A start hurries the writer (hurry()) from its admission until its record
-// is on disk: its own files (the lookup of a leftover exit file, its log
-// directory) wait for the directory locks and the journal that a round of
-// a drain's removals holds, and its record waits for that round to end.
-// A 10,000-task drain kept starts waiting 34 s in the lookup and 46 s for
-// their record (bench/README.md, stop 40). While hurried, a round under
-// way stops removing once it has done kHurriedCap removals (the rest go
-// back, ahead of what waits), and a new round takes at most kHurriedCap
-// of the operations waiting, none when it carries a First write (unless
-// the round before took none either). Removals go on between starts, and
-// in the small rounds while starts overlap.
 
 #include <atomic>
 #include <cstdint>
@@ -93,10 +81,9 @@ private:
     /// since on their paths.
     void requeueDeferred(std::vector<Op>& round);
 
-    std::deque<Op> queue_;                       ///< asked while a round ran, in order: the next rounds
-    std::vector<Op> first_;                      ///< asked with Priority::First: the next round's first
-    bool busy_ = false;                          ///< a round is on the worker
-    bool passedOver_ = false;                    ///< the last round, hurried, took none of those waiting
+    std::deque<Op> queue_;   ///< asked while a round ran, in order: the next rounds
+    std::vector<Op> first_;  ///< asked with Priority::First: the next round's first
+    bool busy_ = false;      ///< a round is on the worker
     std::shared_ptr<std::vector<Op>> inFlight_;  ///< that round, until its completion runs
     /// Tokens held (hurry()); shared: a token may outlive the writer.
     std::shared_ptr<std::atomic<int>> hurried_ = std::make_shared<std::atomic<int>>(0);

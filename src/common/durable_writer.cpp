@@ -4,9 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <iterator>
 #include <map>
 
 #include "common/files.hpp"
@@ -67,77 +65,36 @@ void DurableWriter::startRound() {
     busy_ = true;
     auto round = std::make_shared<std::vector<Op>>(std::move(first_));
     first_.clear();
-    // Hurried, a start waits for this round or the next: a First write
-    // goes alone, and otherwise only a few of those waiting go.
-    size_t cap = kRoundCap;
-    if (hurried_->load() > 0) cap = round->empty() ? kHurriedCap : round->size();
-    while (!queue_.empty() && round->size() < cap) {
+    while (!queue_.empty() && round->size() < kRoundCap) {
         round->push_back(std::move(queue_.front()));
         queue_.pop_front();
     }
-    inFlight_ = round;
-    worker_.submit([this, round, hurried = hurried_, alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
-        applyRound(*round, *hurried);
+    worker_.submit([this, round, alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        applyRound(*round);
         return [this, round, alive] {
             if (alive.expired()) return;
             busy_ = false;
-            inFlight_.reset();
-            requeueDeferred(*round);
             // What was asked meanwhile goes in the next round (up to the
             // cap), before these completions can ask more.
             startRound();
             for (auto& op : *round)
-                if (op.done && !op.deferred) op.done(std::move(op.result));
+                if (op.done) op.done(std::move(op.result));
         };
     });
 }
 
-void DurableWriter::requeueDeferred(std::vector<Op>& round) {
-    // Asked before anything still waiting on their paths: back at the
-    // front, and into the First round where a write on the same path
-    // was asked First meanwhile (it must not be undone by them).
-    std::vector<Op> toFirst, toQueue;
-    for (auto& op : round) {
-        if (!op.deferred) continue;
-        const bool urgent =
-            std::any_of(first_.begin(), first_.end(), [&](const Op& f) { return f.path == op.path; });
-        auto& to = urgent ? toFirst : toQueue;
-        to.push_back(std::move(op));
-        to.back().deferred = false;
-    }
-    first_.insert(first_.begin(), std::make_move_iterator(toFirst.begin()), std::make_move_iterator(toFirst.end()));
-    queue_.insert(queue_.begin(), std::make_move_iterator(toQueue.begin()), std::make_move_iterator(toQueue.end()));
-}
-
-std::shared_ptr<void> DurableWriter::hurry() {
-    auto count = hurried_;
-    ++*count;
-    return std::shared_ptr<void>(count.get(), [count](void*) { --*count; });
-}
-
 void DurableWriter::flush() {
-    // The round under way first, then what it left and what waits, here
-    // on this thread.
+    // The round under way first, then what waits, here on this thread.
     worker_.waitIdle();
     std::vector<Op> rest;
-    if (inFlight_)
-        for (auto& op : *inFlight_)
-            if (op.deferred) {
-                rest.push_back(std::move(op));
-                rest.back().deferred = false;
-                op.deferred = false;  // its completion, when it runs, leaves it be
-                op.done = nullptr;
-            }
-    for (auto& op : first_) rest.push_back(std::move(op));
-    first_.clear();
+    rest.swap(first_);
     for (auto& op : queue_) rest.push_back(std::move(op));
     queue_.clear();
     if (rest.empty()) return;
-    const std::atomic<int> unhurried{0};
-    applyRound(rest, unhurried);
+    applyRound(rest);
 }
 
-void DurableWriter::applyRound(std::vector<Op>& round, const std::atomic<int>& hurried) {
+void DurableWriter::applyRound(std::vector<Op>& round) {
     // The last operation on a path is the one that counts.
     std::map<std::string, size_t> last;
     for (size_t i = 0; i < round.size(); ++i) last[round[i].path] = i;
@@ -174,50 +131,32 @@ void DurableWriter::applyRound(std::vector<Op>& round, const std::atomic<int>& h
     };
     if (auto r = syncAll("syncfs before rename"); !r)
         for (auto i : renames) round[i].result = r.error();
-    // 3. Renames, then removals, then one more commit for the directories.
+    // 3. Renames and removals, then one more commit for the directories.
     std::map<std::string, UniqueFd> dirs;
-    auto noteDir = [&](const std::string& path) {
-        const auto dir = dirOf(path);
-        if (dirs.count(dir)) return;
-        UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        struct stat st {};
-        if (d && ::fstat(d.get(), &st) == 0 && !filesystems.count(st.st_dev))
-            filesystems[st.st_dev] = UniqueFd(::dup(d.get()));
-        dirs[dir] = std::move(d);
-    };
     for (const auto& [path, i] : last) {
         auto& op = round[i];
-        if (op.remove || !op.result) continue;
-        if (::rename((path + ".tmp").c_str(), path.c_str()) < 0) {
+        if (!op.result) continue;
+        if (op.remove) {
+            if (::unlink(path.c_str()) < 0 && errno != ENOENT) op.result = errnoError("remove " + path, errno);
+        } else if (::rename((path + ".tmp").c_str(), path.c_str()) < 0) {
             op.result = errnoError("rename " + path + ".tmp", errno);
             continue;
         }
-        noteDir(path);
-    }
-    // Each unlink holds its directory's lock while it waits for the
-    // journal: a start hurrying gets the disk after a few more.
-    size_t removed = 0;
-    for (const auto& [path, i] : last) {
-        auto& op = round[i];
-        if (!op.remove) continue;
-        if (removed >= kHurriedCap && hurried.load(std::memory_order_relaxed) > 0) {
-            op.deferred = true;
-            continue;
+        const auto dir = dirOf(path);
+        if (!dirs.count(dir)) {
+            UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            struct stat st {};
+            if (d && ::fstat(d.get(), &st) == 0 && !filesystems.count(st.st_dev))
+                filesystems[st.st_dev] = UniqueFd(::dup(d.get()));
+            dirs[dir] = std::move(d);
         }
-        ++removed;
-        if (::unlink(path.c_str()) < 0 && errno != ENOENT) op.result = errnoError("remove " + path, errno);
-        noteDir(path);
     }
     if (auto r = syncAll("syncfs after rename"); !r)
         for (const auto& [path, i] : last)
-            if (round[i].result && !round[i].deferred) round[i].result = r.error();
-    // Earlier operations on a path share the outcome of the last one, or
-    // wait with it.
+            if (round[i].result) round[i].result = r.error();
+    // Earlier operations on a path share the outcome of the last one.
     for (size_t i = 0; i < round.size(); ++i)
-        if (const auto l = last[round[i].path]; l != i) {
-            round[i].result = round[l].result;
-            round[i].deferred = round[l].deferred;
-        }
+        if (last[round[i].path] != i) round[i].result = round[last[round[i].path]].result;
 }
 
 }  // namespace taskscope::common

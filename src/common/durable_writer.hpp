@@ -20,7 +20,6 @@
 // completes). Completions run on the event loop, in the order applied.
 // Asked from the loop's thread only.
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -40,9 +39,6 @@ public:
     enum class Priority { Normal, First };
     /// At most this many operations go in one round.
     static constexpr size_t kRoundCap = 256;
-    /// While hurried: removals a round under way still does, and what a
-    /// new round takes of the operations waiting.
-    static constexpr size_t kHurriedCap = 16;
 
     explicit DurableWriter(EventLoop& loop);
     /// Finishes every operation asked (their completions are not run).
@@ -57,9 +53,6 @@ public:
     void remove(std::string path, Done done = {});
     /// Blocks until everything asked so far is on disk; runs no completion.
     void flush();
-    /// The writer is hurried while any token it returned is held (the
-    /// tokens may outlive the writer).
-    std::shared_ptr<void> hurry();
 
 private:
     struct Op {
@@ -69,24 +62,16 @@ private:
         bool remove = false;
         Done done;
         Result<void> result;
-        bool deferred = false;  ///< not done: a hurry came; goes again in a later round
     };
 
     void enqueue(Op op, Priority priority = Priority::Normal);
     /// Hands what is queued to the worker as one round, unless one runs.
     void startRound();
-    /// Runs on the worker; `hurried` is read there while the round runs.
-    static void applyRound(std::vector<Op>& round, const std::atomic<int>& hurried);
-    /// Puts a round's deferred operations back, ahead of what was asked
-    /// since on their paths.
-    void requeueDeferred(std::vector<Op>& round);
+    static void applyRound(std::vector<Op>& round);
 
     std::deque<Op> queue_;   ///< asked while a round ran, in order: the next rounds
     std::vector<Op> first_;  ///< asked with Priority::First: the next round's first
     bool busy_ = false;      ///< a round is on the worker
-    std::shared_ptr<std::vector<Op>> inFlight_;  ///< that round, until its completion runs
-    /// Tokens held (hurry()); shared: a token may outlive the writer.
-    std::shared_ptr<std::atomic<int>> hurried_ = std::make_shared<std::atomic<int>>(0);
     /// Expires with this writer: a round's result delivered after it does nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
     Worker worker_;  ///< last: its thread stops before the rest goes

@@ -31,10 +31,6 @@ public:
     /// whose record stays comes back after a restart).
     void unpersist(const std::string& unit, std::function<void(common::Result<void>)> gone = {});
 
-    /// A start holds it until its record is on disk: the writer's
-    /// removals give way (common/durable_writer.hpp).
-    std::shared_ptr<void> hurry() { return writer_->hurry(); }
-
     const StateStore& store() const { return store_; }
 
 private:

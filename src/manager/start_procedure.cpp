@@ -141,9 +141,6 @@ void StartProcedure::reach(StartStep step) {
 void StartProcedure::begin() {
     clock_.waited("turn");
     if (refused_) return fail(*refused_);
-    // Until its record is on disk, a drain's removals give way to this
-    // start's files and record (common/durable_writer.hpp).
-    hurry_ = ctx_.records.hurry();
     const auto& config = ctx_.config;
     const auto& allocId = draft_.allocId;
     const auto& task = draft_.name;
@@ -378,7 +375,6 @@ void StartProcedure::writeRecord() {
         [this, alive = std::weak_ptr<int>(lifetime_)] {
             if (alive.expired()) return;
             recordOnDisk_ = true;
-            hurry_.reset();
             releaseWhenReady();
             succeedWhenKnown();
         },
@@ -447,7 +443,6 @@ void StartProcedure::succeedWhenKnown() {
 void StartProcedure::fail(common::Error error) {
     if (failure_) return;  // one failure; its undo runs once
     failure_ = std::move(error);
-    hurry_.reset();
     if (reportWatch_) {
         ctx_.loop.removeFd(reportWatch_);
         reportWatch_ = 0;

@@ -131,7 +131,6 @@ private:
     uint64_t reportWatch_ = 0;
     bool scopeMade_ = false;
     bool recordOnDisk_ = false;  ///< a write of it as running is durable
-    std::shared_ptr<void> hurry_;  ///< the record writer's, until then
     bool cgroupKnown_ = false;
     bool execReported_ = false;
     // While undoing:

@@ -9,6 +9,9 @@
 # STAGE: a tree made by `DESTDIR=DIR cmake --install BUILD`, under this
 # checkout. N: tasks (default 10000). WINDOWS: stop_window values, comma
 # separated (default 64,0; 0 sends every stop at once, as before).
+# DRAIN_VERBOSE=1: the manager logs at debug level (journald unthrottled),
+# and the step profile of each new start during the drain is printed at
+# the end (where its time went: prepare, record on disk, systemd job...).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -22,6 +25,14 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem "${DRAIN_MEM:-12288}" --t
   systemctl daemon-reload
   systemctl reload dbus
   mkdir -p /etc/taskscope/manager.json.d
+  if [[ '${DRAIN_VERBOSE:-0}' == 1 ]]; then
+    mkdir -p /etc/systemd/journald.conf.d /etc/systemd/system/taskscope-manager.service.d
+    printf '[Journal]\\nRateLimitIntervalSec=0\\n' >/etc/systemd/journald.conf.d/90-drain-bench.conf
+    systemctl restart systemd-journald
+    exe=\$(systemctl show -P ExecStart taskscope-manager | sed -n 's/.*path=\\([^ ;]*\\).*/\\1/p')
+    printf '[Service]\\nExecStart=\\nExecStart=%s -v\\n' \"\$exe\" >/etc/systemd/system/taskscope-manager.service.d/90-verbose.conf
+    systemctl daemon-reload
+  fi
   for w in ${windows//,/ }; do
     echo \"=== stop_window \$w, $n one-task allocations\"
     systemctl stop taskscope-manager taskscope-streamer 2>/dev/null || true
@@ -30,4 +41,8 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem "${DRAIN_MEM:-12288}" --t
     systemctl start taskscope-manager
     BENCH_FILL_PER_ALLOC=1 '$build/bench/taskscope-bench-fill' start $n 32 | tail -3
     BENCH_FILL_PER_ALLOC=1 '$build/bench/taskscope-bench-fill' drain $n 32
+    if [[ '${DRAIN_VERBOSE:-0}' == 1 ]]; then
+      echo \"--- step profiles of the starts during the drain (manager's debug log)\"
+      journalctl -u taskscope-manager -o short-monotonic --no-pager | grep 'Start of drainprobe' || true
+    fi
   done"

@@ -32,8 +32,13 @@ void RecordWriter::unpersist(const std::string& unit, std::function<void(common:
     // loop spent most of a 3,000-task drain in unlink (bench/README.md,
     // stop 39). `gone` runs after all four, so a start of the same name
     // (which waits for the forget) never meets an exit file of the old task.
-    writer_->remove(store_.exitFile(unit));
-    writer_->remove(store_.abortedMark(unit));
+    // A removal that failed leaves a file the next start of the name must
+    // remove (its completion runs before `gone`, so before such a start).
+    const auto suspect = [this, unit](common::Result<void> r) {
+        if (!r) suspectLeftovers(unit);
+    };
+    writer_->remove(store_.exitFile(unit), suspect);
+    writer_->remove(store_.abortedMark(unit), suspect);
     writer_->remove(store_.processSpecFile(unit));
     writer_->remove(store_.recordFile(unit), [gone = std::move(gone)](common::Result<void> r) {
         if (gone) gone(std::move(r));

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "common/durable_writer.hpp"
@@ -31,10 +32,27 @@ public:
     /// whose record stays comes back after a restart).
     void unpersist(const std::string& unit, std::function<void(common::Result<void>)> gone = {});
 
+    /// Whether a start of `unit` must look for an exit record or aborted
+    /// mark left by an earlier task of its name (and remove them) before
+    /// its shim runs; asked once per start, it forgets the name.
+    ///
+    /// Only a name suspected of leftovers is looked up: the look-up of a
+    /// name the dentry cache lacks waits for the exits directory's lock,
+    /// which the shims' exit records and a drain's removals hold while
+    /// they wait for the journal (seconds in a drain: bench/README.md,
+    /// stop 41). A file is left only where its removal failed (a forget's,
+    /// noted here), where a start failed with its shim spawned (it may
+    /// write its aborted mark as it leaves), or where no record names it
+    /// at startup (recovery removes those, and suspects what it cannot).
+    bool takeLeftoverCheck(const std::string& unit) { return leftovers_.erase(unit) > 0; }
+    /// `unit` may have an exit record or aborted mark on disk.
+    void suspectLeftovers(const std::string& unit) { leftovers_.insert(unit); }
+
     const StateStore& store() const { return store_; }
 
 private:
     const StateStore& store_;
+    std::set<std::string> leftovers_;  ///< units a start must look for leftovers of
     /// Last: destroyed first, it finishes every write still asked.
     std::unique_ptr<common::DurableWriter> writer_;
 };

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
 
 #include "common/error_names.hpp"
@@ -236,15 +237,20 @@ void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::option
     // every read queued behind a burst of starts waited for all of theirs,
     // so it runs on the start worker, one start after another, and the
     // start goes on from the loop once the shim exists.
+    const bool lookForLeftovers = ctx_.records.takeLeftoverCheck(draft_.unit);
     ctx_.startWorker.submit([this, ctx = ctx_, spec = std::move(spec), paths = std::move(paths), spooled, logDir,
-                             unit = draft_.unit, allocId = draft_.allocId, task = draft_.name,
+                             unit = draft_.unit, allocId = draft_.allocId, task = draft_.name, lookForLeftovers,
                              alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
-        auto prepared =
-            std::make_shared<Result<Launch>>(prepareLaunch(ctx, spec, paths, spooled, logDir, unit, allocId, task));
-        return [this, prepared, alive] {
+        auto prepared = std::make_shared<Result<Launch>>(
+            prepareLaunch(ctx, spec, paths, spooled, logDir, unit, allocId, task, lookForLeftovers));
+        return [this, prepared, lookForLeftovers, alive] {
             if (alive.expired()) return;
             clock_.waited("prepare");
-            if (!*prepared) return fail(withFdNumbers(prepared->error()));
+            if (!*prepared) {
+                // Its leftovers may still be there: the next start looks again.
+                if (lookForLeftovers) ctx_.records.suspectLeftovers(draft_.unit);
+                return fail(withFdNumbers(prepared->error()));
+            }
             launch_ = std::move(**prepared);
             reach(StartStep::Spawned);
             // The shim's "pid N" comes through the loop: no start ever makes
@@ -259,7 +265,8 @@ void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::option
 Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, const spec::TaskSpec& spec,
                                              const LaunchPaths& paths, const std::optional<LogSettings>& spooled,
                                              const std::string& logDir, const std::string& unit,
-                                             const std::string& allocId, const std::string& task) {
+                                             const std::string& allocId, const std::string& task,
+                                             bool lookForLeftovers) {
     // Runs on the start worker: the filesystem, the spool's and the store's
     // paths (constants), the shim's path; nothing of the loop's.
     // Only a task whose output is kept gets the directory: the streamer
@@ -268,16 +275,19 @@ Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, const spec
     if (spec.logs)
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
-    // Left by an earlier task of this name (a cut-off start's mark, an exit
-    // record a failed forget kept). Looked up first: an unlink, even of
-    // nothing, takes the directory's lock exclusively, which a drain's
-    // removals and renames hold for seconds. The lookup is cheaper but not
-    // free: a name the dentry cache lacks takes that lock shared, and a
-    // 10,000-task drain held one for 34 s (stop 40, bench/README.md).
-    for (const auto& left : {paths.exitFile, ctx.records.store().abortedMark(unit)}) {
-        struct stat st {};
-        if (::lstat(left.c_str(), &st) == 0) ::unlink(left.c_str());
-    }
+    // Left by an earlier task of this name (a failed start's mark, an exit
+    // record a failed forget kept), looked for only where suspected
+    // (record_writer.hpp): even a look-up of a name the dentry cache lacks
+    // takes the exits directory's lock, and a 10,000-task drain held it for
+    // 34 s (stop 40, bench/README.md). Looked up before the unlink, which
+    // takes the lock exclusively even for nothing. One that cannot be
+    // removed would be read as this task's exit: the start fails.
+    if (lookForLeftovers)
+        for (const auto& left : {paths.exitFile, ctx.records.store().abortedMark(unit)}) {
+            struct stat st {};
+            if (::lstat(left.c_str(), &st) == 0 && ::unlink(left.c_str()) < 0 && errno != ENOENT)
+                return common::errnoError("remove " + left + ", left by an earlier task of this name", errno);
+        }
     if (spooled)
         if (auto added = ctx.spool.add(unit, allocId, task, *spooled); !added)
             return added.error().context("prepare logs");
@@ -443,6 +453,9 @@ void StartProcedure::succeedWhenKnown() {
 void StartProcedure::fail(common::Error error) {
     if (failure_) return;  // one failure; its undo runs once
     failure_ = std::move(error);
+    // Its shim, told to leave, may write its aborted mark (or its exit
+    // record, after a failed exec) as it goes: the next start of the name looks.
+    if (step_ >= StartStep::Spawned) ctx_.records.suspectLeftovers(draft_.unit);
     if (reportWatch_) {
         ctx_.loop.removeFd(reportWatch_);
         reportWatch_ = 0;

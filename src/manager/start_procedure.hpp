@@ -91,7 +91,8 @@ private:
     static common::Result<Launch> prepareLaunch(const StartContext& ctx, const spec::TaskSpec& spec,
                                                 const LaunchPaths& paths, const std::optional<LogSettings>& spooled,
                                                 const std::string& logDir, const std::string& unit,
-                                                const std::string& allocId, const std::string& task);
+                                                const std::string& allocId, const std::string& task,
+                                                bool lookForLeftovers);
     void watchReports();
     void onReport();
     void onPid(common::Result<std::string> line);

@@ -86,6 +86,16 @@ std::vector<std::string> StateStore::abortedMarks() const {
     return stems ? std::move(*stems) : std::vector<std::string>{};
 }
 
+std::vector<std::string> StateStore::exitRecords() const {
+    // An exit record is named as its unit (".scope"); its temporary file
+    // and the aborted mark end otherwise.
+    static constexpr std::string_view kScope = ".scope";
+    auto stems = stemsEndingIn(exitsDir(), kScope);
+    if (!stems) return {};
+    for (auto& stem : *stems) stem += kScope;
+    return std::move(*stems);
+}
+
 void StateStore::remove(const TaskRecord& record) const {
     ::unlink(recordFile(record.unit).c_str());
     ::unlink(exitFile(record.unit).c_str());

@@ -39,6 +39,8 @@ public:
     pid_t abortedShim(const std::string& unit) const;
     /// The units that have such a mark.
     std::vector<std::string> abortedMarks() const;
+    /// The units that have an exit record.
+    std::vector<std::string> exitRecords() const;
     std::string processDir() const { return dir_ + "/process"; }
     /// The task's resolved process spec (launcher.hpp), for exec.
     std::string processSpecFile(const std::string& unit) const { return processDir() + "/" + unit; }

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
 
 #include "common/fd_store.hpp"
@@ -188,8 +189,18 @@ common::Result<void> TaskRegistry::recover() {
             n);
     // Marks of starts that failed while their manager lived (it removed
     // the task then) or whose task is gone: nothing reads them any more.
-    for (const auto& unit : store_.abortedMarks())
-        if (!units_.count(unit)) ::unlink(store_.abortedMark(unit).c_str());
+    // Exit records no record names (a forget whose removal failed, an
+    // older version's, one made by hand): a start of their name would
+    // take one for its own task's exit. A start looks only for names
+    // suspected of leftovers (record_writer.hpp): what cannot be removed
+    // here is suspected.
+    const auto removeUnowned = [&](const std::vector<std::string>& units, auto pathOf) {
+        for (const auto& unit : units)
+            if (!units_.count(unit) && ::unlink(pathOf(unit).c_str()) < 0 && errno != ENOENT)
+                records_.suspectLeftovers(unit);
+    };
+    removeUnowned(store_.abortedMarks(), [&](const std::string& u) { return store_.abortedMark(u); });
+    removeUnowned(store_.exitRecords(), [&](const std::string& u) { return store_.exitFile(u); });
     // Holds of tasks no record names any more: not ours to keep.
     for (auto& [name, fd] : stored) common::unstoreFd(name);
     // Reservations that ended while we were away have left cores the

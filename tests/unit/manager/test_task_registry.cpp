@@ -486,6 +486,49 @@ BOOST_FIXTURE_TEST_CASE(a_start_cut_off_by_the_managers_death_leaves_no_task, Fi
     BOOST_TEST(state("a1", "web") == TaskState::Running);
 }
 
+// A start looks for an exit record left by an earlier task of its name
+// only where one is suspected (a look-up waits for the exits directory's
+// lock, seconds in a drain). One left where nothing suspected it would be
+// taken, at the next restart, for the new task's exit: recovery removes
+// every exit record no task record names.
+BOOST_FIXTURE_TEST_CASE(an_exit_record_no_task_names_is_removed_at_startup, Fixture) {
+    open();
+    const pid_t pid = start("a1", "web", taskSpec("/bin/sleep", {"1000"})).pid;
+    ::kill(pid, SIGKILL);
+    BOOST_REQUIRE(runUntil([&] { return finished("a1", "web"); }));
+    const auto exitFile = config.stateDir + "/exits/a1-web.scope";
+    const auto text = common::readFile(exitFile);
+    BOOST_REQUIRE(text);
+    BOOST_REQUIRE(forgetTask("a1", "web"));
+    BOOST_REQUIRE(!std::filesystem::exists(exitFile));
+    // As a forget whose removal failed, or an older version, leaves it.
+    BOOST_REQUIRE(std::ofstream(exitFile) << *text);
+    tasks.reset();
+    open();
+    BOOST_TEST(!std::filesystem::exists(exitFile));
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    tasks.reset();
+    open();
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+}
+
+// A start that failed with its shim spawned may leave the shim's aborted
+// mark or exit record: the next start of the name looks, and removes it.
+BOOST_FIXTURE_TEST_CASE(a_start_after_a_failed_one_of_its_name_removes_what_it_left, Fixture) {
+    open();
+    auto r = tryStart("a1", "web", taskSpec(vanishingBinary(), {}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "ExecFailed");
+    const auto exitFile = config.stateDir + "/exits/a1-web.scope";
+    // Whatever it left, as it would be if its removal had failed.
+    BOOST_REQUIRE(std::ofstream(exitFile) << "exit_code=3\n");
+    start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
+    BOOST_TEST(!std::filesystem::exists(exitFile));
+    tasks.reset();
+    open();
+    BOOST_TEST(state("a1", "web") == TaskState::Running);
+}
+
 // A shim killed while its task runs on (someone's kill -9, an OOM kill in
 // the shims' scope): the task is never reported ended while its scope has
 // processes; once it is empty the task is lost, with the reason.

@@ -81,19 +81,25 @@ pid_t StateStore::abortedShim(const std::string& unit) const {
     return static_cast<pid_t>(std::atol(text->c_str() + key.size()));
 }
 
-std::vector<std::string> StateStore::abortedMarks() const {
-    auto stems = stemsEndingIn(exitsDir(), SHIM_ABORTED_SUFFIX);
-    return stems ? std::move(*stems) : std::vector<std::string>{};
-}
-
-std::vector<std::string> StateStore::exitRecords() const {
-    // An exit record is named as its unit (".scope"); its temporary file
-    // and the aborted mark end otherwise.
+std::vector<StateStore::ExitsEntry> StateStore::exitsEntries() const {
+    // An exit record is named as its unit (".scope"), a mark as its unit
+    // and the suffix; a shim's temporary file ends otherwise.
     static constexpr std::string_view kScope = ".scope";
-    auto stems = stemsEndingIn(exitsDir(), kScope);
-    if (!stems) return {};
-    for (auto& stem : *stems) stem += kScope;
-    return std::move(*stems);
+    static constexpr std::string_view kMark = SHIM_ABORTED_SUFFIX;
+    const auto endsIn = [](std::string_view name, std::string_view suffix) {
+        return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+    };
+    std::vector<ExitsEntry> out;
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(exitsDir().c_str()), &::closedir);
+    if (!d) return out;
+    while (auto* e = ::readdir(d.get())) {
+        const std::string_view name = e->d_name;
+        if (endsIn(name, kMark))
+            out.push_back({std::string(name.substr(0, name.size() - kMark.size())), exitsDir() + "/" + e->d_name});
+        else if (endsIn(name, kScope))
+            out.push_back({std::string(name), exitsDir() + "/" + e->d_name});
+    }
+    return out;
 }
 
 void StateStore::remove(const TaskRecord& record) const {

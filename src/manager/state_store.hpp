@@ -37,10 +37,13 @@ public:
     /// aborted before the task ran ("shim_pid=N"): its pid, or 0 if none.
     std::string abortedMark(const std::string& unit) const;
     pid_t abortedShim(const std::string& unit) const;
-    /// The units that have such a mark.
-    std::vector<std::string> abortedMarks() const;
-    /// The units that have an exit record.
-    std::vector<std::string> exitRecords() const;
+    /// An exit record or aborted mark in the exits directory.
+    struct ExitsEntry {
+        std::string unit;
+        std::string path;
+    };
+    /// Every exit record and aborted mark there, in one listing.
+    std::vector<ExitsEntry> exitsEntries() const;
     std::string processDir() const { return dir_ + "/process"; }
     /// The task's resolved process spec (launcher.hpp), for exec.
     std::string processSpecFile(const std::string& unit) const { return processDir() + "/" + unit; }

@@ -194,13 +194,8 @@ common::Result<void> TaskRegistry::recover() {
     // take one for its own task's exit. A start looks only for names
     // suspected of leftovers (record_writer.hpp): what cannot be removed
     // here is suspected.
-    const auto removeUnowned = [&](const std::vector<std::string>& units, auto pathOf) {
-        for (const auto& unit : units)
-            if (!units_.count(unit) && ::unlink(pathOf(unit).c_str()) < 0 && errno != ENOENT)
-                records_.suspectLeftovers(unit);
-    };
-    removeUnowned(store_.abortedMarks(), [&](const std::string& u) { return store_.abortedMark(u); });
-    removeUnowned(store_.exitRecords(), [&](const std::string& u) { return store_.exitFile(u); });
+    for (const auto& [unit, path] : store_.exitsEntries())
+        if (!units_.count(unit) && ::unlink(path.c_str()) < 0 && errno != ENOENT) records_.suspectLeftovers(unit);
     // Holds of tasks no record names any more: not ours to keep.
     for (auto& [name, fd] : stored) common::unstoreFd(name);
     // Reservations that ended while we were away have left cores the

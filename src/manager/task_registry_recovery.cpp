@@ -17,6 +17,7 @@
 #include "manager/task_dirs.hpp"
 #include "manager/task_registry.hpp"
 #include "scope/cgroup_stats.hpp"
+#include "scope/slice_weights.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
@@ -219,22 +220,23 @@ void TaskRegistry::attach(TaskEvents& events) {
 
 void TaskRegistry::reapplySliceWeights() {
     auto cgroups = allocSlices_.weighedSliceCgroups();
-    // cgroup v1 keeps the weight as cpu.shares, on another scale: every
-    // weight is sent again there.
-    if (cgroups.empty() || !host_.unified()) return allocSlices_.reapplyWeights();
-    // On v2 a slice's cpu.weight is the kernel's copy of its CPUWeight:
-    // only the weights that differ are sent. Read off the loop (cgroup
-    // files wait behind the kernel's cgroup lock); the sums are sent once
-    // the reads are back.
+    if (cgroups.empty()) return allocSlices_.reapplyWeights();
+    // A slice's cpu.weight (v2) or cpu.shares (v1, on its own scale) is the
+    // kernel's copy of its CPUWeight: only the weights that differ are
+    // sent. Read off the loop (cgroup files wait behind the kernel's cgroup
+    // lock); the sums are sent once the reads are back.
     cgroupWorker_.submit([this, host = host_, cgroups = std::move(cgroups),
                           alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        const bool v2 = host.unified();
         std::map<std::string, uint64_t> held;
         for (const auto& [slice, cgroup] : cgroups) {
-            const auto file = host.file(cgroup, "", "cpu.weight");
+            const auto file = host.file(cgroup, v2 ? "" : "cpu", v2 ? "cpu.weight" : "cpu.shares");
             if (!file) continue;
             const auto text = common::readFile(*file);
             if (!text) continue;
-            if (const auto weight = scope::parseU64(*text); weight && *weight) held[slice] = *weight;
+            auto weight = scope::parseU64(*text);
+            if (weight && !v2) weight = scope::cpuWeightOfShares(*weight);
+            if (weight && *weight) held[slice] = *weight;
         }
         return [this, held = std::move(held), alive] {
             if (alive.expired()) return;

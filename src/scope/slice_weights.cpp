@@ -14,6 +14,18 @@ constexpr uint64_t kRefitBelow = kCpuWeightMax / 4;  // ...and is refitted only 
 
 uint64_t unscaledWeight(uint64_t sum) { return std::clamp(sum, kCpuWeightMin, kCpuWeightMax); }
 
+uint64_t cpuSharesOfWeight(uint64_t weight) {
+    return std::clamp<uint64_t>(weight * 1024 / kCpuWeightDefault, 2, 262144);
+}
+
+std::optional<uint64_t> cpuWeightOfShares(uint64_t shares) {
+    // The smallest weight whose shares reach `shares`; a value between two
+    // weights' shares (not written by systemd for a weight) maps to none.
+    const uint64_t weight = (shares * kCpuWeightDefault + 1023) / 1024;
+    if (weight < kCpuWeightMin || weight > kCpuWeightMax || cpuSharesOfWeight(weight) != shares) return std::nullopt;
+    return weight;
+}
+
 uint64_t SiblingWeights::scaled(uint64_t sum) const {
     const long double w = std::ldexp(static_cast<long double>(sum), shift_);
     if (w >= static_cast<long double>(kCpuWeightMax)) return kCpuWeightMax;

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ inline constexpr uint64_t kCpuWeightDefault = 100;
 
 /// A sum of task weights as a weight beside task scopes: clamped, not scaled.
 uint64_t unscaledWeight(uint64_t sum);
+
+/// What cgroup v1's cpu.shares holds for a unit's CPUWeight: systemd
+/// writes weight * 1024 / 100, clamped to 2..262144
+/// (cgroup_cpu_weight_to_shares() in systemd's src/core/cgroup.c; the v1
+/// system test checks it against the systemd it runs on).
+uint64_t cpuSharesOfWeight(uint64_t weight);
+/// The CPUWeight (1..10000) systemd wrote as `shares`, if one maps to it:
+/// over that range the map above is one to one, so a slice's cpu.shares
+/// says which weight it holds, as cpu.weight does on v2.
+std::optional<uint64_t> cpuWeightOfShares(uint64_t shares);
 
 class SiblingWeights {
 public:

@@ -162,9 +162,16 @@ assert_eq "$(systemctl show -p CPUWeight --value "$o1")" 200 "CPUWeight of $o1"
 cgls=$(systemd-cgls --no-pager -u "$s")
 for t in t1 t2 t3 t4 t5; do grep -q "ov1-$t.scope" <<<"$cgls" || fail "systemd-cgls -u $s lacks ov1-$t: $cgls"; done
 ok "ov1: two scopes in $s, two in $o1, one in $o2; systemd-cgls shows all five"
+if [[ $TASKSCOPE_VARIANT == v1 ]]; then
+    # v1 keeps the weight as cpu.shares on systemd's scale (weight*1024/100),
+    # which the manager reads back at a restart: checked against systemd here.
+    assert_eq "$(cat "/sys/fs/cgroup/cpu$(systemctl show -p ControlGroup --value "$o1")/cpu.shares")" 2048 \
+        "cpu.shares of $o1 (CPUWeight 200)"
+    ok "v1: systemd holds CPUWeight 200 as cpu.shares 2048"
+fi
 # Recovered where they are; a freed place in the allocation's slice is used first.
-# The weights systemd holds already are not sent again (v2: the manager reads
-# each slice's cpu.weight): their drop-ins stay as they were.
+# The weights systemd holds already are not sent again (the manager reads each
+# slice's cpu.weight, or cpu.shares on v1): their drop-ins stay as they were.
 dropins() {
     local u f
     for u in "$s" "$o1" "$o2" "$(systemctl show -p Slice --value "$s")"; do
@@ -175,12 +182,10 @@ before=$(dropins)
 systemctl restart taskscope-manager
 assert_eq "$(task_field ov1 t4 state)" running "ov1/t4 after a manager restart"
 assert_eq "$(task_field ov1 t4 slice)" "$o1" "ov1/t4's slice after a manager restart"
-if [[ $TASKSCOPE_VARIANT == v2 ]]; then
-    grep -q CPUWeight <<<"$before" || fail "no weight drop-in to watch: $before"
-    sleep 3  # the cgroup reads, then the lane
-    assert_eq "$(dropins)" "$before" "the slices' drop-ins after a restart"
-    ok "a restart set no weight again: $(grep -c CPUWeight <<<"$before") weight drop-ins untouched"
-fi
+grep -q CPUWeight <<<"$before" || fail "no weight drop-in to watch: $before"
+sleep 3  # the cgroup reads, then the lane
+assert_eq "$(dropins)" "$before" "the slices' drop-ins after a restart"
+ok "a restart set no weight again: $(grep -c CPUWeight <<<"$before") weight drop-ins untouched"
 $CTL stop --grace 0 ov1 t1 >/dev/null
 $CTL forget ov1 t1 >/dev/null
 run_sleep ov1 t6

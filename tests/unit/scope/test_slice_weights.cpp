@@ -76,3 +76,18 @@ BOOST_AUTO_TEST_CASE(beside_scopes_a_sum_is_clamped_not_scaled) {
     BOOST_TEST(unscaledWeight(400) == 400u);
     BOOST_TEST(unscaledWeight(1'000'000) == kCpuWeightMax);
 }
+
+BOOST_AUTO_TEST_CASE(v1_shares_give_back_the_weight_systemd_wrote) {
+    BOOST_TEST(cpuSharesOfWeight(100) == 1024u);
+    BOOST_TEST(cpuSharesOfWeight(200) == 2048u);
+    BOOST_TEST(cpuSharesOfWeight(1) == 10u);
+    BOOST_TEST(cpuSharesOfWeight(kCpuWeightMax) == 102400u);
+    // Every weight the manager sends comes back from its shares...
+    for (uint64_t w = kCpuWeightMin; w <= kCpuWeightMax; ++w)
+        BOOST_TEST_REQUIRE(cpuWeightOfShares(cpuSharesOfWeight(w)).value_or(0) == w);
+    // ...and shares no weight maps to (set by hand, or the kernel's default
+    // beside a scale) say nothing: the weight is sent again.
+    BOOST_TEST(!cpuWeightOfShares(1025));
+    BOOST_TEST(!cpuWeightOfShares(2));
+    BOOST_TEST(!cpuWeightOfShares(262144));
+}

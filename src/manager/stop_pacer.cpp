@@ -21,7 +21,7 @@ StopPacer::~StopPacer() {
 void StopPacer::request(const std::string& unit, bool first) {
     // Admitted already (a second stop of a task under way): its signal
     // again, at once; it holds its place in the window as it is.
-    if (window_ == 0 || signalled_.count(unit) || unconfirmed_.count(unit)) return admit_(unit);
+    if (window_ == 0 || signalled_.count(unit) || unconfirmed_.count(unit) || slow_.count(unit)) return admit_(unit);
     if (auto it = std::find(queue_.begin(), queue_.end(), unit); it != queue_.end()) {
         if (!first) return;
         queue_.erase(it);
@@ -38,8 +38,13 @@ void StopPacer::ended(const std::string& unit) {
         queue_.erase(it);
         return;
     }
+    if (slow_.erase(unit)) {
+        // Slow and not confirmed yet: its end now owes a round trip as any.
+        unconfirmed_[unit] = tripsSent_;
+        return roundTripSoon();
+    }
     auto s = signalled_.find(unit);
-    if (s == signalled_.end()) return;  // never paced, or slow: it holds nothing
+    if (s == signalled_.end()) return;  // never paced, or slow and let go: it holds nothing
     if (s->second && loop_) loop_->cancelTimer(s->second);
     signalled_.erase(s);
     unconfirmed_[unit] = tripsSent_;
@@ -71,7 +76,7 @@ void StopPacer::admitWhileRoom() {
 }
 
 void StopPacer::roundTripSoon() {
-    if (tripInFlight_ || unconfirmed_.empty()) return;
+    if (tripInFlight_ || (unconfirmed_.empty() && slow_.empty())) return;
     tripInFlight_ = true;
     const uint64_t trip = ++tripsSent_;
     roundTrip_([this, trip, alive = std::weak_ptr<int>(lifetime_)] {
@@ -80,6 +85,8 @@ void StopPacer::roundTripSoon() {
         // Every task that ended before this trip was sent: systemd handled
         // its emptied cgroup before it read the call.
         std::erase_if(unconfirmed_, [trip](const auto& u) { return u.second < trip; });
+        // Every task found slow before it: still running, with PID 1 keeping up.
+        std::erase_if(slow_, [trip](const auto& u) { return u.second < trip; });
         admitWhileRoom();
         roundTripSoon();
     });
@@ -89,7 +96,8 @@ void StopPacer::onSlow(const std::string& unit) {
     auto s = signalled_.find(unit);
     if (s == signalled_.end()) return;
     signalled_.erase(s);
-    admitWhileRoom();
+    slow_[unit] = tripsSent_;
+    roundTripSoon();
 }
 
 }  // namespace taskscope::manager

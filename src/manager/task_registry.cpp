@@ -395,7 +395,14 @@ void TaskRegistry::onShimGone(Entry& e) {
     auto& r = e.record;
     // A shim writes the record before it exits; its inotify event may come
     // after the SIGCHLD.
-    if (exits_.exitRecordExists(r.unit)) return exits_.collect(r.unit);
+    if (exits_.exitRecordExists(r.unit)) {
+        // The scope has emptied (the shim was its last process, barring
+        // leftovers): the stop's place can free after the next round trip
+        // through systemd, not after the record's read, which a drain's
+        // writes delay by seconds.
+        stops_.ended(r.unit);
+        return exits_.collect(r.unit);
+    }
     if (exits_.watchingOrphan(r.unit)) return;
     spdlog::error(
         "The shim {} of task {} died without an exit record; the task stays running while its scope {} "

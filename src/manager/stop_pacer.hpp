@@ -12,7 +12,8 @@
 // collected: 80 s in the test bed.
 //
 // So at most `window` stops are in flight at once. One is in flight from
-// its signal until a job that systemd ran after the task ended is done (a
+// its signal until a job that systemd ran after the task ended (its scope
+// emptied: the registry says so when the shim exits) is done (a
 // round trip through PID 1's run queue: by then it had handled what
 // emptied before, and had run the jobs queued meanwhile, a new start's
 // among them), or until the task has outlived its signal by `slowAfter`

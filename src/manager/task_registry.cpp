@@ -276,6 +276,7 @@ void TaskRegistry::startProgressed(const TaskRecord& draft, StartStep step) {
     r.reservedCores = draft.reservedCores;
     r.pid = draft.pid;
     r.shimPid = draft.shimPid;
+    if (draft.shimPid > 0) liveShims_[draft.shimPid] = draft.unit;
     r.startedAtUs = draft.startedAtUs;
     r.cgroup = draft.cgroup;
     r.processSpec = draft.processSpec;
@@ -378,6 +379,12 @@ void TaskRegistry::shimsReaped(const std::set<pid_t>& reaped) {
     // and a pass per shim made that quadratic. A starting task's shim is
     // watched by its start instead.
     const auto watched = [](const TaskRecord& r) { return !r.finished() && r.state != TaskState::Starting; };
+    std::vector<std::string> emptied;  // the scopes their shims have left
+    for (const pid_t pid : reaped)
+        if (auto it = liveShims_.find(pid); it != liveShims_.end()) {
+            emptied.push_back(it->second);
+            liveShims_.erase(it);
+        }
     std::vector<std::pair<Key, pid_t>> gone;
     for (auto& [key, e] : tasks_)
         if (reaped.count(e->record.shimPid) && watched(e->record)) gone.emplace_back(key, e->record.shimPid);
@@ -389,6 +396,11 @@ void TaskRegistry::shimsReaped(const std::set<pid_t>& reaped) {
         auto& e = *it->second;
         if (e.record.shimPid == shim && watched(e.record)) onShimGone(e);
     }
+    // A stop's place frees once its task has ended and its scope emptied. A
+    // task still running without its shim is not ended: its stop, queued,
+    // must still go.
+    for (const auto& unit : emptied)
+        if (auto* e = byUnit(unit); !e || e->record.finished()) stops_.ended(unit);
 }
 
 void TaskRegistry::onShimGone(Entry& e) {
@@ -466,7 +478,9 @@ void TaskRegistry::finish(Entry& e) {
     r.killDeadlineUs = 0;
     r.queuedStopSignal = 0;
     r.queuedStopGraceMs = 0;
-    stops_.ended(r.unit);
+    // With its shim still there (it waits for the streamer), the scope has
+    // not emptied: the shim's exit frees the stop's place (shimsReaped).
+    if (r.shimPid <= 0 || !liveShims_.count(r.shimPid)) stops_.ended(r.unit);
     // Its weight leaves its slices' sums.
     allocSlices_.stopped(r.unit);
     releaseCpus(r);

@@ -251,6 +251,11 @@ private:
     AllocationSlices allocSlices_;
     /// StopTask's signals, at systemd's pace (key stop_window).
     StopPacer stops_;
+    /// Shims this manager spawned and has not reaped, to the unit each
+    /// runs: a task's scope empties when its shim exits (it waits for the
+    /// streamer after the task's exit), so its stop's place in the window
+    /// frees from that, not from the task's end.
+    std::map<pid_t, std::string> liveShims_;
     size_t preparing_ = 0;   ///< starts admitted whose shim is not spawned yet
     bool draining_ = false;  ///< the daemon is exiting: no start is admitted
     common::EventLoop::Clock::time_point drainDeadline_{};

@@ -65,7 +65,8 @@ void DurableWriter::startRound() {
     busy_ = true;
     auto round = std::make_shared<std::vector<Op>>(std::move(first_));
     first_.clear();
-    while (!queue_.empty() && round->size() < kRoundCap) {
+    const size_t cap = round->empty() ? kRoundCap : round->size() + kFirstRoundExtra;
+    while (!queue_.empty() && round->size() < cap) {
         round->push_back(std::move(queue_.front()));
         queue_.pop_front();
     }

@@ -14,7 +14,10 @@
 // (each forget removes four files), and one round of them held the disk
 // for seconds. A write asked with Priority::First (the record a start
 // waits for before its task runs) goes in the next round ahead of the
-// operations waiting; a waiting operation on the same path goes with it,
+// operations waiting, and that round takes at most kFirstRoundExtra of
+// them: a round of 256 removals and its two syncfs took seconds in a
+// 2,000-task drain, and a start waited for two such rounds, the one under
+// way and its own. A waiting operation on the same path goes with it,
 // ahead of it. So operations on one path apply in the order asked; of
 // several for one path in a round only the last is done (each still
 // completes). Completions run on the event loop, in the order applied.
@@ -39,6 +42,8 @@ public:
     enum class Priority { Normal, First };
     /// At most this many operations go in one round.
     static constexpr size_t kRoundCap = 256;
+    /// At most this many waiting operations join a round of First writes.
+    static constexpr size_t kFirstRoundExtra = 32;
 
     explicit DurableWriter(EventLoop& loop);
     /// Finishes every operation asked (their completions are not run).

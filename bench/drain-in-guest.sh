@@ -12,6 +12,10 @@
 # DRAIN_VERBOSE=1: the manager logs at debug level (journald unthrottled),
 # and the step profile of each new start during the drain is printed at
 # the end (where its time went: prepare, record on disk, systemd job...).
+# DRAIN_PID1_DEBUG=1: PID 1 logs at debug level during the drain, and a
+# table per second of uptime says how many method calls it read and how
+# many scopes it collected (stop 42: it reads none while it collects).
+# DRAIN_MEM (MiB, default 12288) and DRAIN_TIMEOUT (s) size the guest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -40,7 +44,14 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem "${DRAIN_MEM:-12288}" --t
     echo \"{\\\"stop_window\\\": \$w}\" >/etc/taskscope/manager.json.d/90-drain-bench.json
     systemctl start taskscope-manager
     BENCH_FILL_PER_ALLOC=1 '$build/bench/taskscope-bench-fill' start $n 32 | tail -3
+    [[ '${DRAIN_PID1_DEBUG:-0}' == 1 ]] && systemd-analyze log-level debug
     BENCH_FILL_PER_ALLOC=1 '$build/bench/taskscope-bench-fill' drain $n 32
+    if [[ '${DRAIN_PID1_DEBUG:-0}' == 1 ]]; then
+      systemd-analyze log-level info
+      echo \"--- PID 1 during the drain, per second of uptime: method calls read, scopes collected\"
+      journalctl _PID=1 -o short-monotonic --no-pager |
+        awk -F'[][]' '/Got message type=method_call/{m[int(\$2)]++; s[int(\$2)]=1} /: Collecting\./{c[int(\$2)]++; s[int(\$2)]=1} END{for (t in s) print t, m[t]+0, c[t]+0}' | sort -n
+    fi
     if [[ '${DRAIN_VERBOSE:-0}' == 1 ]]; then
       echo \"--- step profiles of the starts during the drain (manager's debug log)\"
       journalctl -u taskscope-manager -o short-monotonic --no-pager | grep 'Start of drainprobe' || true

@@ -87,7 +87,7 @@ std::vector<StateStore::ExitsEntry> StateStore::exitsEntries() const {
     static constexpr std::string_view kScope = ".scope";
     static constexpr std::string_view kMark = SHIM_ABORTED_SUFFIX;
     const auto endsIn = [](std::string_view name, std::string_view suffix) {
-        return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+        return name.size() > suffix.size() && name.ends_with(suffix);
     };
     std::vector<ExitsEntry> out;
     std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(exitsDir().c_str()), &::closedir);

@@ -1,8 +1,11 @@
 #include "scope/resources.hpp"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <limits>
+
+#include "scope/slice_weights.hpp"
 
 namespace taskscope::scope {
 
@@ -70,9 +73,8 @@ const std::array<std::pair<const char*, Appender>, 7> kTable{{
 }  // namespace
 
 uint64_t cpuWeightFromShares(uint64_t shares) {
-    if (shares < 2) shares = 2;
-    if (shares > 262144) shares = 262144;
-    return 1 + ((shares - 2) * 9999) / 262142;
+    shares = std::clamp(shares, kCpuSharesMin, kCpuSharesMax);
+    return 1 + ((shares - kCpuSharesMin) * 9999) / (kCpuSharesMax - kCpuSharesMin);
 }
 
 std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus) {

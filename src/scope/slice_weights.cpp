@@ -15,13 +15,13 @@ constexpr uint64_t kRefitBelow = kCpuWeightMax / 4;  // ...and is refitted only 
 uint64_t unscaledWeight(uint64_t sum) { return std::clamp(sum, kCpuWeightMin, kCpuWeightMax); }
 
 uint64_t cpuSharesOfWeight(uint64_t weight) {
-    return std::clamp<uint64_t>(weight * 1024 / kCpuWeightDefault, 2, 262144);
+    return std::clamp(weight * kCpuSharesDefault / kCpuWeightDefault, kCpuSharesMin, kCpuSharesMax);
 }
 
 std::optional<uint64_t> cpuWeightOfShares(uint64_t shares) {
     // The smallest weight whose shares reach `shares`; a value between two
     // weights' shares (not written by systemd for a weight) maps to none.
-    const uint64_t weight = (shares * kCpuWeightDefault + 1023) / 1024;
+    const uint64_t weight = (shares * kCpuWeightDefault + kCpuSharesDefault - 1) / kCpuSharesDefault;
     if (weight < kCpuWeightMin || weight > kCpuWeightMax || cpuSharesOfWeight(weight) != shares) return std::nullopt;
     return weight;
 }

@@ -14,9 +14,13 @@
 #   l  PID 1's CPU per start as 10,000 one-task allocations fill the node,
 #      systemd alone (taskscope-bench-layout), 64 buckets, then 16x16
 #   t  the same fill through StartTask, PID 1's CPU every 5 s
-#   k  the kernel alone: how long a write to a slice's cgroup.subtree_control
-#      takes right after a child cgroup was removed, and once it settled
-# SECONDS (default 400): everything is cut to end by then.
+#   k  the kernel alone: how long a write to a cgroup's subtree_control
+#      takes right after a child cgroup was removed, and once it settled;
+#      how long moving a process into a cgroup takes right after another
+#      move, and after 0.3 s of quiet (the first move after a quiet spell
+#      waits for an RCU grace period unless cgroup2 has favordynmods)
+# SECONDS (default 400): everything is cut to end by then. The bench
+# programs are found on PATH (in /opt/bench, beside this script, natively).
 set -uo pipefail
 phases=${1:?phases}
 end=$(($(date +%s) + ${2:-400}))
@@ -72,7 +76,7 @@ if [[ $phases == *f* ]]; then
 	sec "(f) node_drain.sh 10000 64,0"
 	monitor &
 	mon=$!
-	BENCH_FILL_BIN=$B/taskscope-bench-fill limited 400 bash "$B/node_drain.sh" 10000 64,0 32
+	BENCH_FILL_BIN=$(command -v taskscope-bench-fill) limited 400 bash "$B/node_drain.sh" 10000 64,0 32
 	kill $mon
 fi
 [[ $phases == *l* ]] && for lay in nested:64 nested:16x16; do
@@ -89,26 +93,65 @@ if [[ $phases == *t* ]]; then
 	kill $mon
 	BENCH_FILL_PER_ALLOC=1 limited 120 taskscope-bench-fill stop 10000 32
 fi
-if [[ $phases == *k* ]]; then
-	sec "(k) a write to cgroup.subtree_control after a child's removal (microseconds)"
-	p=/sys/fs/cgroup/native-k
-	mkdir -p $p
-	for mode in right-after settled; do
+# Phase k, run in a scope systemd delegates to it: a cgroup of our own
+# beside systemd's would have its controllers taken away whenever systemd
+# realizes the root again.
+kernel_phase() {
+	local own p mode i ts t0 pid
+	own=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+	mkdir "$own/leaf" && echo $$ >"$own/leaf/cgroup.procs"
+	echo "+cpu +memory +pids" >"$own/cgroup.subtree_control"
+	p=$own/k
+	mkdir $p
+	echo "  a write to cgroup.subtree_control (microseconds):"
+	for mode in right-after-a-removal settled; do
 		ts=()
 		for i in $(seq 15); do
 			echo "+cpu +memory +pids" >$p/cgroup.subtree_control
 			mkdir $p/c
 			sleep 100 &
-			echo $! >$p/c/cgroup.procs
-			kill -9 $! && wait $! 2>/dev/null
+			pid=$!
+			echo $pid >$p/c/cgroup.procs
+			kill -9 $pid && wait $pid 2>/dev/null
 			rmdir $p/c
 			[[ $mode == settled ]] && sleep 1
 			t0=$(date +%s%N)
 			echo "+cpu +memory +pids" >$p/cgroup.subtree_control
 			ts+=($((($(date +%s%N) - t0) / 1000)))
 		done
-		echo "  $mode: ${ts[*]}"
+		echo "    $mode: ${ts[*]}"
 	done
-	rmdir $p
+	echo "  moving a process into a new cgroup (microseconds):"
+	mkdir $p/h
+	for mode in back-to-back after-quiet; do
+		ts=()
+		for i in $(seq 15); do
+			mkdir $p/m$i
+			sleep 100 &
+			pid=$!
+			[[ $mode == back-to-back ]] && echo $pid >$p/h/cgroup.procs
+			[[ $mode == after-quiet ]] && sleep 0.3
+			t0=$(date +%s%N)
+			echo $pid >$p/m$i/cgroup.procs
+			ts+=($((($(date +%s%N) - t0) / 1000)))
+			kill -9 $pid && wait $pid 2>/dev/null
+			rmdir $p/m$i
+		done
+		echo "    $mode: ${ts[*]}"
+	done
+	rmdir $p/h $p
+}
+if [[ $phases == *k* ]]; then
+	sec "(k) the kernel alone: cgroup writes right after a change, and after a quiet spell"
+	echo "  cgroup2 mount options: $(awk '$2 == "/sys/fs/cgroup" {print $4}' /proc/mounts)"
+	limited 120 systemd-run --quiet --scope -p Delegate=yes bash -c "$(declare -f kernel_phase); kernel_phase"
+	echo "  systemd: a slice's cgroup.subtree_control with a scope in it, and once the scope is gone"
+	systemd-run --quiet --scope --slice=nativek.slice -p CPUWeight=50 -p MemoryMax=100M sleep 2 &
+	sleep 1
+	echo "    with the scope: $(cat /sys/fs/cgroup/nativek.slice/cgroup.subtree_control)"
+	wait
+	sleep 2
+	echo "    scope gone: '$(cat /sys/fs/cgroup/nativek.slice/cgroup.subtree_control)'"
+	systemctl stop nativek.slice
 fi
 sec "end"

@@ -22,6 +22,17 @@ windows=${2:-64,0}
 p=${3:-32}
 fill=${BENCH_FILL_BIN:-taskscope-bench-fill}
 conf=/etc/taskscope/manager.json.d/90-drain-bench.json
+# CPU seconds of the cgroups that share the node's CPUs during a drain
+# (cgroup v2's cpu.stat, which outlives the processes: shims and tasks
+# come and go)
+cpu_groups=(init.scope system.slice/taskscope-manager.service system.slice/taskscope-streamer.service
+	system.slice/taskscope-shims.scope system.slice/dbus.service system.slice/systemd-journald.service nomad.slice)
+cpu_snapshot() {
+	local g
+	for g in "${cpu_groups[@]}"; do
+		awk '/^usage_usec/ {print $2}' "/sys/fs/cgroup/$g/cpu.stat" 2>/dev/null || echo 0
+	done
+}
 
 mkdir -p /etc/taskscope/manager.json.d
 if [[ ${DRAIN_VERBOSE:-0} == 1 ]]; then
@@ -40,7 +51,16 @@ for w in ${windows//,/ }; do
 	systemctl start taskscope-manager
 	BENCH_FILL_PER_ALLOC=1 "$fill" start "$n" "$p" | tail -3
 	[[ ${DRAIN_PID1_DEBUG:-0} == 1 ]] && systemd-analyze log-level debug
+	mapfile -t cpu0 < <(cpu_snapshot)
+	t0=$(date +%s%N)
 	BENCH_FILL_PER_ALLOC=1 "$fill" drain "$n" "$p" || true
+	mapfile -t cpu1 < <(cpu_snapshot)
+	wall=$((($(date +%s%N) - t0) / 1000000))
+	line="CPU used during the drain ($((wall / 1000)) s of wall time, $(nproc) CPUs):"
+	for i in "${!cpu_groups[@]}"; do
+		line+=" ${cpu_groups[$i]##*/} $(awk -v a="${cpu0[$i]:-0}" -v b="${cpu1[$i]:-0}" 'BEGIN {printf "%.1f", (b - a) / 1e6}') s;"
+	done
+	echo "$line"
 	if [[ ${DRAIN_PID1_DEBUG:-0} == 1 ]]; then
 		systemd-analyze log-level info
 		echo "--- PID 1 during the drain, per second of uptime: method calls read, scopes collected"

@@ -47,18 +47,7 @@ monitor() {
 			"PID 1 CPU $(awk -v hz="$hz" '{printf "%.1f", ($14 + $15) / hz}' /proc/1/stat) s"
 	done
 }
-verbose_manager() { # on|off
-	local d=/etc/systemd/system/taskscope-manager.service.d exe
-	mkdir -p $d
-	if [[ $1 == on ]]; then
-		exe=$(systemctl show -P ExecStart taskscope-manager | sed -n 's/.*path=\([^ ;]*\).*/\1/p')
-		printf '[Service]\nExecStart=\nExecStart=%s -v\n' "$exe" >$d/90-native-verbose.conf
-	else
-		rm -f $d/90-native-verbose.conf
-	fi
-	systemctl daemon-reload
-	systemctl restart taskscope-manager
-}
+source "$B/manager_verbose.sh"
 
 [[ $phases == *s* ]] && for args in "" "--new-alloc --settle" "--new-alloc --warm --settle"; do
 	sec "(s) taskscope-bench-start 30 $args"
@@ -66,11 +55,11 @@ verbose_manager() { # on|off
 done
 if [[ $phases == *p* ]]; then
 	sec "(p) taskscope-bench-start 30, each start's profile"
-	verbose_manager on
+	manager_verbose on
 	limited 60 taskscope-bench-start 30
 	journalctl -u taskscope-manager --no-pager -o cat | grep 'Start of bench/' |
 		sed 's/.*Start of \([^ ]*\) .*systemd job \([0-9.]*\).*total \([0-9.]*\) ms/\1: systemd job \2 ms, total \3 ms/'
-	verbose_manager off
+	manager_verbose off
 fi
 if [[ $phases == *f* ]]; then
 	sec "(f) node_drain.sh 10000 64,0"

@@ -35,14 +35,8 @@ cpu_snapshot() {
 }
 
 mkdir -p /etc/taskscope/manager.json.d
-if [[ ${DRAIN_VERBOSE:-0} == 1 ]]; then
-	mkdir -p /etc/systemd/journald.conf.d /etc/systemd/system/taskscope-manager.service.d
-	printf '[Journal]\nRateLimitIntervalSec=0\n' >/etc/systemd/journald.conf.d/90-drain-bench.conf
-	systemctl restart systemd-journald
-	exe=$(systemctl show -P ExecStart taskscope-manager | sed -n 's/.*path=\([^ ;]*\).*/\1/p')
-	printf '[Service]\nExecStart=\nExecStart=%s -v\n' "$exe" >/etc/systemd/system/taskscope-manager.service.d/90-verbose.conf
-	systemctl daemon-reload
-fi
+source "$(dirname "$0")/manager_verbose.sh"
+[[ ${DRAIN_VERBOSE:-0} == 1 ]] && manager_verbose on
 for w in ${windows//,/ }; do
 	echo "=== stop_window $w, $n one-task allocations, $p calls in flight"
 	systemctl stop taskscope-manager taskscope-streamer 2>/dev/null || true

@@ -489,7 +489,6 @@ void TaskRegistry::finish(Entry& e) {
         loop_.cancelTimer(e.killTimer);
         e.killTimer = 0;
     }
-    records_.persist(r);
     spool_.markExited(r.unit);
     // The main process is gone; whatever it left behind in the scope goes
     // with it, as when Nomad's executor ends a task.
@@ -500,8 +499,13 @@ void TaskRegistry::finish(Entry& e) {
         events_->taskChanged(r);
         events_->taskExited(r);
         r.exitReported = true;
-        records_.persist(r);
     }
+    // One write, after the signals: a write goes to disk after the loop
+    // has moved on anyway (record_writer.hpp), so a write before them
+    // promised nothing more, and it cost a drain one more record to
+    // serialize per task. A restart before this one is on disk finds the
+    // shim's exit record and reports the exit again.
+    records_.persist(r);
 }
 
 }  // namespace taskscope::manager

@@ -3,7 +3,7 @@
 // asked of systemd straight, so flat and nested layouts are compared in one
 // boot on equal terms.
 //
-//   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--level L] [--step S] [--drain]
+//   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--level L] [--step S] [--drain] [--bare-scopes]
 //
 //   SHAPE   single: one task per allocation; ten: allocations of 10 tasks;
 //           one: one allocation of N tasks
@@ -61,6 +61,7 @@ struct Layout {
     bool flat = true;
     std::vector<unsigned> fanOut;  // one entry per bucket level
     size_t cap = 100;
+    bool bareScopes = false;
 };
 
 // FNV-1a: stable across runs and machines, as a bucket choice must be.
@@ -161,12 +162,11 @@ public:
         children_.push_back(child);
         pending->go = go[1];
         for (const auto& s : newSlices) startUnit(s, {{"CPUWeight", sdbus::Variant(uint64_t{100})}}, pending);
-        startUnit(scope,
-                  {{"Slice", sdbus::Variant(slice)},
-                   {"PIDs", sdbus::Variant(std::vector<uint32_t>{uint32_t(child)})},
-                   {"CollectMode", sdbus::Variant(std::string("inactive-or-failed"))},
-                   {"CPUWeight", sdbus::Variant(uint64_t{100})}},
-                  pending);
+        Props props = {{"Slice", sdbus::Variant(slice)},
+                       {"PIDs", sdbus::Variant(std::vector<uint32_t>{uint32_t(child)})},
+                       {"CollectMode", sdbus::Variant(std::string("inactive-or-failed"))}};
+        if (!layout_.bareScopes) props.emplace_back("CPUWeight", sdbus::Variant(uint64_t{100}));
+        startUnit(scope, props, pending);
     }
 
     double startAndWait(const std::string& alloc) {
@@ -373,7 +373,7 @@ Layout parseLayout(const std::string& text, size_t cap) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain]\n",
+        std::fprintf(stderr, "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain] [--bare-scopes]\n",
                      argv[0]);
         return 2;
     }
@@ -381,13 +381,14 @@ int main(int argc, char** argv) {
     const std::string shape = argv[2];
     size_t cap = 100, step = 500;
     int level = 16;
-    bool drain = false;
+    bool drain = false, bareScopes = false;
     for (int i = 4; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--cap" && i + 1 < argc) cap = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--level" && i + 1 < argc) level = std::atoi(argv[++i]);
         else if (a == "--step" && i + 1 < argc) step = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--drain") drain = true;
+        else if (a == "--bare-scopes") bareScopes = true;
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -399,13 +400,14 @@ int main(int argc, char** argv) {
         return 2;
     }
     ::signal(SIGCHLD, SIG_IGN);  // killed holders are reaped by the kernel
-    const Layout layout = parseLayout(argv[3], cap);
+    Layout layout = parseLayout(argv[3], cap);
+    layout.bareScopes = bareScopes;
     auto bus = sdbus::createSystemBusConnection();
     bus->enterEventLoopAsync();
     Bench bench(*bus, layout);
 
-    std::printf("layout %s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3], shape.c_str(),
-                perAlloc, n, level);
+    std::printf("layout %s%s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3],
+                bareScopes ? " (scopes without a CPU weight)" : "", shape.c_str(), perAlloc, n, level);
     InFlight inflight(level);
     double c0 = bench::pid1CpuSeconds();
     auto t0 = Clock::now();

@@ -19,6 +19,11 @@
 #      how long moving a process into a cgroup takes right after another
 #      move, and after 0.3 s of quiet (the first move after a quiet spell
 #      waits for an RCU grace period unless cgroup2 has favordynmods)
+#   w  the kernel's cost of one write to cpu.max as the cgroups with the
+#      cpu controller grow to 20,000 (cpu_max_walk.sh: the write walks every
+#      task group), then phase l's 64-bucket fill again with scopes that
+#      ask no CPU weight (--bare-scopes: one cpu cgroup per allocation, not
+#      two), to compare with l's
 # SECONDS (default 400): everything is cut to end by then. The bench
 # programs are found on PATH (in /opt/bench, beside this script, natively).
 set -uo pipefail
@@ -142,5 +147,11 @@ if [[ $phases == *k* ]]; then
 	sleep 2
 	echo "    scope gone: '$(cat /sys/fs/cgroup/nativek.slice/cgroup.subtree_control)'"
 	systemctl stop nativek.slice
+fi
+if [[ $phases == *w* ]]; then
+	sec "(w) cpu_max_walk.sh, then taskscope-bench-layout 10000 single nested:64 --bare-scopes"
+	limited 200 bash "$B/cpu_max_walk.sh" 0,2000,5000,10000,20000 300
+	limited 150 taskscope-bench-layout 10000 single nested:64 --step 1000 --bare-scopes
+	systemctl stop probe.slice >/dev/null 2>&1
 fi
 sec "end"

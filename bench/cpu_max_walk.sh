@@ -24,7 +24,7 @@ writes=${2:-300}
 # Our own cgroups go in a delegated scope of our own: systemd takes the
 # controllers from a cgroup it does not know when it re-realizes the root.
 if [[ ${CPU_MAX_WALK_IN_SCOPE:-0} != 1 ]]; then
-	exec systemd-run --quiet --scope -p Delegate=yes --setenv=CPU_MAX_WALK_IN_SCOPE=1 \
+	exec systemd-run --quiet --scope -p Delegate=yes \
 		env CPU_MAX_WALK_IN_SCOPE=1 bash "$0" "$counts" "$writes"
 fi
 own=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)

@@ -41,11 +41,13 @@ constexpr unsigned kLastOverflow = 99999;
 
 }  // namespace
 
-AllocationSlices::AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop)
-    : layout_(std::move(layout)), systemd_(systemd), loop_(loop) {}
+AllocationSlices::AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop,
+                                   std::chrono::milliseconds weightInterval)
+    : layout_(std::move(layout)), systemd_(systemd), loop_(loop), weightInterval_(weightInterval) {}
 
 AllocationSlices::~AllocationSlices() {
     if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
+    if (paceTimer_ && loop_) loop_->cancelTimer(paceTimer_);
 }
 
 uint64_t AllocationSlices::taskWeight(const spec::Resources& resources) {
@@ -349,13 +351,28 @@ void AllocationSlices::flush() {
 void AllocationSlices::kickLane() {
     if (laneBusy_) return;
     const auto alive = std::weak_ptr<int>(lifetime_);
+    const auto now = loop_ ? common::EventLoop::Clock::now() : common::EventLoop::Clock::time_point{};
+    std::optional<common::EventLoop::Clock::time_point> nextDue;
     // Weights first: they are the running tasks' shares.
-    while (flushDue_ && !unsent_.empty()) {
-        const auto [slice, weight] = *unsent_.begin();
-        unsent_.erase(unsent_.begin());
+    for (auto next = unsent_.begin(); flushDue_ && next != unsent_.end();) {
+        const auto [slice, weight] = *next;
         auto own = slices_.find(slice);
-        if (own == slices_.end() || own->second.applied == weight) continue;
+        if (own == slices_.end() || own->second.applied == weight) {
+            next = unsent_.erase(next);
+            continue;
+        }
+        if (loop_ && own->second.weightSent != common::EventLoop::Clock::time_point{}) {
+            const auto due = own->second.weightSent + weightInterval_;
+            if (now < due) {
+                // Sent too recently: it waits, and goes as it is then.
+                if (!nextDue || due < *nextDue) nextDue = due;
+                ++next;
+                continue;
+            }
+        }
+        unsent_.erase(next);
         own->second.applied = weight;
+        own->second.weightSent = now;
         scope::UnitProperties p;
         p.emplace_back("CPUWeight", sdbus::Variant(weight));
         laneBusy_ = true;
@@ -370,6 +387,14 @@ void AllocationSlices::kickLane() {
             }
             laneBusy_ = false;
             kickLane();
+        });
+    }
+    if (nextDue && (!paceTimer_ || *nextDue < paceDue_)) {
+        if (paceTimer_) loop_->cancelTimer(paceTimer_);
+        paceDue_ = *nextDue;
+        paceTimer_ = loop_->addTimer(paceDue_, [this] {
+            paceTimer_ = 0;
+            flushSoon();
         });
     }
     flushDue_ = false;

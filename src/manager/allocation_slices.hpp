@@ -34,6 +34,22 @@
 // src/core/manager.c), and a burst of starts into one bucket sets its
 // weight once, not once per task.
 //
+// A slice gets a new weight at most once per kWeightInterval: a change
+// that comes sooner after the last one sent waits for the interval (and
+// is sent as the slice's weight then is). On cgroup v2 every weight set
+// costs the whole node more than its own slice: systemd rewrites the
+// slice's cpu.max along with cpu.weight on each apply of its CPU settings
+// (cgroup_apply_unified_cpu_quota(), unconditional in v252 and v256:
+// src/core/cgroup.c), and the kernel checks each cpu.max write against
+// every task group on the node (tg_set_cfs_bandwidth() ->
+// __cfs_schedulable() -> walk_tg_tree(), kernel/sched/core.c). At 10,000
+// tasks that walk is two cpu cgroups per one-task allocation; natively
+// each start into a bucket changed that bucket's weight (bench/README,
+// "Why PID 1's cost per start grows with the node"). Paced, the buckets
+// cost at most their number of calls a second, however fast the node
+// fills or drains; what a bucket's tasks get of the CPU lags its
+// allocations by at most the interval.
+//
 // The allocation's slice is removed (StopUnit) when its last task is
 // forgotten; a start that comes while that stop is under way waits for it
 // and makes the slice again (the start wins).
@@ -64,9 +80,13 @@ public:
 
     /// How long a weight waits, at most, for the starts under way.
     static constexpr std::chrono::milliseconds kFlushDelay{100};
+    /// The least time between two weights sent to one slice.
+    static constexpr std::chrono::milliseconds kWeightInterval{1000};
 
-    /// Without a loop, weights wait only for the starts under way.
-    AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop = nullptr);
+    /// Without a loop, weights wait only for the starts under way (and are
+    /// not paced: there is no clock to wait on).
+    AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop = nullptr,
+                     std::chrono::milliseconds weightInterval = kWeightInterval);
     ~AllocationSlices();
     AllocationSlices(const AllocationSlices&) = delete;
     AllocationSlices& operator=(const AllocationSlices&) = delete;
@@ -163,6 +183,7 @@ private:
         bool starting = false;
         bool made = false;  ///< known to exist: its start succeeded, or a task was found in it at recovery
         uint64_t applied = 0;  ///< the CPUWeight systemd was last given (0: not known)
+        common::EventLoop::Clock::time_point weightSent{};  ///< when it was given (paces the next)
         std::string cgroup;    ///< its cgroup, where recovery learnt it ("" otherwise)
     };
     /// An allocation slice with a task, or being removed.
@@ -233,6 +254,9 @@ private:
     std::map<std::string, uint64_t> unsent_;  ///< by slice: weights waiting for a flush
     size_t startsUnanswered_ = 0;             ///< scope starts of enter() systemd has not answered
     uint64_t flushTimer_ = 0;
+    std::chrono::milliseconds weightInterval_;
+    uint64_t paceTimer_ = 0;  ///< for the weights that wait for their slice's interval
+    common::EventLoop::Clock::time_point paceDue_{};
     // The lane: calls no caller waits for (weights, and removals of
     // forgotten allocations' slices), one at a time, each sent once
     // systemd has answered the one before (a removal: once its job is

@@ -1,12 +1,15 @@
 #define BOOST_TEST_MODULE allocation_slices
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "common/event_loop.hpp"
 #include "manager/allocation_slices.hpp"
 #include "support/fake_systemd_client.hpp"
+#include "support/run_loop.hpp"
 
 using namespace taskscope;
 using manager::AllocationSlices;
@@ -498,4 +501,87 @@ BOOST_FIXTURE_TEST_CASE(weights_wait_for_the_starts_under_way_and_go_once_per_sl
     BOOST_TEST(systemd.count("setUnitProperties", p.chain[1]) == 1u);
     BOOST_TEST(weightOf(p.allocation) == 5600u);
     BOOST_TEST(weightOf(p.chain[1]) == 5600u);
+}
+
+namespace {
+
+/// Slices on a real loop, with systemd's answers coming from it, and a
+/// short weight interval; one bucket, so that every allocation is a
+/// sibling of every other.
+struct Paced {
+    static constexpr auto kInterval = std::chrono::milliseconds(300);
+    common::EventLoop loop;
+    FakeSystemdClient systemd{&loop};
+    AllocationSlices slices{scope::SliceLayout{"nomad.slice", 1, 100}, systemd, &loop, kInterval};
+
+    void enter(const std::string& unit, const std::string& alloc, uint64_t weight) {
+        auto claimed = slices.claim(unit, alloc, false);
+        BOOST_REQUIRE(claimed.ok());
+        bool answered = false;
+        slices.enter(
+            unit, *claimed, weight,
+            [this, unit](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+                systemd.startScopeAsync(unit, {}, {}, aux, std::move(started));
+            },
+            [&](common::Result<void> r) {
+                BOOST_TEST(r.ok());
+                answered = true;
+            },
+            [](common::Result<void>) {});
+        BOOST_REQUIRE(test::runUntil(loop, [&] { return answered; }));
+    }
+    uint64_t weightOf(const std::string& slice) {
+        auto v = systemd.propertyOf(slice, "CPUWeight");
+        BOOST_REQUIRE(v.has_value());
+        return v->get<uint64_t>();
+    }
+    /// Turns the loop for `d`.
+    void idle(std::chrono::milliseconds d) {
+        const auto until = common::EventLoop::Clock::now() + d;
+        test::runUntil(loop, [&] { return common::EventLoop::Clock::now() >= until; });
+    }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_slice_gets_a_new_weight_at_most_once_per_interval, Paced) {
+    enter("a1-t.scope", "a1", 100);
+    enter("a2-t.scope", "a2", 100);
+    const auto a1 = *slices.place(std::string("a1"), false);
+    idle(std::chrono::milliseconds(50));
+    systemd.calls.clear();
+
+    // a2 grows: a1's share shrinks. Its first change goes at once.
+    const auto first = common::EventLoop::Clock::now();
+    slices.reweigh("a2-t.scope", 200);
+    idle(std::chrono::milliseconds(50));
+    BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 1u);
+    const auto halved = weightOf(a1.allocation);
+
+    // Two more changes right after: they wait for the interval, and go as
+    // one call with the last weight.
+    slices.reweigh("a2-t.scope", 400);
+    slices.reweigh("a2-t.scope", 800);
+    idle(std::chrono::milliseconds(100));
+    BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 1u);
+    BOOST_TEST(weightOf(a1.allocation) == halved);
+    BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties", a1.allocation) == 2u; }));
+    BOOST_TEST((common::EventLoop::Clock::now() - first >= kInterval));
+    // 800 against 100: the ratio survives the pacing.
+    BOOST_TEST(weightOf(a1.allocation) * 8 == weightOf(slices.place(std::string("a2"), false)->allocation));
+    BOOST_TEST(weightOf(a1.allocation) * 4 == halved);
+    idle(kInterval * 2);
+    BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_weight_unchanged_for_the_interval_goes_at_once, Paced) {
+    enter("a1-t.scope", "a1", 100);
+    enter("a2-t.scope", "a2", 100);
+    const auto a1 = *slices.place(std::string("a1"), false);
+    slices.reweigh("a2-t.scope", 200);
+    BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties", a1.allocation) == 1u; }));
+    idle(kInterval + std::chrono::milliseconds(50));
+    slices.reweigh("a2-t.scope", 400);
+    idle(std::chrono::milliseconds(50));
+    BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 2u);
 }

@@ -23,7 +23,8 @@
 #      cpu controller grow to 20,000 (cpu_max_walk.sh: the write walks every
 #      task group), then phase l's 64-bucket fill again with scopes that
 #      ask no CPU weight (--bare-scopes: one cpu cgroup per allocation, not
-#      two), to compare with l's
+#      two), to compare with l's; and the CPUWeight changes per start
+#      and per drained task of a 3,000-task fill and drain (weight_calls.sh)
 # SECONDS (default 400): everything is cut to end by then. The bench
 # programs are found on PATH (in /opt/bench, beside this script, natively).
 set -uo pipefail
@@ -153,5 +154,8 @@ if [[ $phases == *w* ]]; then
 	limited 200 bash "$B/cpu_max_walk.sh" 0,2000,5000,10000,20000 300
 	limited 150 taskscope-bench-layout 10000 single nested:64 --step 1000 --bare-scopes
 	systemctl stop probe.slice >/dev/null 2>&1
+	# The weight changes a start costs at native speed (each one more walk):
+	# paced to one a second per slice since stop 45.
+	BENCH_FILL_BIN=$(command -v taskscope-bench-fill) limited 120 bash "$B/weight_calls.sh" 3000 32 64
 fi
 sec "end"

@@ -22,8 +22,10 @@ namespace pb = hashicorp::nomad::plugins::drivers::proto;
 common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
 
 // Nomad allows shares down to 0 and up to the node's MHz; cgroup v1
-// shares, which taskscope takes, are 2..262144.
-int64_t clampShares(int64_t shares) { return std::clamp<int64_t>(shares, 2, 262144); }
+// shares, which taskscope takes, are spec::kCpuSharesMin..kCpuSharesMax.
+int64_t clampShares(int64_t shares) {
+    return std::clamp<int64_t>(shares, spec::kCpuSharesMin, spec::kCpuSharesMax);
+}
 
 Result<void> addDriverConfig(const json& config, spec::TaskSpec& out, std::optional<FsMode>& isolation) {
     if (!config.is_object()) return invalid("the task's config block must be an object");

@@ -22,16 +22,17 @@
 #include <string>
 #include <vector>
 
+#include "spec/resources.hpp"
+
 namespace taskscope::scope {
 
 inline constexpr uint64_t kCpuWeightMin = 1;
 inline constexpr uint64_t kCpuWeightMax = 10000;
 /// What a task without a CPU weight of its own weighs (the kernel's default).
 inline constexpr uint64_t kCpuWeightDefault = 100;
-/// cgroup v1's cpu.shares: its range and default (the kernel's).
-inline constexpr uint64_t kCpuSharesMin = 2;
-inline constexpr uint64_t kCpuSharesMax = 262144;
-inline constexpr uint64_t kCpuSharesDefault = 1024;
+using spec::kCpuSharesDefault;
+using spec::kCpuSharesMax;
+using spec::kCpuSharesMin;
 
 /// A sum of task weights as a weight beside task scopes: clamped, not scaled.
 uint64_t unscaledWeight(uint64_t sum);

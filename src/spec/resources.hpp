@@ -11,10 +11,16 @@
 
 namespace taskscope::spec {
 
+/// cgroup v1's cpu.shares, in which a spec (as Nomad) states CPU shares:
+/// the kernel's range and default.
+inline constexpr uint64_t kCpuSharesMin = 2;
+inline constexpr uint64_t kCpuSharesMax = 262144;
+inline constexpr uint64_t kCpuSharesDefault = 1024;
+
 struct Resources {
     std::optional<int64_t> memoryMb;          ///< reservation; the hard limit unless memoryMaxMb is set
     std::optional<int64_t> memoryMaxMb;       ///< hard limit for oversubscription; -1 = none
-    std::optional<uint64_t> cpuShares;        ///< 2..262144, Nomad/cgroup v1 shares
+    std::optional<uint64_t> cpuShares;        ///< kCpuSharesMin..kCpuSharesMax, Nomad/cgroup v1 shares
     std::optional<uint64_t> cpuQuotaPercent;  ///< percent of one CPU, 100 = one full core
     std::optional<uint64_t> pidsMax;
     std::optional<uint32_t> cores;  ///< cores to reserve exclusively

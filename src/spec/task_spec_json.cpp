@@ -180,7 +180,7 @@ const Schema<Resources>& resourcesSchema() {
         {
             field("memory_mb", &Resources::memoryMb, integer(1, kMaxMb)),
             field("memory_max_mb", &Resources::memoryMaxMb, memoryMax()),
-            field("cpu_shares", &Resources::cpuShares, integerAs<uint64_t>(2, 262144)),
+            field("cpu_shares", &Resources::cpuShares, integerAs<uint64_t>(kCpuSharesMin, kCpuSharesMax)),
             field("cpu_quota_percent", &Resources::cpuQuotaPercent, integerAs<uint64_t>(1, 100000)),
             field("pids_max", &Resources::pidsMax, integerAs<uint64_t>(1, int64_t{1} << 22)),
             field("cores", &Resources::cores, integerAs<uint32_t>(0, 4096)),

@@ -39,7 +39,7 @@
 // is sent as the slice's weight then is). On cgroup v2 every weight set
 // costs the whole node more than its own slice: systemd rewrites the
 // slice's cpu.max along with cpu.weight on each apply of its CPU settings
-// (cgroup_apply_unified_cpu_quota(), unconditional in v252 and v256:
+// (cgroup_apply_unified_cpu_quota(), unconditional in v252 and v256-rc4:
 // src/core/cgroup.c), and the kernel checks each cpu.max write against
 // every task group on the node (tg_set_cfs_bandwidth() ->
 // __cfs_schedulable() -> walk_tg_tree(), kernel/sched/core.c). At 10,000

@@ -48,7 +48,6 @@ for f in ${fanouts//,/ }; do
 	t2=$(pid1_ms)
 	kill "$mon" 2>/dev/null || true
 	wait "$mon" 2>/dev/null || true
-	[[ -n ${WEIGHT_CALLS_KEEP:-} ]] && cp "$log" "$WEIGHT_CALLS_KEEP.$f"
 	awk -v f="$f" -v n="$n" -v c1="$c1" -v c2="$c2" -v fs="$fill_s" -v ds="$drain_s" -v t0="$t0" -v t1="$t1" -v t2="$t2" 'BEGIN {
 		printf "bucket_fanout %d, %d tasks: fill %.1f s (%.1f/s), %d weight calls (%.2f per task), PID 1 %.1f ms per task; ", f, n, fs / 1000, n * 1000 / fs, c1, c1 / n, (t1 - t0) / n
 		printf "drain %.1f s, %d weight calls (%.2f per task), PID 1 %.1f ms per task\n", ds / 1000, c2 - c1, (c2 - c1) / n, (t2 - t1) / n

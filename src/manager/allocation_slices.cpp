@@ -361,7 +361,8 @@ void AllocationSlices::kickLane() {
             next = unsent_.erase(next);
             continue;
         }
-        if (loop_ && own->second.weightSent != common::EventLoop::Clock::time_point{}) {
+        // (Without a loop nothing is ever stamped: no pacing.)
+        if (own->second.weightSent != common::EventLoop::Clock::time_point{}) {
             const auto due = own->second.weightSent + weightInterval_;
             if (now < due) {
                 // Sent too recently: it waits, and goes as it is then.

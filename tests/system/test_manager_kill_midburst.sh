@@ -36,8 +36,8 @@ for i in $(seq 0 $((N - 1))); do
         echo failed >"$dir/$i.rc") &
 done
 # Killed once the first is answered: most are still on their way.
-answered() { (($(cat "$dir"/*.rc 2>/dev/null | wc -l) >= ${1:-5})); }
-wait_until "the first answer" 600 answered 1
+answered() { compgen -G "$dir/*.rc" >/dev/null; }
+wait_until "the first answer" 600 answered
 killed_after=$(cat "$dir"/*.rc | wc -l)
 systemctl kill -s KILL taskscope-manager
 wait

@@ -90,9 +90,24 @@ wait_for() {
     shift
     for ((i = 0; i < 300; i++)); do
         "$@" && return 0
-        sleep 0.1
+        sleep 0.1  # the poll's pace (0.1 s between looks), not a wait for anything
     done
     fail "timed out waiting for $what"
+}
+
+# A `busctl monitor` on the private bus hears it only once its BecomeMonitor
+# call is through, and nothing tells when that is. monitor_sync FILE sends a
+# marker signal (again at each poll) until the monitor has written it to
+# FILE: then it listens, and FILE holds every message the bus routed to it
+# before. A monitor with matches needs --match "$MONITOR_MATCH" among them.
+# The marker's lines name MONITOR_MARK: leave them out of a count of signals.
+MONITOR_MARK=org.taskscope.Test.Monitor
+MONITOR_MATCH="type='signal',interface='$MONITOR_MARK'"
+monitor_marked() {  # FILE NONCE
+    busctl --address="$BUS_ADDRESS" emit /org/taskscope/Test "$MONITOR_MARK" Mark s "$2" && grep -qF "$2" "$1"
+}
+monitor_sync() {  # FILE
+    wait_for "busctl monitor to hear a marker (into $1)" monitor_marked "$1" "mark-$$-$RANDOM$RANDOM"
 }
 
 # Starts the stand-in systemd (systemd_fake.cpp) in MODE and returns once

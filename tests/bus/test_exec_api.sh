@@ -17,7 +17,7 @@ STREAMER_PID=$!
 trap 'kill $STREAMER_PID 2>/dev/null || true; bus_cleanup' EXIT
 for ((i = 0; i < 100; i++)); do
     busctl --address="$BUS_ADDRESS" status org.taskscope.Streamer1 >/dev/null 2>&1 && break
-    sleep 0.1
+    sleep 0.1  # the poll's pace
 done
 
 xcall() {

@@ -42,7 +42,7 @@ STREAMER_PID=$!
 pids+=($STREAMER_PID)
 for ((i = 0; i < 100; i++)); do
     busctl --address="$BUS_ADDRESS" status org.taskscope.Streamer1 >/dev/null 2>&1 && break
-    sleep 0.1
+    sleep 0.1  # the poll's pace
 done
 
 set +e
@@ -84,25 +84,25 @@ script -qfec "stty rows 20 cols 70; $CTL exec -t a1 web -- sh -c 'stty size; rea
 pids+=($!)
 exec {keys}>"$BUS_TMP/keys"
 sessions() { busctl --address="$BUS_ADDRESS" get-property org.taskscope.Streamer1 $S $X Sessions; }
-for ((i = 0; i < 100; i++)); do [[ "$(sessions)" == 'a(tssb) 1 '* ]] && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do [[ "$(sessions)" == 'a(tssb) 1 '* ]] && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 read -r _ _ id _ <<<"$(sessions)"
 [[ "$id" =~ ^[0-9]+$ ]] || fail "no running session in Sessions: $(sessions)"
 ok "Sessions lists the running session $id: $(sessions)"
-for ((i = 0; i < 100; i++)); do grep -q '20 70' "$BUS_TMP/screen" && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do grep -q '20 70' "$BUS_TMP/screen" && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 grep -q '20 70' "$BUS_TMP/screen" || fail "the CLI's window was not the command's: $(cat -v "$BUS_TMP/screen")"
 ok "the command's terminal starts with the CLI's window (20 70)"
 cli=$(pgrep -f -n "^$CTL exec -t a1 web")
 stty -F "$(readlink /proc/$cli/fd/0)" rows 33 cols 99
 # The command's own terminal, to see the resize arrive before it reads the size.
 command_tty() { readlink /proc/"$(pgrep -n -f '^sh -c stty size; read x')"/fd/0; }
-for ((i = 0; i < 100; i++)); do [[ "$(stty -F "$(command_tty)" size 2>/dev/null)" == "33 99" ]] && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do [[ "$(stty -F "$(command_tty)" size 2>/dev/null)" == "33 99" ]] && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 printf '\n' >&$keys
-for ((i = 0; i < 100; i++)); do grep -q '33 99' "$BUS_TMP/screen" && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do grep -q '33 99' "$BUS_TMP/screen" && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 grep -q '33 99' "$BUS_TMP/screen" || fail "SIGWINCH did not resize: $(cat -v "$BUS_TMP/screen")"
 ok "the CLI's SIGWINCH resized the command's terminal (33 99)"
 busctl --address="$BUS_ADDRESS" call org.taskscope.Streamer1 $S $X ResizeExec tqq "$id" 44 111
 printf '\n' >&$keys
-for ((i = 0; i < 100; i++)); do grep -q '44 111' "$BUS_TMP/screen" && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do grep -q '44 111' "$BUS_TMP/screen" && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 grep -q '44 111' "$BUS_TMP/screen" || fail "ResizeExec did not resize: $(cat -v "$BUS_TMP/screen")"
 ok "ResizeExec over the bus resized it (44 111)"
 exec {keys}>&-
@@ -134,12 +134,12 @@ for i in 1 2 3 4; do
     "$CTL" exec a1 web -- sleep 1000 &
     pids+=($!)
 done
-for ((i = 0; i < 100; i++)); do [[ "$(sessions)" == 'a(tssb) 4 '* ]] && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do [[ "$(sessions)" == 'a(tssb) 4 '* ]] && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 out=$("$CTL" exec a1 web -- true 2>&1) && fail "a fifth session started"
 [[ "$out" == *Busy* ]] || fail "fifth session: $out"
 ok "a fifth session is refused: $out"
 for p in "${pids[@]: -4}"; do kill "$p"; done
-for ((i = 0; i < 100; i++)); do [[ "$(sessions)" == 'a(tssb) 0' ]] && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do [[ "$(sessions)" == 'a(tssb) 0' ]] && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 assert_eq "$(sessions)" "a(tssb) 0" "sessions whose callers left are gone"
 pgrep -f '^sleep 1000$' -P $STREAMER_PID && fail "a hung-up sleep lives on"
 ok "their commands were hung up"

@@ -47,7 +47,7 @@ call $M $I.ListTasks | grep -q 'struct' && { echo "FAIL: a failed start left a t
 leftover=$(find "$STATE_DIR/tasks" "$STATE_DIR/exits" -type f | wc -l)
 [[ "$leftover" == 0 ]] || { echo "FAIL: $leftover state files left"; find "$STATE_DIR"; exit 1; }
 # The shim of a failed start is told to go, not waited for: give it a moment (under load it needs one).
-for ((i = 0; i < 50; i++)); do pgrep -f -- "--exit-file $STATE_DIR/" >/dev/null || break; sleep 0.1; done
+for ((i = 0; i < 50; i++)); do pgrep -f -- "--exit-file $STATE_DIR/" >/dev/null || break; sleep 0.1; done  # bounded poll; the sleep is its pace
 if pgrep -f -- "--exit-file $STATE_DIR/" >/dev/null; then echo "FAIL: a shim survived"; exit 1; fi
 echo "ok: failed starts left no task, no state file, no process"
 

@@ -43,7 +43,7 @@ echo "ok: JobRemoved before the reply: started in $ms ms"
 # The task ends: its shim's record is collected.
 pid=$(field a1 early pid)
 kill -KILL "$pid"
-for ((i = 0; i < 100; i++)); do [[ "$(field a1 early state)" == exited ]] && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do [[ "$(field a1 early state)" == exited ]] && break; sleep 0.1; done  # bounded poll; the sleep is its pace
 [[ "$(field a1 early state)" == exited && "$(field a1 early signal)" == 9 ]] ||
     { echo "FAIL: a1/early after SIGKILL: $(field a1 early state), signal $(field a1 early signal)"; exit 1; }
 echo "ok: its exit is collected (signal 9)"
@@ -63,7 +63,7 @@ mgr_async string:a2 string:one "$spec" &
 one=$!
 mgr_async string:a2 string:two "$spec" &
 two=$!
-for ((i = 0; i < 100; i++)); do [[ "$(field a2 two state 2>/dev/null)" == starting ]] && break; sleep 0.05; done
+for ((i = 0; i < 100; i++)); do [[ "$(field a2 two state 2>/dev/null)" == starting ]] && break; sleep 0.05; done  # bounded poll; the sleep is its pace
 worst=0
 for ((i = 0; i < 20; i++)); do
     t0=$(date +%s%N)
@@ -93,7 +93,7 @@ refused=0
 for ((i = 0; i < 100; i++)); do
     refused=$(cat "$BUS_TMP"/same.*.out 2>/dev/null | grep -c "org.taskscope.Error.TaskExists" || true)
     ((refused == 9)) && break
-    sleep 0.05
+    sleep 0.05  # the poll's pace
 done
 ((refused == 9)) || { echo "FAIL: $refused of 9 extra starts refused: $(cat "$BUS_TMP"/same.*.out)"; exit 1; }
 [[ "$(field a3 same state)" == starting ]] || { echo "FAIL: a3/same is $(field a3 same state)"; exit 1; }

@@ -122,7 +122,7 @@ kill -KILL "$pid"
 for ((i = 0; i < 100; i++)); do
     st=$(busctl --address="$BUS_ADDRESS" --json=short call $I $M $I GetTask ss n1 t | jq -r '.data[0] | fromjson | .state')
     [[ "$st" == exited ]] && break
-    sleep 0.1
+    sleep 0.1  # the poll's pace
 done
 [[ "$st" == exited ]] || fail "n1/t did not exit: $st"
 

@@ -37,7 +37,7 @@ end() {
     done < <(tasks '"\(.[0]) \(.[1])"')
     for ((i = 0; i < 100; i++)); do
         tasks '.[2]' | grep -qvx exited || break
-        sleep 0.1
+        sleep 0.1  # the poll's pace
     done
     [[ -n "$FAKE_PID" ]] && kill "$FAKE_PID" 2>/dev/null || true
     bus_cleanup

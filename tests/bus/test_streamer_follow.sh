@@ -82,7 +82,7 @@ exec 3>&- 4>&-
 describe true
 for ((i = 0; i < 300; i++)); do
     kill -0 $follower 2>/dev/null || break
-    sleep 0.1
+    sleep 0.1  # the poll's pace
 done
 kill -0 $follower 2>/dev/null && fail "logs -f did not end when the logs were complete"
 wait $follower || fail "logs -f failed: $(cat "$ERR")"

@@ -33,7 +33,7 @@ echo "ok: --stats-interval-ms 5 refused: ${out##*: }"
     --stats-interval-ms 2000 -v 2>"$BUS_TMP/streamer.log" &
 for ((i = 0; i < 100; i++)); do
     bctl list --no-legend 2>/dev/null | grep -q "^$S " && break
-    sleep 0.1
+    sleep 0.1  # the poll's pace
 done
 bctl list --no-legend | grep -q "^$S " || fail "the streamer did not take its name"
 echo "ok: streamer on the bus"
@@ -95,7 +95,7 @@ echo "ok: the manager was not bus-activated by the streamer"
 call /org/taskscope/Manager1 org.taskscope.Manager1.ListTasks >/dev/null
 for ((i = 0; i < 100; i++)); do
     grep -q "taskscope-manager runs 0 tasks" "$BUS_TMP/streamer.log" && break
-    sleep 0.1
+    sleep 0.1  # the poll's pace
 done
 grep -q "taskscope-manager runs 0 tasks" "$BUS_TMP/streamer.log" || fail "the streamer did not list the manager's tasks"
 echo "ok: the streamer listed the tasks of the manager once it appeared"

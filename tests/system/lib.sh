@@ -30,9 +30,25 @@ wait_until() {
     shift 2
     for ((i = 0; i < tries; i++)); do
         "$@" && return 0
-        sleep 0.1
+        sleep 0.1  # the poll's pace (0.1 s between looks), not a wait for anything
     done
     fail "timed out waiting for $what"
+}
+
+# A `busctl monitor` hears the bus only once its BecomeMonitor call is
+# through, and nothing tells when that is. Given --match "$MONITOR_MATCH"
+# beside its own matches, it hears a marker signal too: monitor_sync FILE
+# sends one (again at each poll) until the monitor has written it to FILE.
+# Then the monitor listens, and FILE holds every message the bus routed to
+# it before the marker (the bus keeps their order). The marker's lines name
+# MONITOR_MARK: leave them out of a count of a file's signals.
+MONITOR_MARK=org.taskscope.Test.Monitor
+MONITOR_MATCH="type='signal',interface='$MONITOR_MARK'"
+monitor_marked() {  # FILE NONCE
+    busctl emit /org/taskscope/Test "$MONITOR_MARK" Mark s "$2" && grep -qF "$2" "$1"
+}
+monitor_sync() {  # FILE
+    wait_until "busctl monitor to hear a marker (into $1)" 100 monitor_marked "$1" "mark-$$-$RANDOM$RANDOM"
 }
 
 assert_eq() { [[ "$1" == "$2" ]] || fail "$3: got '$1', want '$2'"; ok "$3 = $2"; }

@@ -39,9 +39,43 @@ usage() {
         awk '$1 == "usage_usec" {print $2}' "/sys/fs/cgroup$cg/cpu.stat"
     fi
 }
-sleep 2  # every task spinning
+# Before the window: every task spinning (its shell, run by taskset, on
+# CPU) and the slices weighing their tasks. The manager sends a slice's
+# weight after the starts, at most once a second (kWeightInterval), each
+# scaled among its siblings by one power of two. CPU 0 is divided between
+# the two slices' ancestors that are siblings (the allocation slices, or
+# the hash buckets above them): theirs must be in the ratio of the tasks'
+# own weights (their scopes' CPUWeight), fa's one against fb's four.
+spinning() {
+    local t pid
+    for t in fa/t fb/t0 fb/t1 fb/t2 fb/t3; do
+        pid=$(task_field "${t%/*}" "${t#*/}" pid)
+        [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == sh ]] || return 1
+        [[ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" == R ]] || return 1
+    done
+}
+weight() { systemctl show -p CPUWeight --value "$1"; }
+parent() { systemctl show -p Slice --value "$1"; }
+ca=$sa cb=$sb
+while [[ "$(parent "$ca")" != "$(parent "$cb")" ]]; do ca=$(parent "$ca") cb=$(parent "$cb"); done
+weighed() {  # within 1% of the tasks' ratio
+    local wa wb ta tb=0 w i d
+    wa=$(weight "$ca") wb=$(weight "$cb") ta=$(weight fa-t.scope)
+    [[ "$wa" =~ ^[0-9]+$ && "$wb" =~ ^[0-9]+$ && "$ta" =~ ^[0-9]+$ ]] || return 1
+    for i in 0 1 2 3; do
+        w=$(weight "fb-t$i.scope")
+        [[ "$w" =~ ^[0-9]+$ ]] || return 1
+        tb=$((tb + w))
+    done
+    d=$((wa * tb - wb * ta))
+    ((d < 0)) && d=$((-d))
+    ((100 * d <= wb * ta))
+}
+wait_until "every task spinning" 300 spinning
+wait_until "$ca and $cb to weigh their tasks' sums" 300 weighed
+ok "every task spinning; $ca weighs $(weight "$ca"), $cb $(weight "$cb")"
 a0=$(usage "$sa") b0=$(usage "$sb")
-sleep 6
+sleep 6  # the measurement window: CPU shares show only over seconds of contention
 a1=$(usage "$sa") b1=$(usage "$sb")
 da=$((a1 - a0)) db=$((b1 - b0))
 [[ $da -gt 0 && $db -gt 0 ]] || fail "no CPU used: fa $da us, fb $db us"

@@ -94,7 +94,7 @@ wait_until "$s to go" 300 gone "$s"
 # --- systemctl stop of an allocation's slice: every task exits, reported -------
 run_sleep as1 t1
 run_sleep as1 t2
-$CTL run as1 t3 -- /bin/sh -c 'trap "exit 7" TERM; while :; do sleep 1; done' >/dev/null
+$CTL run as1 t3 -- /bin/sh -c 'trap "exit 7" TERM; while :; do sleep 1; done' >/dev/null  # the task's own loop
 s=$(task_field as1 t1 alloc_slice)
 systemctl stop "$s"
 for t in t1 t2 t3; do wait_until "as1/$t to be reported exited" 300 bash -c "[[ \$($CTL status as1 $t | sed -n 's/^state: //p') == exited ]]"; done
@@ -183,6 +183,9 @@ systemctl restart taskscope-manager
 assert_eq "$(task_field ov1 t4 state)" running "ov1/t4 after a manager restart"
 assert_eq "$(task_field ov1 t4 slice)" "$o1" "ov1/t4's slice after a manager restart"
 grep -q CPUWeight <<<"$before" || fail "no weight drop-in to watch: $before"
+# Kept: a quiet window, since what is proven is that nothing comes. A weight the
+# restart would send again goes after its cgroup reads, within kFlushDelay
+# (0.1 s) of them; nothing marks "no weight is coming".
 sleep 3  # the cgroup reads, then the lane
 assert_eq "$(dropins)" "$before" "the slices' drop-ins after a restart"
 ok "a restart set no weight again: $(grep -c CPUWeight <<<"$before") weight drop-ins untouched"

@@ -66,6 +66,8 @@ cpu_matches() {
     echo "allocation $alloc%, its tasks' sum $tasks%"
     awk -v a="$alloc" -v t="$tasks" 'BEGIN { exit !(a != "none" && a > 30 && a >= t * 0.6 - 20 && a <= t * 1.4 + 20) }'
 }
+alloc_ts() { alloc_json $A | jq -r .timestamp_us; }
+sampled_since() { [[ "$(alloc_ts)" != "$1" ]]; }
 matched=""
 for ((try = 0; try < 5; try++)); do
     if line=$(cpu_matches); then
@@ -73,7 +75,8 @@ for ((try = 0; try < 5; try++)); do
         break
     fi
     echo "  not yet: $line"
-    sleep 1
+    # The next try reads the next sample of the allocation (the one read may be older).
+    wait_until "a new sample of $A" 300 sampled_since "$(alloc_ts)"
 done
 [[ -n "$matched" ]] || fail "CPU of $A is not near its tasks' sum: $line"
 ok "CPU of $A: $line"

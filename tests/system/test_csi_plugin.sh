@@ -36,7 +36,7 @@ cleanup() {
             mgr GetTask ss $A $t >/dev/null 2>&1 && left=1
         done
         ((left)) || break
-        sleep 0.1
+        sleep 0.1  # the retries' pace
     done
     rm -f "$MON"
 }
@@ -44,9 +44,9 @@ trap cleanup EXIT
 systemctl reset-failed taskscope-manager 2>/dev/null || true
 [[ -x $PLUGIN ]] || fail "no test plugin at $PLUGIN"
 
-busctl monitor --json=short --match "type=signal,interface=$RI" >"$MON" 2>/dev/null &
+busctl monitor --json=short --match "type=signal,interface=$RI" --match "$MONITOR_MATCH" >"$MON" 2>/dev/null &
 MONITOR_PID=$!
-sleep 0.5
+monitor_sync "$MON"
 signals() { grep -c "\"member\":\"$1\"" "$MON" || true; }
 has_signal() { [[ $(signals "$1") -ge ${2:-1} ]]; }
 
@@ -110,9 +110,20 @@ assert_eq "$(task_field $A plugin state)" running "the plugin's task"
 
 # A restart of the manager keeps the registration: no second PluginRegistered.
 systemctl reset-failed taskscope-manager
+restarted_us=$(date +%s%6N)
 systemctl restart taskscope-manager
 wait_until "the plugin back on the bus" 300 bash -c "busctl get-property $I $obj $PI Name >/dev/null 2>&1"
-sleep 1.5  # several heartbeats
+# Several heartbeats of the new manager: three probes (LastCheck moves at
+# each), then whatever they signalled is in the monitor's file.
+probes=0 last_check=$restarted_us
+probed() {
+    local at
+    at=$(prop LastCheck)
+    [[ "$at" =~ ^[0-9]+$ ]] && ((at > last_check)) && probes=$((probes + 1)) last_check=$at
+    ((probes >= 3))
+}
+wait_until "three probes by the restarted manager" 300 probed
+monitor_sync "$MON"
 assert_eq "$(signals PluginRegistered)" 1 "PluginRegistered signals after a manager restart"
 assert_eq "$(prop Provider)" org.taskscope.test-csi "Provider after a restart"
 assert_eq "$(prop Healthy)" false "Healthy after a restart (still not ready)"

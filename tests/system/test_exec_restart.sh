@@ -88,11 +88,17 @@ assert_eq "$(cat "$RUN/restart.out")" got-two "its output"
 # 3. The command ends while the streamer cannot see it (frozen), then the
 # streamer is killed: the new one finds the exit in the keeper's pipe.
 old=$(streamer_pid)
+# The command's keeper (its parent, the streamer's child) writes the exit
+# to its status pipe, then exits: a zombie while the streamer is frozen.
+cmd=$(pgrep -f "^sh -c read line; echo got-.*; exit 4\$") || fail "no command of the frozen session"
+keeper=$(ps -o ppid= -p "$cmd" | tr -d ' ')
+[[ -n "$keeper" ]] || fail "no keeper of the frozen session's command $cmd"
 systemctl kill -s STOP taskscope-streamer
 echo three >&$in_frozen
 command_gone() { ! pgrep -f "^sh -c read line; echo got-.*; exit 4\$" >/dev/null; }
 wait_until "the frozen session's command to end" 300 command_gone
-sleep 0.5
+keeper_done() { [[ ! -e /proc/$keeper ]] || [[ "$(sed 's/.*) //' /proc/$keeper/stat | cut -d' ' -f1)" == Z ]]; }
+wait_until "its keeper $keeper to write the exit and end" 300 keeper_done
 systemctl kill -s KILL taskscope-streamer
 systemctl kill -s CONT taskscope-streamer 2>/dev/null || true
 wait_until "the streamer to come back" 300 streamer_back "$old"

@@ -210,7 +210,7 @@ for q in 1 2 3; do
     delay=$(awk -v t=$full_ms -v q=$q 'BEGIN {printf "%.3f", t * q / 4000}')
     systemctl reset-failed taskscope-manager 2>/dev/null || true
     mgr StartTask sss isokill k$n "$spec" >/dev/null 2>&1 &
-    sleep $delay
+    sleep $delay  # kept: the kill falls this far into the start on purpose; no event marks that point
     kill -9 "$(systemctl show -p MainPID --value taskscope-manager)"
     wait $! || true
     systemctl reset-failed taskscope-manager 2>/dev/null || true

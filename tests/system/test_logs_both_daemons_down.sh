@@ -47,7 +47,9 @@ spid=$(streamer_pid)
 systemctl kill -s KILL taskscope-streamer
 systemctl kill -s KILL taskscope-manager
 ok "killed the streamer ($spid) and the manager ($mpid)"
-sleep 0.5
+down() { [[ "$(systemctl show -p SubState --value "$1")" == auto-restart ]]; }
+wait_until "the manager to be down" 50 down taskscope-manager
+wait_until "the streamer to be down" 50 down taskscope-streamer
 [[ "$(systemctl show -p SubState --value taskscope-manager)" == auto-restart ]] || fail "the manager is not down"
 [[ "$(systemctl show -p SubState --value taskscope-streamer)" == auto-restart ]] || fail "the streamer is not down"
 echo go >$W-go

@@ -65,7 +65,7 @@ wait_until "asuser's logs to be drained" 300 bash -c '! test -e /run/taskscope/l
 assert_eq "$($CTL logs a1 asuser | tr '\n' ' ')" "$(id -u nobody) $(getent group nogroup | cut -d: -f3) /tmp " "uid, gid and cwd of the task"
 
 # SignalTask reaches the main process.
-$CTL run a1 hup -- /bin/sh -c 'trap "exit 42" HUP; while :; do sleep 0.2; done' >/dev/null
+$CTL run a1 hup -- /bin/sh -c 'trap "exit 42" HUP; while :; do sleep 0.2; done' >/dev/null  # the task's own loop
 $CTL signal a1 hup SIGHUP
 rc=0
 $CTL wait a1 hup || rc=$?
@@ -84,7 +84,7 @@ wait_until "scope a1-web.scope to go" 100 bash -c '! systemctl is-active --quiet
 ok "scope gone after stop"
 
 # A task that ignores SIGTERM is killed after its grace period.
-$CTL run a1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null
+$CTL run a1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null  # the task's own loop
 assert_eq "$($CTL --json stop --grace 500 a1 stubborn | jq -r .exit_code)" 137 "stop of a SIGTERM-ignoring task after grace"
 
 # A fork bomb dies completely, however fast it forks. (It also keeps PID 1

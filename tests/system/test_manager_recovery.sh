@@ -37,13 +37,16 @@ assert_eq "$($CTL --json stop r1 long | jq -r .exit_code)" 143 "stop of a re-ado
 # A stop's grace outlives the manager: a task that ignores SIGTERM is
 # killed when its grace ends even though the manager that started the stop
 # was killed -9 during it.
-$CTL run r1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null
+$CTL run r1 stubborn -- /bin/sh -c 'trap "" TERM; while :; do sleep 1; done' >/dev/null  # the task's own loop
 spid=$(task_field r1 stubborn pid)
 $CTL stop --no-wait --grace 6000 r1 stubborn
 assert_eq "$(task_field r1 stubborn state)" stopping "state during the grace"
 main=$(systemctl show -p MainPID --value taskscope-manager)
 kill -9 "$main"
 ok "killed manager pid $main during the grace"
+# Kept: a quiet window 2 s into the 6 s grace, across systemd's restart of
+# the manager (RestartSec=1s): the task must not die in it, which no event
+# can show.
 sleep 2
 kill -0 "$spid" || fail "the stubborn task died before its grace ended"
 # GetTask activates the manager again; the stop goes on from its record.

@@ -99,7 +99,7 @@ grep -q 'state UNKNOWN\|UP' $OUT/none-links || fail "lo is not up: $(cat $OUT/no
 ok "lo is up in mode none"
 
 run_in n-none srv "" /bin/sh -c "exec nc -l 7000 > $OUT/lo.out"
-run_in n-none cli "" /bin/sh -c 'for i in $(seq 100); do echo over-loopback | nc -N -w 5 127.0.0.1 7000 && exit 0; sleep 0.2; done; exit 1'
+run_in n-none cli "" /bin/sh -c 'for i in $(seq 100); do echo over-loopback | nc -N -w 5 127.0.0.1 7000 && exit 0; sleep 0.2; done; exit 1'  # the sleep paces the client's retries until the server listens
 rc=0; $CTL wait n-none cli >/dev/null || rc=$?
 assert_eq "$rc" 0 "client task reached the server task over loopback"
 rc=0; $CTL wait n-none srv >/dev/null || rc=$?
@@ -126,11 +126,11 @@ ok "host-local reserved $bip"
 ok "iptables rules carry n-b's id"
 
 run_in n-b srv "" /bin/sh -c "exec nc -lk 8080 > $OUT/b.out"
-run_in n-a cli "" /bin/sh -c "for i in \$(seq 100); do echo from-a | nc -N -w 5 $bip 8080 && exit 0; sleep 0.2; done; exit 1"
+run_in n-a cli "" /bin/sh -c "for i in \$(seq 100); do echo from-a | nc -N -w 5 $bip 8080 && exit 0; sleep 0.2; done; exit 1"  # the sleep paces the client's retries until the server listens
 rc=0; $CTL wait n-a cli >/dev/null || rc=$?
 assert_eq "$rc" 0 "task of n-a reached the server of n-b at $bip:8080"
 # From the guest's root namespace to the node address's mapped port.
-for i in $(seq 100); do echo from-host | nc -N -w 5 192.0.2.1 18080 && break; sleep 0.2; done
+for i in $(seq 100); do echo from-host | nc -N -w 5 192.0.2.1 18080 && break; sleep 0.2; done  # the sleep paces the client's retries until the server listens
 wait_until "both messages at the server" 100 grep -q from-host $OUT/b.out
 grep -q from-a $OUT/b.out || fail "server of n-b did not get from-a: $(cat $OUT/b.out)"
 ok "root namespace reached n-b's server through 192.0.2.1:18080"
@@ -142,6 +142,7 @@ ok "root namespace reached n-b's server through 192.0.2.1:18080"
 # loopback.
 mkdir -p $OUT/iso
 iso=",\"isolation\":{\"volumes\":[{\"source\":\"$OUT/iso\",\"target\":\"/out\"}]}"
+# (Its 0.2 s sleeps pace its retries until n-b's server listens.)
 run_in n-a iso "$iso" /bin/sh -c "ip -o link | awk -F': ' '{print \$2}' | cut -d@ -f1 | tr '\n' ' ' >/out/links
     ls /sys/class/net | tr '\n' ' ' >/out/sys
     for i in \$(seq 100); do echo from-iso | nc -N -w 5 $bip 8080 && { echo yes >/out/reached; break; }; sleep 0.2; done
@@ -154,7 +155,7 @@ assert_eq "$(cat $OUT/iso/links)" "lo eth0 " "links the isolated task sees"
 assert_eq "$(cat $OUT/iso/sys)" "eth0 lo " "/sys/class/net of the isolated task"
 wait_until "from-iso at n-b's server" 100 grep -q from-iso $OUT/b.out
 ok "the isolated task of n-a reached n-b's server at $bip:8080"
-run_in n-a cli-lo "" /bin/sh -c 'for i in $(seq 100); do echo iso-loopback | nc -N -w 5 127.0.0.1 7100 && exit 0; sleep 0.2; done; exit 1'
+run_in n-a cli-lo "" /bin/sh -c 'for i in $(seq 100); do echo iso-loopback | nc -N -w 5 127.0.0.1 7100 && exit 0; sleep 0.2; done; exit 1'  # the sleep paces the client's retries until the server listens
 rc=0; $CTL wait n-a cli-lo >/dev/null || rc=$?
 assert_eq "$rc" 0 "a task of n-a (not isolated) reached the isolated one over loopback"
 wait_until "the message at the isolated server" 100 grep -q iso-loopback $OUT/iso/lo.out
@@ -200,7 +201,7 @@ systemctl reset-failed taskscope-manager 2>/dev/null || true
 systemctl start taskscope-manager
 assert_eq "$(net_field n-b .state)" ready "n-b after restart"
 journalctl -u taskscope-manager --since "-2min" | grep -i "check of the network" && fail "a CHECK failed after restart"
-run_in n-a cli2 "" /bin/sh -c "for i in \$(seq 100); do echo after-restart | nc -N -w 5 $bip 8080 && exit 0; sleep 0.2; done; exit 1"
+run_in n-a cli2 "" /bin/sh -c "for i in \$(seq 100); do echo after-restart | nc -N -w 5 $bip 8080 && exit 0; sleep 0.2; done; exit 1"  # the sleep paces the client's retries until the server listens
 rc=0; $CTL wait n-a cli2 >/dev/null || rc=$?
 assert_eq "$rc" 0 "n-a reaches n-b after the manager's kill -9 and restart"
 wait_until "the message at the server" 100 grep -q after-restart $OUT/b.out

@@ -19,7 +19,7 @@ systemctl start taskscope-manager taskscope-streamer
 busctl monitor --json=short --match type=signal >"$MON" 2>/dev/null &
 MONITOR_PID=$!
 trap 'kill $MONITOR_PID 2>/dev/null || true' EXIT
-sleep 1
+monitor_sync "$MON"  # its matches hear the marker already (every signal)
 
 spec=$(jq -cn --arg s "$SECRET" '{command:"/bin/sh",
     args:["-c","echo \"env $DB_PASSWORD\"; echo \"env $DB_PASSWORD\" >&2; echo \"arg $0\"; exec sleep 600", $s],
@@ -101,10 +101,17 @@ mgr StopTask sssx sec1 web "" 2000 >/dev/null
 wait_until "sec1/web to exit" 600 bash -c "[[ \$(busctl --json=short call $I $M $I GetTask ss sec1 web | jq -r '.data[0]' | jq -r .state) == exited ]]"
 journal_hits=$(journalctl -q -u taskscope-manager -u taskscope-streamer --no-pager | grep -cF -- "$SECRET" || true)
 assert_eq "$journal_hits" 0 "secret hits in the daemons' journal"
-sleep 1
+# The stop's own signals in the monitor's file (TaskExited, the state
+# change to exited), then, by a marker, all the bus routed to it till now.
+heard_stop() {
+    grep -F '"member":"TaskExited"' "$MON" | quiet_grep -F '"data":["sec1","web",' &&
+        grep -F '"member":"TaskStateChanged"' "$MON" | quiet_grep -F '"data":["sec1","web","exited"]'
+}
+wait_until "the monitor to hear sec1/web's exit" 300 heard_stop
+monitor_sync "$MON"
 kill $MONITOR_PID 2>/dev/null || true
 wait $MONITOR_PID 2>/dev/null || true
-signals=$(grep -c . "$MON" || true)
+signals=$(grep -vF "$MONITOR_MARK" "$MON" | grep -c . || true)
 sig_hits=$(grep -cF -- "$SECRET" "$MON" || true)
 echo "signals captured during start, restart and stop: $signals; secret hits in signals: $sig_hits"
 ((signals > 0)) || fail "the monitor captured no signal"

@@ -48,7 +48,7 @@ wait_until "the cycles to settle" 600 settled
 fds_back() { (($(fds $MPID) <= mfd0 && $(fds $SPID) <= sfd0)); }
 for ((i = 0; i < 100; i++)); do
     fds_back && break
-    sleep 0.1
+    sleep 0.1  # the poll's pace (bounded, not fatal: the counts below tell)
 done
 
 files >/tmp/$A.after

@@ -78,9 +78,9 @@ $CTL exec $A web -- sh -c 'kill -TERM $$' || rc=$?
 assert_eq "$rc" 143 "exit code of a command killed by SIGTERM"
 
 # Monitors see the exit.
-busctl monitor --match "type='signal',interface='$X',member='ExecExited'" >/run/$A-monitor 2>&1 &
+busctl monitor --match "type='signal',interface='$X',member='ExecExited'" --match "$MONITOR_MATCH" >/run/$A-monitor 2>&1 &
 pids+=($!)
-sleep 1
+monitor_sync /run/$A-monitor
 rc=0
 $CTL exec $A web -- sh -c 'exit 5' || rc=$?
 wait_until "ExecExited for exit 5" 100 grep -q 'INT32 5' /run/$A-monitor

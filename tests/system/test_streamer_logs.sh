@@ -26,7 +26,8 @@ restarted() { local p; p=$(streamer_pid); [[ "$p" != 0 && "$p" != "$1" ]]; }
 # so nothing is rotated away), one write(2) per line, as fast as awk goes.
 # Before lines 50001, 100001 and 150001 it waits for /run/$A-step-K, which
 # the test makes after its Kth kill: however fast the writer is, it is
-# still writing at every kill (it once finished before the third).
+# still writing at every kill (it once finished before the third). Its
+# 0.05 s sleeps pace that poll: awk has no way to wait for a file.
 LINE_PAD=$(printf 'x%.0s' {1..200})
 $CTL run --spec '{"log_max_files":50,"log_max_file_size_mb":1}' $A numbers -- \
     /usr/bin/awk -v pad="$LINE_PAD" -v step="/run/$A-step-" 'BEGIN {

@@ -35,7 +35,7 @@ kill_streamer() {
     systemctl kill -s KILL taskscope-streamer
     for ((i = 0; i < 600; i++)); do
         restarted "$pid" && return 0
-        sleep 0.1
+        sleep 0.1  # the poll's pace (its own loop: a miss prints the unit's state)
     done
     # Why not: the unit's state (a start-limit-hit, a crash loop) and its journal.
     systemctl status --no-pager -n 40 taskscope-streamer || true
@@ -96,7 +96,7 @@ ok "systemctl kill -s KILL at line $H; lines $((H + 1))-$N written meanwhile"
 $CTL wait $A lines >/dev/null || fail "the writer failed"
 for ((i = 0; i < 1200; i++)); do
     kill -0 $follower 2>/dev/null || break
-    sleep 0.1
+    sleep 0.1  # the poll's pace until the follower ends
 done
 kill -0 $follower 2>/dev/null && fail "logs -f did not end with the task"
 wait $follower || fail "logs -f failed: $(cat $W.err)"

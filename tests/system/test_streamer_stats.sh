@@ -103,7 +103,11 @@ else
     file_pids=$(cat "$(cg_dir mem)/pids.current")
     kmem_file=""
 fi
-sleep 1.5  # a fresh sample after the reads above
+# A fresh sample after the reads above: one the streamer took (its
+# timestamp is the tick's start, before it reads) after them.
+read_us=$(date +%s%6N)
+wait_until "a sample of mem taken after the reads above" 300 \
+    bash -c "(( \$($CTL --json stats $A mem | jq .timestamp_us) > $read_us ))"
 rss=$(stat_of mem '.memory.rss')
 usage=$(stat_of mem '.memory.usage')
 d=$((rss > file_rss ? rss - file_rss : file_rss - rss))
@@ -126,9 +130,11 @@ fi
 
 # --- Intervals: idle every 3 s, mem on the 1 s default, one signal per tick ------
 $CTL stats --interval 3000 $A idle
-stdbuf -oL busctl monitor --json=short --match "type='signal',interface='$SI',member='Samples'" >"$T/monitor.json" 2>/dev/null &
+stdbuf -oL busctl monitor --json=short --match "type='signal',interface='$SI',member='Samples'" --match "$MONITOR_MATCH" \
+    >"$T/monitor.json" 2>/dev/null &
 monitor=$!
-sleep 1
+monitor_sync "$T/monitor.json"
+sleep 1  # kept: a measurement window, the Samples count below spans ~11 s (this second and the 10 s watch)
 timeout 10 $CTL --json stats --watch >"$T/watch.jsonl" || true
 kill "$monitor" 2>/dev/null || true
 wait "$monitor" 2>/dev/null || true

@@ -2,6 +2,13 @@
 # Builds the taskscope .deb with Debian's own tools and checks it with lintian.
 #   packaging/build-deb.sh            -> build/packages/taskscope_*.deb and
 #                                        nomad-driver-taskscope_*.deb
+#   packaging/build-deb.sh --prebuilt DIR
+#                                     the same packages from DIR, a tree that
+#                                     scripts/build.sh already compiled with
+#                                     Debian's flags (scripts/debian-flags.sh):
+#                                     dpkg-buildpackage installs, strips and
+#                                     describes it without compiling again (the
+#                                     system tier's way: one compile per run)
 # The build runs in a scratch copy of the working tree (packaging/debian
 # copied to debian/), so the repository stays clean. Needs root on
 # Debian 12 only to apt-get the packaging tools when they are missing;
@@ -10,6 +17,20 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${BUILD_DIR:-$root/build}/packages
+prebuilt=""
+case "${1:-}" in
+"") ;;
+--prebuilt)
+	prebuilt=$(realpath -e "${2:?--prebuilt takes the build directory}")
+	[ -f "$prebuilt/CMakeCache.txt" ] || { echo "build-deb: $prebuilt is not a CMake build directory" >&2; exit 2; }
+	# The package must hold Debian's hardening and layout: refuse a tree configured otherwise.
+	grep -qx 'TASKSCOPE_UNITDIR:PATH=/lib/systemd/system' "$prebuilt/CMakeCache.txt" || {
+		echo "build-deb: $prebuilt was not configured with scripts/debian-flags.sh (run scripts/build.sh)" >&2
+		exit 2
+	}
+	;;
+*) echo "usage: $0 [--prebuilt BUILD_DIR]" >&2; exit 2 ;;
+esac
 
 bash "$root/scripts/install-deps.sh" debhelper dpkg-dev lintian fakeroot >/dev/null
 
@@ -23,8 +44,8 @@ tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git \
 	--exclude=./debian --exclude='./obj-*' -cf - . | tar -C "$src" -xf -
 cp -r "$root/packaging/debian" "$src/debian"
 
-echo "build-deb: dpkg-buildpackage in $src"
-(cd "$src" && dpkg-buildpackage -us -uc -b) >"$scratch/build.log" 2>&1 || {
+echo "build-deb: dpkg-buildpackage in $src${prebuilt:+ (prebuilt: $prebuilt)}"
+(cd "$src" && TASKSCOPE_PREBUILT=$prebuilt dpkg-buildpackage -us -uc -b) >"$scratch/build.log" 2>&1 || {
 	tail -n 60 "$scratch/build.log" >&2
 	echo "build-deb: dpkg-buildpackage failed (log above)" >&2
 	exit 1

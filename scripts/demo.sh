@@ -6,8 +6,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
+# "timing:" lines feed CI's table of times (scripts/ci-times.sh).
+t=$SECONDS
 bash "$root/scripts/install-deps.sh"
+echo "timing: demo.deps $((SECONDS - t))"
+t=$SECONDS
 bash "$root/scripts/build.sh"
+echo "timing: demo.build $((SECONDS - t))"
 
 if [[ "$(cat /proc/1/comm 2>/dev/null)" == systemd && "$(stat -fc %T /sys/fs/cgroup)" == cgroup2fs ]]; then
     echo "demo: PID 1 is systemd; installing taskscope into / and running here"

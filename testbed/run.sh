@@ -42,7 +42,10 @@ esac
 if [ -n "${TASKSCOPE_TESTBED_IMAGE:-}" ]; then
 	img=$TASKSCOPE_TESTBED_IMAGE
 else
+	t_img=$SECONDS
 	img=$("$here/build-image.sh" | tail -n1) || die "the guest image did not build (build-image.sh's output is above)"
+	# For CI's table of times (scripts/ci-times.sh); 0 when the image was cached.
+	echo "timing: testbed.image $((SECONDS - t_img))" >&2
 fi
 [ -f "$img/complete" ] || die "no complete guest image in '$img'"
 
@@ -62,7 +65,9 @@ if [ ! -s "$accel_file" ]; then
 	exec 8>"$img/.accel.lock" || die "cannot open $img/.accel.lock"
 	flock 8 || die "cannot lock $img/.accel.lock"
 	if [ ! -s "$accel_file" ]; then
+		t_probe=$SECONDS
 		verdict=$("$here/probe-accel.sh" "$img/vmlinuz" "$img/initrd.img") || verdict=tcg
+		echo "timing: testbed.probe $((SECONDS - t_probe))" >&2
 		case "$verdict" in kvm | tcg) ;; *) verdict=tcg ;; esac
 		echo "$verdict" >"$accel_file.tmp" && mv -f "$accel_file.tmp" "$accel_file" ||
 			die "cannot record the accelerator verdict in $accel_file"

@@ -86,7 +86,7 @@ expect_error() {
 
 # Waits (30 s at most) until a command succeeds; else calls the test's fail.
 wait_for() {
-    local what=$1
+    local what=$1 i
     shift
     for ((i = 0; i < 300; i++)); do
         "$@" && return 0

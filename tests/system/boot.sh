@@ -2,7 +2,8 @@
 # boot.sh VARIANT SRC_DIR BUILD_DIR [CMAKE_COMMAND]
 # Boots the guest once for VARIANT, installs the project's .deb there (build/packages,
 # from system.package.build) and runs the whole suite (or only the tests named in
-# TASKSCOPE_SYSTEM_ONLY, e.g. "test_cpuset test_testbed").
+# TASKSCOPE_SYSTEM_ONLY, e.g. "test_cpuset test_testbed"). TASKSCOPE_ALL_VARIANTS=1
+# also runs the tests whose "# variants:" line puts this variant in parentheses.
 # TASKSCOPE_SYSTEM_INSTALL=stage installs the build's stage tree instead of the .deb.
 set -euo pipefail
 # No way out of this script without a reason on stderr.
@@ -30,4 +31,5 @@ case "$build/" in "$src"/*) ;; *) shares+=(--share "$build") ;; esac
 
 cd "$src"
 exec "$src/testbed/run.sh" --variant "$variant" --smp "${TASKSCOPE_TESTBED_SMP:-4}" "${shares[@]}" -- \
+	env TASKSCOPE_ALL_VARIANTS="${TASKSCOPE_ALL_VARIANTS:-0}" \
 	bash "$src/tests/system/guest-suite.sh" "$variant" "$results" "$build" "$install" "${TASKSCOPE_SYSTEM_ONLY:-}"

@@ -18,6 +18,10 @@ src=$(cd "$here/../.." && pwd)
 mountpoint -q /run/testbed-ctl || { echo "guest-suite: refusing to run outside the testbed guest" >&2; exit 2; }
 
 mkdir -p "$results"
+# The guest's uptime now is its boot, and the install's time follows: both
+# for CI's table of times (scripts/ci-times.sh).
+awk '{printf "%.1f\n", $1}' /proc/uptime >"$results/boot.time"
+install_start=$(date +%s.%N)
 
 case "$install" in
 deb)
@@ -47,6 +51,7 @@ stage)
 *) echo "guest-suite: INSTALL must be deb or stage" >&2; exit 2 ;;
 esac
 echo "$install" >"$results/install.txt"
+awk -v a="$install_start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b - a}' >"$results/install.time"
 
 {
 	uname -a
@@ -55,12 +60,23 @@ echo "$install" >"$results/install.txt"
 	nproc
 } >"$results/env.txt"
 
-# A test's "# variants: v2" line limits where it runs; without one it runs everywhere.
-wants_variant() {
+# A test's "# variants:" line says where it runs (tests/README.md):
+#   # variants: v2 v1     both variants, in every run
+#   # variants: v2 (v1)   v2 in every run; v1 only in the all-variants mode
+#                         (scripts/test.sh --all-variants), for a test whose
+#                         behaviour does not differ on v1
+#   no line               every variant, in every run
+# Prints "yes", "no", or "all-only" (a parenthesized variant outside that mode).
+variant_fate() {
 	local line
 	line=$(grep -m1 -E '^#[[:space:]]*variants:' "$1" || true)
-	[ -z "$line" ] && return 0
-	[[ " ${line#*variants:} " == *" $variant "* ]]
+	if [ -z "$line" ]; then echo yes; return; fi
+	line=" ${line#*variants:} "
+	if [[ "$line" == *" $variant "* ]]; then echo yes
+	elif [[ "$line" == *" ($variant) "* ]]; then
+		if [ "${TASKSCOPE_ALL_VARIANTS:-0}" = 1 ]; then echo yes; else echo all-only; fi
+	else echo no
+	fi
 }
 
 export TASKSCOPE_VARIANT=$variant TASKSCOPE_BUILD_DIR=$build TASKSCOPE_SRC_DIR=$src
@@ -74,17 +90,28 @@ for t in "${tests[@]}"; do
 		echo skip >"$results/$name.rc"
 		continue
 	fi
-	if ! wants_variant "$t"; then
+	case $(variant_fate "$t") in
+	no)
 		echo "SKIP: not for variant $variant" >"$results/$name.out"
 		echo skip >"$results/$name.rc"
 		echo "guest-suite: $name: skip"
 		continue
-	fi
-	start=$(date +%s)
+		;;
+	all-only)
+		echo "SKIP: runs on $variant only in the all-variants mode (scripts/test.sh --all-variants): its behaviour does not differ there" >"$results/$name.out"
+		echo skip >"$results/$name.rc"
+		echo "guest-suite: $name: skip (all-variants mode only)"
+		continue
+		;;
+	esac
+	start=$(date +%s.%N)
 	rc=0
 	(cd "$src" && timeout -k 10 600 bash "$t") </dev/null >"$results/$name.out" 2>&1 || rc=$?
 	[ $rc -ne 124 ] || echo "guest-suite: $name timed out after 600 s" >>"$results/$name.out"
 	echo "$rc" >"$results/$name.rc"
-	echo "guest-suite: $name: rc=$rc ($(($(date +%s) - start)) s)"
+	# The test's own time inside the guest, for CI's table of times (scripts/ci-times.sh).
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}')
+	echo "$secs" >"$results/$name.time"
+	echo "guest-suite: $name: rc=$rc ($secs s)"
 done
 sync

@@ -26,7 +26,7 @@ task_cgroup_dir() { echo "/sys/fs/cgroup$(task_field "$1" "$2" cgroup)"; }
 # Waits (bounded) until a command succeeds; for conditions that have no
 # event a shell can wait on, such as a file appearing.
 wait_until() {
-    local what=$1 tries=$2
+    local what=$1 tries=$2 i
     shift 2
     for ((i = 0; i < tries; i++)); do
         "$@" && return 0

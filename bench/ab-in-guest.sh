@@ -25,7 +25,7 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --timeout 3000 --sha
     systemctl stop taskscope-shims.scope 2>/dev/null || true
     systemctl kill -s KILL nomad.slice 2>/dev/null || true
     rm -rf /var/lib/taskscope /run/taskscope /var/lib/taskscope-streamer
-    cp -a --remove-destination \"\$1/.\" /
+    tar -C \"\$1\" -cf - . | tar -C / -xf - --keep-directory-symlink
     systemctl daemon-reload
     systemctl reload dbus
     systemctl start taskscope-manager

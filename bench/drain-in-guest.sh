@@ -21,7 +21,7 @@ windows=${3:-64,0}
 exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem "${DRAIN_MEM:-12288}" --timeout "${DRAIN_TIMEOUT:-5400}" \
 	--share "$root" -- bash -c "
   set -e
-  cp -a --remove-destination '$stage/.' /
+  tar -C '$stage' -cf - . | tar -C / -xf - --keep-directory-symlink
   systemctl daemon-reload
   systemctl reload dbus
   DRAIN_VERBOSE='${DRAIN_VERBOSE:-0}' DRAIN_PID1_DEBUG='${DRAIN_PID1_DEBUG:-0}' BENCH_FILL_BIN='$build/bench/taskscope-bench-fill' \

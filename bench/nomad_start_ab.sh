@@ -6,7 +6,7 @@
 # the manager and the streamer installed and running, e.g. (from the
 # source dir, after a build):
 #   testbed/run.sh --variant v2 --smp 2 --mem 4096 --share "$PWD" -- bash -c '
-#     cp -a build/stage/. / && systemctl daemon-reload && systemctl reload dbus &&
+#     tar -C build/stage -cf - . | tar -C / -xf - --keep-directory-symlink && systemctl daemon-reload && systemctl reload dbus &&
 #     systemctl start taskscope-manager taskscope-streamer &&
 #     BENCH=build/bench/taskscope-bench-nomad bash bench/nomad_start_ab.sh OLD_PLUGIN NEW_PLUGIN 3 30'
 # Usage: nomad_start_ab.sh PLUGIN_A PLUGIN_B [RUNS] [ROUNDS]

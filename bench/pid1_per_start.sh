@@ -15,7 +15,7 @@ use() {
   systemctl stop nomad.slice 2>/dev/null || true
   sleep 2
   rm -rf /var/lib/taskscope /run/taskscope /var/lib/taskscope-streamer
-  cp -a --remove-destination "$1/." /
+  tar -C "$1" -cf - . | tar -C / -xf - --keep-directory-symlink
   mkdir -p /run/systemd/system/taskscope-manager.service.d
   { echo "[Service]"; for kv in ${2//,/ }; do echo "Environment=$kv"; done; } > /run/systemd/system/taskscope-manager.service.d/diag.conf
   systemctl daemon-reload; systemctl reload dbus; systemctl start taskscope-manager

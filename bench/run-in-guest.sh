@@ -7,7 +7,7 @@ rm -rf "$build/stage"
 DESTDIR="$build/stage" cmake --install "$build" >/dev/null
 exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --share "$root" -- bash -c "
   set -e
-  cp -a '$build/stage/.' / && systemctl daemon-reload && systemctl reload dbus
+  tar -C '$build/stage' -cf - . | tar -C / -xf - --keep-directory-symlink && systemctl daemon-reload && systemctl reload dbus
   systemctl start taskscope-manager
   '$build/bench/taskscope-bench-start' \${BENCH_N:-50}
   bash '$root/bench/network_create.sh' \${BENCH_NET_N:-10}

@@ -28,4 +28,4 @@ DESTDIR="$build/stage" cmake --install "$build" >/dev/null
 shares=(--share "$root")
 [[ "$build" == "$root"/* ]] || shares+=(--share "$build")
 exec "$root/testbed/run.sh" --variant v2 --smp 4 "${shares[@]}" -- \
-    bash -c "cp -a '$build/stage/.' / && systemctl daemon-reload && systemctl reload dbus && bash '$root/scripts/demo-guest.sh'"
+    bash -c "tar -C '$build/stage' -cf - . | tar -C / -xf - --keep-directory-symlink && systemctl daemon-reload && systemctl reload dbus && bash '$root/scripts/demo-guest.sh'"

@@ -44,7 +44,8 @@ deb)
 	;;
 stage)
 	echo "guest-suite: installing $build/stage into /"
-	cp -a "$build/stage/." /
+	# tar keeps the guest's /lib -> usr/lib symlink (units go to /lib/systemd/system, as in the .deb).
+	tar -C "$build/stage" -cf - . | tar -C / -xf - --keep-directory-symlink
 	systemctl daemon-reload
 	systemctl reload dbus
 	;;

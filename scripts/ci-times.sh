@@ -30,8 +30,9 @@ junit_times() {
 echo "ci: where the time went (seconds)"
 row "demo: install deps" "$(timing "$demo_log" demo.deps)"
 row "demo: build (the one compile of the run)" "$(timing "$demo_log" demo.build)"
-row "demo: guest image from nothing" "$(timing "$demo_log" testbed.image)"
-row "demo: accelerator probe" "$(timing "$demo_log" testbed.probe)"
+row "demo: guest image from nothing (beside the build)" "$(timing "$demo_log" testbed.image)"
+row "demo: accelerator probe (beside the build)" "$(timing "$demo_log" testbed.probe)"
+row "demo: wait for the image after the build" "$(timing "$demo_log" demo.image-wait)"
 read -r ready done_at wall < <(guest_line "$demo_log"; echo "- - -")
 row "demo: guest boot to ready (v2)" "$ready"
 row "demo: the demo in the guest" "$(awk -v a="$ready" -v b="$done_at" 'BEGIN{ if (a+0 > 0 && b+0 > 0) printf "%.0f", b - a; else print "-" }')"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Boots the Debian 12 test guest under qemu, runs one command in it, returns its exit code.
 #   testbed/run.sh [--variant v2|v1] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
+#   testbed/run.sh --prepare    builds the image and decides the accelerator, boots nothing
+#                               (scripts/demo.sh runs it beside the compile)
 set -euo pipefail
 # No way out of this script without a reason on stderr: anything set -e stops is named.
 trap 'echo "testbed: run.sh line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
@@ -8,6 +10,7 @@ trap 'echo "testbed: run.sh line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 variant=v2 smp=2 mem=2048 timeout_s=1800
 shares=()
+prepare=0
 
 usage() {
 	sed -n '2,3p' "${BASH_SOURCE[0]}" >&2
@@ -25,12 +28,13 @@ while [ $# -gt 0 ]; do
 	--mem) mem=${2:?}; shift 2 ;;
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--share) shares+=("$(realpath -e "${2:?}")") || die "no such share: $2"; shift 2 ;;
+	--prepare) prepare=1; shift ;;
 	--) shift; break ;;
 	-h | --help) usage ;;
 	*) usage ;;
 	esac
 done
-[ $# -gt 0 ] || usage
+[ $# -gt 0 ] || [ $prepare = 1 ] || usage
 case "$variant" in
 v2) cg_args="systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all" ;;
 v1) cg_args="systemd.unified_cgroup_hierarchy=0" ;;
@@ -73,6 +77,10 @@ if [ ! -s "$accel_file" ]; then
 			die "cannot record the accelerator verdict in $accel_file"
 	fi
 	exec 8>&-
+fi
+if [ $prepare = 1 ]; then
+	echo "testbed: image $img ready, accelerator $(cat "$accel_file")" >&2
+	exit 0
 fi
 if [ "$(cat "$accel_file")" = kvm ]; then
 	accel=(-accel kvm -cpu host)

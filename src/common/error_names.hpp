@@ -38,6 +38,10 @@ inline constexpr const char kStillRunning[] = "StillRunning";
 inline constexpr const char kShuttingDown[] = "ShuttingDown";
 inline constexpr const char kExecFailed[] = "ExecFailed";
 inline constexpr const char kInsufficientCores[] = "InsufficientCores";
+/// A start the node could not finish in time (systemd or the bus busy,
+/// start_timeout_ms): nothing of it was left and its command never ran;
+/// the same start may succeed when retried. Never a fault of the spec.
+inline constexpr const char kOverloaded[] = "Overloaded";
 
 // systemd's answers, named (scope/sdbus_systemd_client.cpp maps them).
 inline constexpr const char kSystemdFailed[] = "SystemdFailed";

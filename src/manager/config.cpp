@@ -118,6 +118,7 @@ const spec::Schema<Config>& configSchema() {
             field("log_max_files", &Config::logMaxFiles, spec::integerAs<int>(1, 1000)),
             field("log_max_file_size_mb", &Config::logMaxFileSizeMb, spec::integerAs<int>(1, 100000)),
             field("job_timeout_ms", &Config::jobTimeoutMs, spec::integer(1000, kDayMs)),
+            field("start_timeout_ms", &Config::startTimeoutMs, spec::integer(1000, kDayMs)),
             // 0: systemd's DefaultTasksMax.
             field("default_pids_max", &Config::defaultPidsMax, spec::integerAs<uint64_t>(0, int64_t{1} << 22)),
             field("dangling_scopes_enabled", &Config::danglingScopes, &ReconcilerConfig::enabled, spec::boolean()),
@@ -126,6 +127,15 @@ const spec::Schema<Config>& configSchema() {
                   milliseconds(1000, kDayMs)),
             field("dangling_scopes_creation_grace_ms", &Config::danglingScopes, &ReconcilerConfig::creationGrace,
                   milliseconds(0, kDayMs)),
+            field("node_slice_limits", &Config::nodeSlice, &NodeSliceConfig::enabled, spec::boolean()),
+            // 0: systemd's default weight (100) is left.
+            field("node_slice_cpu_weight", &Config::nodeSlice, &NodeSliceConfig::cpuWeight,
+                  spec::integerAs<uint64_t>(0, 10000)),
+            // 0: the default reservation (node_slice.hpp).
+            field("system_reserved_pids", &Config::nodeSlice, &NodeSliceConfig::reservedPids,
+                  spec::integerAs<uint64_t>(0, int64_t{1} << 22)),
+            field("system_reserved_memory_mb", &Config::nodeSlice, &NodeSliceConfig::reservedMemoryMb,
+                  spec::integerAs<uint64_t>(0, int64_t{1} << 30)),
             field("isolation_default", &Config::isolation, &IsolationConfig::defaultIsolated, spec::boolean()),
             field("chroot_env", &Config::isolation, &IsolationConfig::chrootEnv, hostPaths()),
             field("allowed_capabilities", &Config::isolation, &IsolationConfig::allowedCaps, capabilitySet()),

@@ -10,6 +10,7 @@
 
 #include "common/result.hpp"
 #include "manager/isolation.hpp"
+#include "manager/node_slice.hpp"
 #include "network/cni_config.hpp"
 
 namespace taskscope::manager {
@@ -70,11 +71,21 @@ struct Config {
     int logMaxFileSizeMb = 10;  ///< default rotation: size of one file
     std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
+    /// The bound on a start (key start_timeout_ms): a start whose task is
+    /// not released by then fails with Overloaded, after its shim has left
+    /// without running the task and what it made is undone. 30 s: a
+    /// scheduler told within that time starts the task elsewhere or again;
+    /// under a fork bomb systemd answered starts after 98-116 s (issue 48).
+    int64_t startTimeoutMs = 30000;
     /// TasksMax of a task whose spec sets no pids_max (key default_pids_max;
     /// 0 leaves systemd's DefaultTasksMax, 15% of the kernel's pid limit,
     /// which lets one fork bomb fill a small node).
     uint64_t defaultPidsMax = kDefaultPidsMax;
     ReconcilerConfig danglingScopes;
+    /// What nomad.slice is given so that tasks cannot starve the node's own
+    /// services (node_slice.hpp; keys node_slice_limits,
+    /// node_slice_cpu_weight, system_reserved_pids, system_reserved_memory_mb).
+    NodeSliceConfig nodeSlice;
     /// Keys isolation_default, chroot_env, allowed_capabilities (issue 14).
     IsolationConfig isolation;
     /// Allocation networks (keys network_cni_path, network_bridge,

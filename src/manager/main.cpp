@@ -150,6 +150,17 @@ int run(const Options& opts) {
     // routed by dbus-daemon, on a node busy starting tasks.
     scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs), &loop);
 
+    // The node's own share, kept from tasks (node_slice.hpp), before any
+    // task starts or is recovered. A failure is the journal's: tasks still
+    // run, in a slice without those limits.
+    if (auto props = manager::nodeSliceProperties(config->nodeSlice, manager::readNodeCapacity()); !props.empty()) {
+        if (auto r = systemd.setUnitProperties(config->slice, props); r)
+            spdlog::info("{}: {} (the node's share kept from tasks)", config->slice, manager::describe(props));
+        else
+            spdlog::error("Failed to set {} on {}: {}; tasks run without them", manager::describe(props),
+                          config->slice, r.error().message);
+    }
+
     std::set<unsigned> usableCpus;
     auto facts = probeNode(systemd, usableCpus);
     manager::TaskRegistry tasks(*config, systemd, systemd, loop, manager::kTaskPathPrefix, usableCpus);

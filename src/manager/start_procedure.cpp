@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <utility>
 
 #include "common/error_names.hpp"
 #include "common/files.hpp"
@@ -127,11 +128,42 @@ StartProcedure::StartProcedure(StartContext ctx, task::TaskRecord draft, std::op
                                StartEvents& events)
     : ctx_(std::move(ctx)), draft_(std::move(draft)), refused_(std::move(refused)), events_(events) {
     clock_.onLoop("admit");
+    // Every start has a fate within start_timeout_ms of its admission: it
+    // runs, or it fails with nothing of it left (issue 48).
+    deadlineTimer_ = ctx_.loop.addTimer(
+        common::EventLoop::Clock::now() + std::chrono::milliseconds(ctx_.config.startTimeoutMs),
+        [this, alive = std::weak_ptr<int>(lifetime_)] {
+            if (alive.expired()) return;
+            deadlineTimer_ = 0;
+            onDeadline();
+        });
 }
 
 StartProcedure::~StartProcedure() {
     if (reportWatch_) ctx_.loop.removeFd(reportWatch_);
+    if (deadlineTimer_) ctx_.loop.cancelTimer(deadlineTimer_);
     endWait();
+}
+
+void StartProcedure::onDeadline() {
+    // Released: the task runs its command, so the start is not failed (its
+    // answer waits only for its exec report, its record and its cgroup).
+    if (failure_ || step_ >= StartStep::Released) return;
+    // Preparing: the start worker is making its files and its shim; the
+    // start fails once they are back, so that the undo list finds them all.
+    if (step_ == StartStep::Preparing) {
+        deadlinePassed_ = true;
+        return;
+    }
+    fail(overloaded());
+}
+
+common::Error StartProcedure::overloaded() const {
+    return makeError(common::errors::kOverloaded,
+                     "start task " + label() + ": not made within start_timeout_ms (" +
+                         std::to_string(ctx_.config.startTimeoutMs) + " ms; it reached \"" + toString(step_) +
+                         "\"): the node (systemd, the bus or the kernel's cgroup lock) is overloaded; nothing of "
+                         "the task ran or is left, and the start may be retried");
 }
 
 void StartProcedure::reach(StartStep step) {
@@ -141,6 +173,7 @@ void StartProcedure::reach(StartStep step) {
 
 void StartProcedure::begin() {
     clock_.waited("turn");
+    if (failure_) return;
     if (refused_) return fail(*refused_);
     const auto& config = ctx_.config;
     const auto& allocId = draft_.allocId;
@@ -253,6 +286,7 @@ void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::option
             }
             launch_ = std::move(**prepared);
             reach(StartStep::Spawned);
+            if (deadlinePassed_) return fail(overloaded());
             // The shim's "pid N" comes through the loop: no start ever makes
             // the manager wait for a process to be scheduled.
             watchReports();
@@ -430,6 +464,8 @@ void StartProcedure::releaseWhenReady() {
         return fail(r.error().context("start task " + label()));
     }
     reach(StartStep::Released);
+    // The task runs from here on: no deadline can fail it any more.
+    if (deadlineTimer_) ctx_.loop.cancelTimer(std::exchange(deadlineTimer_, 0));
     watchReports();
     clock_.onLoop("go");
 }

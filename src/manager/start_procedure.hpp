@@ -115,6 +115,9 @@ private:
     void undoSpool(Next next);
     void undoProcessSpec(Next next);
     void endWait();
+    /// start_timeout_ms passed: a start not yet released fails (Overloaded).
+    void onDeadline();
+    common::Error overloaded() const;
 
     std::string label() const { return draft_.allocId + "/" + draft_.name; }
 
@@ -138,6 +141,8 @@ private:
     std::optional<common::Error> failure_;
     uint64_t pidfdWatch_ = 0;
     uint64_t waitTimer_ = 0;
+    uint64_t deadlineTimer_ = 0;
+    bool deadlinePassed_ = false;  ///< while the worker prepared the launch
     int pidfd_ = -1;
     /// Expires with this start: answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);

@@ -14,7 +14,7 @@ grpc::Status toStatus(const common::Error& e) {
         code = grpc::StatusCode::INVALID_ARGUMENT;
     else if (e.name == "NotRunning" || e.name == "StillRunning" || e.name == "TaskExists")
         code = grpc::StatusCode::FAILED_PRECONDITION;
-    else if (e.name == "NoManager" || e.name == "Busy" || e.name == "ResourceExhausted")
+    else if (e.name == "NoManager" || e.name == "Busy" || e.name == "ResourceExhausted" || e.name == "Overloaded")
         code = grpc::StatusCode::UNAVAILABLE;
     else if (e.name == "Cancelled")
         code = grpc::StatusCode::CANCELLED;
@@ -29,8 +29,11 @@ grpc::Status toStatus(const common::Error& e) {
 // RecoverableError detail saying whether a retry may help.
 grpc::Status startFailure(const common::Error& e) {
     // ShuttingDown: the manager was restarting; the next try finds the new one.
+    // Overloaded: the node did not make the task in start_timeout_ms and
+    // nothing of it ran; Nomad's client retries the start (restart policy).
     const bool recoverable = e.name == "NoManager" || e.name == "SystemdFailed" || e.name == "ResourceExhausted" ||
-                             e.name == "Internal" || e.name == "Busy" || e.name == "ShuttingDown";
+                             e.name == "Internal" || e.name == "Busy" || e.name == "ShuttingDown" ||
+                             e.name == "Overloaded";
     hashicorp::nomad::plugins::shared::structs::RecoverableError detail;
     detail.set_recoverable(recoverable);
     google::rpc::Status st;

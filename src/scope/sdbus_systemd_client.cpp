@@ -39,6 +39,10 @@ common::Error systemdError(const sdbus::Error& e, const std::string& what) {
         {"org.freedesktop.systemd1.NoSuchUnit", common::errors::kNoSuchUnit},
         {"org.freedesktop.systemd1.UnitExists", common::errors::kUnitExists},
         {"org.freedesktop.DBus.Error.NotSupported", common::errors::kNotSupported},
+        // No answer in time: systemd (or the bus) is busy, not the request bad.
+        {"org.freedesktop.DBus.Error.NoReply", common::errors::kOverloaded},
+        {"org.freedesktop.DBus.Error.Timeout", common::errors::kOverloaded},
+        {"org.freedesktop.DBus.Error.TimedOut", common::errors::kOverloaded},
     };
     std::string kind = common::errors::kSystemdFailed;
     for (const auto& [theirs, ours] : kNames)
@@ -126,7 +130,7 @@ void SdbusSystemdClient::jobAsync(const std::string& unit, const std::string& wh
                     it->second.timer = 0;
                     auto timedOut = std::move(it->second);
                     jobs_.erase(it);
-                    timedOut.done(common::makeError(common::errors::kSystemdFailed, timedOut.what + ": job " + std::string(job) +
+                    timedOut.done(common::makeError(common::errors::kOverloaded, timedOut.what + ": job " + std::string(job) +
                                                                          " did not finish in " +
                                                                          std::to_string(jobTimeout_.count()) + " ms"));
                 });

@@ -45,7 +45,8 @@ static long long oom_read(int fd)
     return -1;
 }
 
-void oom_close(struct oom *w)
+/* Stops watching the scope's counter (its cgroup is gone, or the end). */
+static void oom_close_scope(struct oom *w)
 {
     if (w->fd >= 0)
         close(w->fd);
@@ -54,8 +55,17 @@ void oom_close(struct oom *w)
     w->fd = w->evfd = -1;
 }
 
+void oom_close(struct oom *w)
+{
+    oom_close_scope(w);
+    if (w->parent_fd >= 0)
+        close(w->parent_fd);
+    w->parent_fd = -1;
+}
+
 /* Re-read after a wakeup; once the cgroup is gone kernfs keeps reporting
- * POLLERR, so stop watching instead of spinning. */
+ * POLLERR, so stop watching instead of spinning (the parent's counter is
+ * kept for oom_finish). */
 void oom_refresh(struct oom *w)
 {
     uint64_t cnt = 0;
@@ -63,13 +73,26 @@ void oom_refresh(struct oom *w)
         cnt = 0;
     long long v = oom_read(w->fd);
     if (v < 0) { /* the cgroup is gone: its removal also signals the eventfd */
-        oom_close(w);
+        oom_close_scope(w);
         return;
     }
     if (cnt > 0)
         w->notified = 1;
     if (v > w->max)
         w->max = v;
+}
+
+void oom_finish(struct oom *w)
+{
+    if (w->fd >= 0)
+        oom_refresh(w);
+    if (w->fd >= 0 || w->parent_fd < 0)
+        return;
+    /* The scope's cgroup went before its last read: the parent's counter
+     * says whether an OOM kill happened below it meanwhile. */
+    long long p = oom_read(w->parent_fd);
+    if (p > w->parent_initial)
+        w->parent_rose = 1;
 }
 
 int oom_poll_fd(const struct oom *w, short *events)
@@ -82,9 +105,12 @@ int oom_poll_fd(const struct oom *w, short *events)
 int oom_killed(const struct oom *w, int status, int have_status)
 {
     /* On v1 a notification followed by death by SIGKILL is the OOM killer
-     * even when the counter could no longer be read. */
-    return w->max > w->initial ||
-           (w->notified && have_status && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+     * even when the counter could no longer be read; on v2 a rise of the
+     * parent's counter, read because the scope's no longer could be, with
+     * the same death. (The kernel counts an OOM kill before it sends the
+     * SIGKILL: mm/oom_kill.c, __oom_kill_process.) */
+    int killed = have_status && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    return w->max > w->initial || ((w->notified || w->parent_rose) && killed);
 }
 
 /* Find the task's memory cgroup from /proc/<pid>/cgroup. On hybrid hosts the
@@ -167,9 +193,9 @@ static int open_in_cgroup(int dirfd, char *cg, size_t cap, const char *name,
 
 void oom_open(struct oom *w, const char *root, pid_t pid)
 {
-    w->fd = w->evfd = -1;
-    w->initial = w->max = 0;
-    w->notified = 0;
+    w->fd = w->evfd = w->parent_fd = -1;
+    w->initial = w->max = w->parent_initial = 0;
+    w->notified = w->parent_rose = 0;
 
     char cg[4096];
     int ver = task_cgroup(pid, cg, sizeof cg);
@@ -196,6 +222,18 @@ void oom_open(struct oom *w, const char *root, pid_t pid)
     }
     w->initial = w->max = v;
     if (ver == 2) {
+        char *slash = strrchr(cg, '/');
+        if (slash) { /* the parent: cg up to its last component */
+            *slash = '\0';
+            w->parent_fd = open_in_cgroup(dirfd, cg, sizeof cg, "memory.events", O_RDONLY);
+            long long pv = w->parent_fd >= 0 ? oom_read(w->parent_fd) : -1;
+            if (pv < 0) {
+                if (w->parent_fd >= 0)
+                    close(w->parent_fd);
+                w->parent_fd = -1;
+            }
+            w->parent_initial = pv;
+        }
         close(dirfd);
         return;
     }

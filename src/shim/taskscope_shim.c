@@ -347,8 +347,7 @@ static void await_exit(struct shim *s)
 
 static int record_exit(struct shim *s)
 {
-    if (s->oom.fd >= 0)
-        oom_refresh(&s->oom);
+    oom_finish(&s->oom);
     int oom_killed_now = oom_killed(&s->oom, s->status, s->have_status);
     oom_close(&s->oom);
     if (write_exit_file(s->o.exit_file, s->status, s->have_status, oom_killed_now, s->exec_err,

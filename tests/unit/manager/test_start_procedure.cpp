@@ -345,3 +345,27 @@ BOOST_FIXTURE_TEST_CASE(a_start_destroyed_midway_answers_nothing_later, Fixture)
     loop.run();
     BOOST_TEST(!heard.ended.has_value());
 }
+
+// systemd does not answer within start_timeout_ms (busy under a fork bomb,
+// issue 48): the start fails Overloaded, after its held shim has left
+// without running the task and its record is gone; systemd's late answer
+// changes nothing.
+BOOST_FIXTURE_TEST_CASE(a_start_systemd_leaves_unanswered_fails_overloaded_with_nothing_run, Fixture) {
+    config.startTimeoutMs = 300;
+    systemd.hold("startScope");
+    auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "Overloaded");
+    BOOST_TEST(r.error().message.find("start_timeout_ms") != std::string::npos, r.error().message);
+    BOOST_TEST(heard.reached(StartStep::Recorded));
+    BOOST_TEST(!heard.reached(StartStep::Released));
+    BOOST_TEST(processGone(heard.last.shimPid));
+    BOOST_TEST(processGone(heard.last.pid));
+    leftNothing();
+    systemd.release();
+    loop.addTimer(common::EventLoop::Clock::now() + 50ms, [this] { loop.quit(); });
+    loop.run();
+    BOOST_TEST(!heard.reached(StartStep::Released));
+    BOOST_TEST(heard.ended.has_value());
+    BOOST_TEST(!*heard.ended);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# variants: v2 v1
+# Every OOM kill is reported as one (issue 48): tasks whose memory limit is
+# far below what they touch (memory_mb = memory_max_mb = 32, dd with a
+# 256 MiB buffer) are killed by the kernel's memory cgroup OOM killer, and
+# each is reported oom_killed, in GetTask and in its TaskExited signal:
+# fast deaths (dd at once) and slow ones (dd after 2 s), one-task
+# allocations and tasks sharing one, all started at once. The task's scope
+# empties when it dies and systemd removes its cgroup at once, often before
+# the shim has read the scope's counter; the shim then reads the slice's
+# (src/shim/oom.h). A task SIGKILLed by a stop is not reported OOM-killed.
+source "$(dirname "$0")/lib.sh"
+
+MON=$(mktemp)
+fast=(of0 of1 of2 of3 of4 of5)
+slow=(os0 os1 os2 os3)
+shared=(f0 s0 f1 s1)  # tasks of allocation oomshared
+cleanup() {
+    set +e
+    kill %1 2>/dev/null
+    for a in "${fast[@]}" "${slow[@]}" oomctl; do $CTL forget "$a" t >/dev/null 2>&1; done
+    for t in "${shared[@]}"; do $CTL forget oomshared "$t" >/dev/null 2>&1; done
+    rm -f "$MON"
+}
+trap cleanup EXIT
+systemctl start taskscope-manager
+
+busctl monitor --json=short --match "type=signal,interface=$I,member=TaskExited" --match "$MONITOR_MATCH" >"$MON" 2>/dev/null &
+monitor_sync "$MON"
+
+spec() {  # spec DELAY_S
+    local cmd='exec dd if=/dev/zero of=/dev/null bs=256M count=1'
+    [[ $1 == 0 ]] || cmd="sleep $1; $cmd"
+    jq -cn --arg c "$cmd" '{command: "/bin/sh", args: ["-c", $c], logs: false,
+        resources: {memory_mb: 32, memory_max_mb: 32}}'
+}
+# All at once, as a scheduler places them.
+pids=()
+for a in "${fast[@]}"; do mgr StartTask sss "$a" t "$(spec 0)" >/dev/null & pids+=($!); done
+for a in "${slow[@]}"; do mgr StartTask sss "$a" t "$(spec 2)" >/dev/null & pids+=($!); done
+for t in "${shared[@]}"; do
+    d=0
+    [[ $t == s* ]] && d=2
+    mgr StartTask sss oomshared "$t" "$(spec $d)" >/dev/null & pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a start failed"; done
+# The control: SIGKILLed by a stop, in an allocation of its own.
+mgr StartTask sss oomctl t '{"command":"/bin/sleep","args":["600"],"logs":false,"resources":{"memory_mb":32,"memory_max_mb":32}}' >/dev/null
+$CTL stop --grace 0 oomctl t >/dev/null
+
+all=()
+for a in "${fast[@]}" "${slow[@]}" oomctl; do all+=("$a/t"); done
+for t in "${shared[@]}"; do all+=("oomshared/$t"); done
+exited() { [[ "$(task_field "${1%/*}" "${1#*/}" state)" == exited ]]; }
+for t in "${all[@]}"; do wait_until "$t to exit" 600 exited "$t"; done
+
+# Each task's TaskExited, from the monitor (every one arrives: the manager
+# sends it once the exit is recorded, which GetTask's "exited" shows).
+signal_of() {  # ALLOC TASK -> "exit_code signal oom_killed"
+    jq -r --arg a "$1" --arg t "$2" 'select(.member == "TaskExited") | .payload.data
+        | select(.[0] == $a and .[1] == $t) | "\(.[2]) \(.[3]) \(.[4])"' "$MON" | tail -n1
+}
+has_signal() { [[ -n "$(signal_of "$1" "$2")" ]]; }
+reported=0
+for t in "${all[@]}"; do
+    a=${t%/*} n=${t#*/}
+    wait_until "TaskExited of $t" 100 has_signal "$a" "$n"
+    want=true
+    [[ $a == oomctl ]] && want=false
+    assert_eq "$(task_field "$a" "$n" exit_code) $(task_field "$a" "$n" signal)" "137 9" "$t exit code and signal"
+    assert_eq "$(task_field "$a" "$n" oom_killed)" "$want" "$t oom_killed in GetTask"
+    assert_eq "$(signal_of "$a" "$n")" "137 9 $want" "$t TaskExited (exit code, signal, oom_killed)"
+    [[ $want == true ]] && reported=$((reported + 1))
+done
+ok "$reported of $((${#all[@]} - 1)) OOM kills reported as such; the stop's SIGKILL not"
+echo "oom reporting ($TASKSCOPE_VARIANT): all checks passed"

@@ -44,11 +44,11 @@ junit_times | awk '
 	$1 ~ /^unit\./ { u += $2; nu++ }
 	$1 ~ /^bus\./ { b += $2; nb++; bus[$1] = $2 }
 	END {
-		printf "  %-52s %8.0f\n", "  unit tier, " nu " tests (summed; beside the package step)", u
-		printf "  %-52s %8.0f\n", "  bus tier, " nb " tests (summed; beside the package step)", b
+		printf "  %-52s %8.0f\n", "  unit tier, " nu " tests (summed; beside the guests)", u
+		printf "  %-52s %8.0f\n", "  bus tier, " nb " tests (summed; beside the guests)", b
 	}'
 pkg=$(junit_times | awk '$1 == "system.package.build" {print $2}')
-row "  package: dpkg-buildpackage --prebuilt + lintian" "${pkg:--}"
+row "  package: dpkg-buildpackage --prebuilt + lintian" "$(awk -v p="${pkg:--}" 'BEGIN{ if (p == "-") print p; else printf "%.0f", p }')"
 for variant in v2 v1; do
 	res=$build/system-results/$variant
 	[ -d "$res" ] || continue

@@ -35,6 +35,8 @@ v2)
 	[ "$fstype" = cgroup2fs ] || fail "/sys/fs/cgroup is $fstype"
 	controllers=$(cat /sys/fs/cgroup/cgroup.controllers)
 	echo "  controllers: $controllers"
+	# Whether systemd mounted it with favordynmods (docs/architecture.md, "The node's share").
+	echo "  mount options: $(awk '$2 == "/sys/fs/cgroup" {print $4}' /proc/self/mounts)"
 	for c in cpuset cpu memory pids; do
 		[[ " $controllers " == *" $c "* ]] || fail "controller $c missing"
 	done

@@ -28,7 +28,9 @@ import (
 	"taskscope/nomadpb/drivers"
 )
 
-// What a probe prints, one key=value per line, then probe-end.
+// What a probe prints, one key=value per line, then probe-end. Config
+// strings are HCL templates (Nomad interpolates "${...}"), so the script
+// uses no shell "${" at all.
 const probeScript = `echo "uid=$(id -u)"
 echo "gid=$(id -g)"
 echo "pid=$$"
@@ -38,9 +40,9 @@ echo "cwd=$(pwd)"
 grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status | tr -d '\t' | tr ':' '='
 echo "cgroup=$(grep -E '^0::|:memory:' /proc/self/cgroup | head -1 | cut -d: -f3)"
 echo "unix_addr=$NOMAD_UNIX_ADDR"
-echo "denied_plugin=${DENIED_BY_PLUGIN:-absent}"
-echo "denied_task=${DENIED_BY_TASK:-absent}"
-echo "kept=${KEPT:-absent}"
+echo "denied_plugin=[$DENIED_BY_PLUGIN]"
+echo "denied_task=[$DENIED_BY_TASK]"
+echo "kept=[$KEPT]"
 [ -n "$WRITE" ] && echo mine >"$WRITE" && echo "wrote=$WRITE"
 echo probe-end
 trap 'exit 0' TERM
@@ -190,7 +192,7 @@ func rawExecStyleJobs(s *session, a alloc) {
 	must(setPluginConfig(s, nil), "raw_exec_job")
 	wantAddr := "unix://" + filepath.Join(a.dir, "rawjob", "secrets", "api.sock")
 	check(p.get("unix_addr") == wantAddr, "raw_exec_job", "NOMAD_UNIX_ADDR %q, want %q", p.get("unix_addr"), wantAddr)
-	check(p.get("denied_plugin") == "absent" && p.get("denied_task") == "absent" && p.get("kept") == "z",
+	check(p.get("denied_plugin") == "[]" && p.get("denied_task") == "[]" && p.get("kept") == "[z]",
 		"raw_exec_job", "denied_envvars: %q", p.text)
 	check(p.get("cwd") == "/tmp", "raw_exec_job", "cwd %q, work_dir /tmp", p.get("cwd"))
 	check(p.get("uid") == "0", "raw_exec_job", "uid %s: raw_exec runs a task without a user as the agent (root)",

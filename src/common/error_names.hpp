@@ -27,6 +27,8 @@ inline constexpr const char kInvalidName[] = "InvalidName";
 inline constexpr const char kInvalidSignal[] = "InvalidSignal";
 inline constexpr const char kInvalidCpuList[] = "InvalidCpuList";
 inline constexpr const char kUnknownUser[] = "UnknownUser";
+/// The resolved user or one of its groups is in the spec's denied_uids / denied_gids.
+inline constexpr const char kDeniedUser[] = "DeniedUser";
 inline constexpr const char kNoSuchBinary[] = "NoSuchBinary";
 
 // Tasks.

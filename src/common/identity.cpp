@@ -13,20 +13,49 @@
 
 namespace taskscope::common {
 
+std::optional<uint32_t> numericId(const std::string& name) {
+    if (name.empty() || name.size() > 10 || name.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    const unsigned long long n = std::stoull(name);
+    if (n >= 0xffffffffULL) return std::nullopt;
+    return static_cast<uint32_t>(n);
+}
+
+namespace {
+
+// A numeric user without a database entry: its own number as its group
+// unless one is given (never root's group by accident), no other groups.
+Identity bareNumericIdentity(uint32_t uid, gid_t groupGid, bool groupGiven) {
+    Identity id;
+    id.uid = uid;
+    id.gid = groupGiven ? groupGid : uid;
+    id.groups = {id.gid};
+    return id;
+}
+
+}  // namespace
+
 Result<Identity> resolveIdentity(const std::string& user, const std::string& group) {
     // getpwnam_r/getgrnam_r with fixed buffers would truncate on large group
     // databases; both daemons are single-threaded, so the plain calls are safe.
-    const passwd* pw = ::getpwnam(user.c_str());
+    const auto uidNumber = numericId(user);
+    const auto gidNumber = numericId(group);
+    gid_t groupGid = 0;
+    if (gidNumber) {
+        groupGid = *gidNumber;
+    } else if (!group.empty()) {
+        const struct group* gr = ::getgrnam(group.c_str());
+        if (gr == nullptr) return makeError(common::errors::kUnknownUser, "group '" + group + "' does not exist");
+        groupGid = gr->gr_gid;
+    }
+    const passwd* pw = uidNumber ? ::getpwuid(*uidNumber) : ::getpwnam(user.c_str());
+    if (pw == nullptr && uidNumber) return bareNumericIdentity(*uidNumber, groupGid, !group.empty());
     if (pw == nullptr) return makeError(common::errors::kUnknownUser, "user '" + user + "' does not exist");
     Identity id;
     id.uid = pw->pw_uid;
     id.gid = pw->pw_gid;
     const std::string userName = pw->pw_name;
-    if (!group.empty()) {
-        const struct group* gr = ::getgrnam(group.c_str());
-        if (gr == nullptr) return makeError(common::errors::kUnknownUser, "group '" + group + "' does not exist");
-        id.gid = gr->gr_gid;
-    }
+    if (!group.empty()) id.gid = groupGid;
     int n = 0;
     ::getgrouplist(userName.c_str(), id.gid, nullptr, &n);
     id.groups.resize(static_cast<size_t>(n));
@@ -58,26 +87,42 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
         if (f) fd->release();  // the FILE owns it now
         return f;
     };
+    const auto uidNumber = numericId(user);
+    const auto gidNumber = numericId(group);
     File pf(open(passwdFile));
-    if (!pf) return makeError(common::errors::kUnknownUser, "cannot read " + passwdFile + " of the task's root");
+    if (!pf && !uidNumber)
+        return makeError(common::errors::kUnknownUser, "cannot read " + passwdFile + " of the task's root");
     std::optional<Identity> id;
-    while (const passwd* pw = ::fgetpwent(pf.get()))
-        if (user == pw->pw_name) {
+    std::string userName = user;
+    while (const passwd* pw = pf ? ::fgetpwent(pf.get()) : nullptr)
+        if (uidNumber ? pw->pw_uid == *uidNumber : user == pw->pw_name) {
             id = Identity{pw->pw_uid, pw->pw_gid, {}};
+            userName = pw->pw_name;
             break;
         }
+    // A numeric user needs no entry: its own number as its group.
+    if (!id && uidNumber) {
+        id = Identity{*uidNumber, *uidNumber, {}};
+        userName.clear();
+    }
     if (!id) return makeError(common::errors::kUnknownUser, "user '" + user + "' does not exist in " + passwdFile);
+    if (gidNumber) id->gid = *gidNumber;
     File gf(open(groupFile));
+    // Nothing to look up: an entry-less numeric user with a numeric or no group.
+    if (!gf && userName.empty() && (gidNumber || group.empty())) {
+        id->groups = {id->gid};
+        return *id;
+    }
     if (!gf) return makeError(common::errors::kUnknownUser, "cannot read " + groupFile + " of the task's root");
-    bool groupFound = group.empty();
+    bool groupFound = group.empty() || gidNumber.has_value();
     std::vector<gid_t> member;
     while (const struct group* gr = ::fgetgrent(gf.get())) {
-        if (!group.empty() && group == gr->gr_name) {
+        if (!gidNumber && !group.empty() && group == gr->gr_name) {
             id->gid = gr->gr_gid;
             groupFound = true;
         }
         for (char** m = gr->gr_mem; m && *m; ++m)
-            if (user == *m) member.push_back(gr->gr_gid);
+            if (!userName.empty() && userName == *m) member.push_back(gr->gr_gid);
     }
     // As getgrouplist(3): the task's group first, then the user's others.
     id->groups = {id->gid};

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,16 @@ struct Identity {
     std::vector<gid_t> groups;  ///< supplementary groups, the primary one included
 };
 
+/// A user or group given as a number ("80001"): decimal digits only, below
+/// 2^32-1 (the kernel's "no ID"). Such an ID needs no database entry,
+/// which Nomad's dynamic workload users never have (helper/users/dynamic).
+std::optional<uint32_t> numericId(const std::string& name);
+
 /// The user's uid, the group's gid (the user's primary group when `group`
 /// is empty) and the user's groups; UnknownUser when either does not exist.
+/// A numeric user or group is that ID: with a database entry the user
+/// keeps its primary group and groups, without one its group is the given
+/// group or else the same number, and it has no other groups.
 Result<Identity> resolveIdentity(const std::string& user, const std::string& group);
 
 /// The same, read from the passwd and group files of another root (an

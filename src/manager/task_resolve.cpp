@@ -47,11 +47,12 @@ Result<void> resolveTaskSpec(spec::TaskSpec& spec) {
     // An isolated task's user is looked up in its root once that is known
     // (resolveRootIdentity), not in the host's databases.
     if (!spec.isolation.filesystem) {
-        auto id = common::resolveIdentity(spec.user, spec.group);
+        auto id = common::resolveIdentity(spec.effectiveUser(), spec.group);
         if (!id) return id.error();
         spec.uid = id->uid;
         spec.gid = id->gid;
         spec.groups = std::move(id->groups);
+        if (auto r = checkDeniedIds(spec); !r) return r;
     }
 
     if (!spec.env.count("PATH")) spec.env["PATH"] = kDefaultPath;
@@ -76,18 +77,34 @@ Result<void> resolveRootIdentity(spec::TaskSpec& spec) {
     const bool hostEtc = std::find(env.begin(), env.end(), "/etc") != env.end();
     const auto etc = hostEtc ? std::string("/etc") : spec.isolation.taskDir + "/etc";
     struct stat st {};
-    if (spec.user == "root" && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
+    if (spec.effectiveUser() == "root" && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
         // A root without a user database still has root.
         spec.uid = 0;
         spec.gid = 0;
         spec.groups = {0};
-        return {};
+        return checkDeniedIds(spec);
     }
-    auto id = common::resolveIdentityIn(etc, spec.user, spec.group);
+    auto id = common::resolveIdentityIn(etc, spec.effectiveUser(), spec.group);
     if (!id) return id.error();
     spec.uid = id->uid;
     spec.gid = id->gid;
     spec.groups = std::move(id->groups);
+    return checkDeniedIds(spec);
+}
+
+Result<void> checkDeniedIds(const spec::TaskSpec& spec) {
+    const auto who = "user '" + spec.effectiveUser() + "'";
+    if (spec.deniedUids.contains(spec.uid))
+        return makeError(common::errors::kDeniedUser, who + " is UID " + std::to_string(spec.uid) +
+                                                          ", which denied_uids (" + spec.deniedUids.text() +
+                                                          ") does not allow");
+    std::vector<gid_t> gids = spec.groups;
+    gids.insert(gids.begin(), spec.gid);
+    for (gid_t g : gids)
+        if (spec.deniedGids.contains(g))
+            return makeError(common::errors::kDeniedUser, who + " has group GID " + std::to_string(g) +
+                                                              ", which denied_gids (" + spec.deniedGids.text() +
+                                                              ") does not allow");
     return {};
 }
 

@@ -151,7 +151,7 @@ grpc::Status DriverService::TaskConfigSchema(Ctx*, const pb::TaskConfigSchemaReq
 }
 
 grpc::Status DriverService::Capabilities(Ctx*, const pb::CapabilitiesRequest*, pb::CapabilitiesResponse* out) {
-    fillCapabilities(*out->mutable_capabilities());
+    fillCapabilities(*out->mutable_capabilities(), state_.driverConfig().dynamicWorkloadUsers);
     return grpc::Status::OK;
 }
 

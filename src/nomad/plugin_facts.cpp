@@ -63,24 +63,62 @@ std::string handshakeLine(const std::string& socketPath, bool multiplexAsked) {
     return line;
 }
 
+// The keys of Nomad's exec and raw_exec drivers, as their configSpec and
+// taskConfigSpec declare them at Nomad commit
+// aa026cc99cfb74a77e519a1c1f0c78ba1b452705 (2026-08-21;
+// drivers/exec/driver.go, drivers/rawexec/driver.go), with the same types
+// and defaults, so that a plugin block or a job's config block written for
+// either decodes here unchanged; taskscope's own keys after them. What
+// each means under taskscope: driver_config.hpp, task_config.hpp and the
+// table in docs/nomad-driver.md.
 hcl::Spec configSchema() {
     hcl::Spec s;
     auto& attrs = *s.mutable_object()->mutable_attributes();
+    // raw_exec's `enabled` defaults to false (exec has none and is always
+    // on); taskscope's to true, as before: an installed driver runs.
     attrs["enabled"] = withDefault(attr("enabled", "bool", false), "true");
+    // exec.
+    attrs["no_pivot_root"] = withDefault(attr("no_pivot_root", "bool", false), "false");
+    attrs["default_pid_mode"] = withDefault(attr("default_pid_mode", "string", false), "\"private\"");
+    attrs["default_ipc_mode"] = withDefault(attr("default_ipc_mode", "string", false), "\"private\"");
+    // exec's default literal (capabilities.HCLSpecLiteral).
+    attrs["allow_caps"] = withDefault(attr("allow_caps", "list(string)", false),
+                                      "[\"AUDIT_WRITE\",\"CHOWN\",\"DAC_OVERRIDE\",\"FOWNER\",\"FSETID\",\"KILL\","
+                                      "\"MKNOD\",\"NET_BIND_SERVICE\",\"SETFCAP\",\"SETGID\",\"SETPCAP\",\"SETUID\","
+                                      "\"SYS_CHROOT\"]");
+    // exec and raw_exec.
+    attrs["denied_host_uids"] = attr("denied_host_uids", "string", false);
+    attrs["denied_host_gids"] = attr("denied_host_gids", "string", false);
+    // raw_exec.
+    attrs["denied_envvars"] = attr("denied_envvars", "list(string)", false);
+    // taskscope's.
     attrs["default_isolation"] = withDefault(attr("default_isolation", "string", false), "\"chroot\"");
+    attrs["dynamic_workload_users"] = withDefault(attr("dynamic_workload_users", "bool", false), "true");
     return s;
 }
 
 hcl::Spec taskConfigSchema() {
     hcl::Spec s;
     auto& attrs = *s.mutable_object()->mutable_attributes();
+    // exec and raw_exec.
     attrs["command"] = attr("command", "string", true);
     attrs["args"] = attr("args", "list(string)", false);
+    attrs["work_dir"] = attr("work_dir", "string", false);
+    // exec.
+    attrs["pid_mode"] = attr("pid_mode", "string", false);
+    attrs["ipc_mode"] = attr("ipc_mode", "string", false);
+    attrs["cap_add"] = attr("cap_add", "list(string)", false);
+    attrs["cap_drop"] = attr("cap_drop", "list(string)", false);
+    // raw_exec (its oom_score_adj is the node side's, issue 47 item 7).
+    attrs["cgroup_v2_override"] = attr("cgroup_v2_override", "string", false);
+    attrs["cgroup_v1_override"] = attr("cgroup_v1_override", "list(map(string))", false);
+    attrs["denied_envvars"] = attr("denied_envvars", "list(string)", false);
+    // taskscope's.
     attrs["isolation"] = attr("isolation", "string", false);
     return s;
 }
 
-void fillCapabilities(pb::DriverCapabilities& caps) {
+void fillCapabilities(pb::DriverCapabilities& caps, bool dynamicWorkloadUsers) {
     // SignalTask reaches every process of the task's scope (Manager1.SignalTask).
     caps.set_send_signals(true);
     // ExecTask and ExecTaskStreaming run in the task's cgroup and namespaces
@@ -104,13 +142,14 @@ void fillCapabilities(pb::DriverCapabilities& caps) {
     caps.set_disable_log_collection(false);
     // Nomad gives a task without a user a UID/GID from its pool, named
     // "nomad-<id>" and known to no user database
-    // (client/allocrunner/taskrunner/dynamic_users_hook.go,
-    // helper/users/dynamic/users.go). taskscope resolves a task's user by
-    // name in the task's root's user database (src/manager/task_spec.cpp),
-    // so such a task would fail to start: false, and Nomad leaves an
-    // unset user empty (taskscope then runs the task as root, its
-    // default; src/manager/task_spec.hpp).
-    caps.set_dynamic_workload_users(false);
+    // (client/allocrunner/taskrunner/dynamic_users_hook.go Prestart,
+    // helper/users/dynamic/users.go; Nomad aa026cc99cfb): the spec
+    // builder turns it into the numeric user and group <id>, which the
+    // manager runs the task as without a database entry. A unique
+    // unprivileged user per task; the plugin's dynamic_workload_users =
+    // false leaves an unset user empty (the manager's default: nobody
+    // isolated, root on the host's root).
+    caps.set_dynamic_workload_users(dynamicWorkloadUsers);
 }
 
 }  // namespace taskscope::nomad

@@ -103,23 +103,10 @@ grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigR
     auto config = decodeCty(in->msgpack_config());
     if (!config) return toStatus(config.error());
     if (!config->is_object()) return toStatus(common::makeError("InvalidConfig", "the plugin config is not an object"));
-    bool enabled = true;
-    DriverConfig driver;
-    for (const auto& [key, value] : config->items()) {
-        if (key == "enabled") {
-            if (value.is_boolean()) enabled = value.get<bool>();
-            else if (!value.is_null())
-                return toStatus(common::makeError("InvalidConfig", "enabled must be true or false"));
-        } else if (key == "default_isolation") {
-            if (value.is_null()) continue;
-            auto m = value.is_string() ? parseFsMode(value.get<std::string>())
-                                       : Result<FsMode>(common::makeError("InvalidConfig", "not a string"));
-            if (!m) return toStatus(m.error().context("default_isolation"));
-            driver.defaultIsolation = *m;
-        } else {
-            return toStatus(common::makeError("InvalidConfig", "unknown plugin config attribute " + key));
-        }
-    }
+    // Validated where exec validates its block (SetConfig: Config.validate
+    // and the ID validator): a bad value fails the dispense, naming the key.
+    auto driver = parseDriverConfig(*config);
+    if (!driver) return toStatus(driver.error());
     // The node's compute as Nomad's client detected it, sent when the task
     // runner dispenses the driver (plugins/base/base.go AgentConfig,
     // client/pluginmanager/drivermanager); the loader's validation sends
@@ -127,8 +114,8 @@ grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigR
     Compute compute;
     if (in->nomad_config().driver().has_topology()) compute = computeFromTopology(in->nomad_config().driver().topology());
     if (!compute.known()) compute = hostCompute();
-    state_.setEnabled(enabled);
-    state_.setDriverConfig(driver);
+    state_.setEnabled(driver->enabled);
+    state_.setDriverConfig(*driver);
     state_.setCompute(compute);
     return grpc::Status::OK;
 }

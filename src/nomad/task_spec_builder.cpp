@@ -8,6 +8,8 @@
 
 #include "common/cpu_list.hpp"
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/env_filter.hpp"
+#include "nomad/task_config.hpp"
 #include "spec/task_spec.hpp"
 
 namespace taskscope::nomad {
@@ -21,43 +23,75 @@ namespace pb = hashicorp::nomad::plugins::drivers::proto;
 
 common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
 
+// exec's user for a task that names none (drivers/exec/driver.go StartTask).
+constexpr const char* kExecDefaultUser = "nobody";
+
+// Nomad's MemoryNoLimit sentinel for resources.memory_max.
+constexpr int64_t kMemoryNoLimit = -1;
+
+// Nomad's dynamic workload user names (helper/users/dynamic/users.go
+// String and Parse, Nomad aa026cc99cfb): "nomad-<id>", <id> at most
+// MaxInt32; the UID and the GID are both <id>. No user database knows
+// them (the task runner sets TaskConfig.User to one for a task without a
+// user when the driver answers dynamic_workload_users:
+// client/allocrunner/taskrunner/dynamic_users_hook.go Prestart).
+std::optional<std::string> dynamicUserId(const std::string& user) {
+    constexpr std::string_view kPrefix = "nomad-";
+    if (!user.starts_with(kPrefix) || user.size() == kPrefix.size() || user.size() > kPrefix.size() + 10)
+        return std::nullopt;
+    const auto digits = user.substr(kPrefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const unsigned long long id = std::stoull(digits);
+    if (id > 0x7fffffffULL) return std::nullopt;
+    return std::to_string(id);
+}
+
+// Why raw_exec's cgroup overrides cannot mean the same here, and what to do.
+constexpr const char* kCgroupOverrideWhy =
+    " cannot be honoured: under taskscope a task's cgroup is its own systemd scope (<alloc_id>-<task>.scope), "
+    "which its limits, stats, stop and OOM report belong to, and a task never joins a cgroup of the operator's "
+    "choosing. Remove the key; limit the task with its resources block, and give tasks that must share "
+    "resources one allocation (its slice)";
+
+// exec's capability rule (drivers/shared/capabilities Calculate, Nomad
+// aa026cc99cfb): cap_add within allow_caps; the set is exec's defaults
+// within allow_caps, minus cap_drop, plus cap_add (cap_add wins over
+// cap_drop). The manager starts from the same defaults and applies the
+// spec's cap_drop after its cap_add, so the drops it is given are the
+// defaults allow_caps leaves out and the task's own, minus what it adds.
+Result<void> addCapabilities(const TaskBlock& block, const DriverConfig& driver, spec::Isolation& iso) {
+    const CapSet notAllowed = block.capAdd & ~driver.allowCaps;
+    if (notAllowed) {
+        std::string names;
+        for (const auto& n : capNames(notAllowed)) names += (names.empty() ? "" : ", ") + n;
+        return invalid("config.cap_add: the plugin's allow_caps does not allow " + names);
+    }
+    const CapSet drop = ((nomadDefaultCaps() & ~driver.allowCaps) | block.capDrop) & ~block.capAdd;
+    for (int c = 0; c < 64; ++c) {
+        if (block.capAdd & (CapSet{1} << c)) iso.capAdd.push_back(c);
+        if (!block.capDropAll && (drop & (CapSet{1} << c))) iso.capDrop.push_back(c);
+    }
+    iso.capDropAll = block.capDropAll;
+    return {};
+}
+
 // Nomad allows shares down to 0 and up to the node's MHz; cgroup v1
 // shares, which taskscope takes, are spec::kCpuSharesMin..kCpuSharesMax.
 int64_t clampShares(int64_t shares) {
     return std::clamp<int64_t>(shares, spec::kCpuSharesMin, spec::kCpuSharesMax);
 }
 
-Result<void> addDriverConfig(const json& config, spec::TaskSpec& out, std::optional<FsMode>& isolation) {
-    if (!config.is_object()) return invalid("the task's config block must be an object");
-    for (const auto& [key, value] : config.items()) {
-        if (value.is_null()) continue;  // an optional attribute the job left out
-        if (key == "command") {
-            if (!value.is_string() || value.get<std::string>().empty())
-                return invalid("config.command must be a non-empty string");
-            out.command = value.get<std::string>();
-        } else if (key == "args") {
-            if (!value.is_array()) return invalid("config.args must be a list of strings");
-            for (const auto& a : value)
-                if (!a.is_string()) return invalid("config.args must be a list of strings");
-            out.args = value.get<std::vector<std::string>>();
-        } else if (key == "isolation") {
-            if (!value.is_string()) return invalid("config.isolation must be \"chroot\" or \"none\"");
-            auto m = parseFsMode(value.get<std::string>());
-            if (!m) return m.error().context("config.isolation");
-            isolation = *m;
-        } else {
-            return invalid("unknown attribute config." + key);
-        }
-    }
-    if (out.command.empty()) return invalid("config.command is required");
-    return {};
-}
-
 Result<spec::Resources> resources(const pb::Resources& r) {
     spec::Resources out;
     const auto& alloc = r.allocated_resources();
     if (alloc.memory().memory_mb() > 0) out.memoryMb = alloc.memory().memory_mb();
-    if (alloc.memory().memory_max_mb() > alloc.memory().memory_mb()) out.memoryMaxMb = alloc.memory().memory_max_mb();
+    // Nomad's memory_max (drivers/shared/executor/utils.go memoryLimits,
+    // Nomad aa026cc99cfb): -1 is no hard limit with memory as the
+    // reservation (memory.max = max, memory.low = memory); above memory,
+    // the hard limit with memory reserved; otherwise memory is the hard
+    // limit. The scope's properties follow the spec (scope/resources.cpp).
+    const int64_t memoryMax = alloc.memory().memory_max_mb();
+    if (memoryMax == kMemoryNoLimit || memoryMax > alloc.memory().memory_mb()) out.memoryMaxMb = memoryMax;
     if (alloc.cpu().cpu_shares() > 0)
         out.cpuShares = static_cast<uint64_t>(clampShares(alloc.cpu().cpu_shares()));
     else if (r.linux_resources().cpu_shares() > 0)
@@ -96,7 +130,13 @@ NomadDirs nomadDirs(const pb::TaskConfig& cfg) {
     return {join(alloc, "alloc"), task, join(task, "local"), join(task, "secrets")};
 }
 
-Result<void> addChroot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
+Result<void> addChroot(const pb::TaskConfig& cfg, const TaskBlock& block, const DriverConfig& driver,
+                       spec::TaskSpec& out) {
+    if (driver.noPivotRoot)
+        return invalid("the plugin's no_pivot_root = true cannot be honoured for an isolated task: taskscope's shim "
+                       "enters a task's own root only with pivot_root (src/shim/rootfs.c) and has no move-and-chroot "
+                       "path like exec's. On a node whose root is a ramdisk, run tasks with "
+                       "isolation = \"none\" (or default_isolation = \"none\"); elsewhere remove no_pivot_root");
     // taskscope's isolated task gets a private /dev of the standard nodes
     // and DevicePolicy=closed; it has no way yet to bind another node in
     // and allow it, so such a task is refused rather than started without
@@ -107,6 +147,11 @@ Result<void> addChroot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
                        "tasks get the standard devices only); use isolation = \"none\"");
     spec::Isolation iso;
     iso.filesystem = true;
+    iso.pidHost = block.pidHost.value_or(driver.defaultPidHost);
+    iso.ipcHost = block.ipcHost.value_or(driver.defaultIpcHost);
+    if (auto r = addCapabilities(block, driver, iso); !r) return r;
+    // exec's work_dir: the working directory inside the task's root.
+    if (!block.workDir.empty()) out.cwd = block.workDir;
     if (!cfg.alloc_dir().empty()) {
         const auto d = nomadDirs(cfg);
         iso.taskDir = d.task;
@@ -155,9 +200,25 @@ Result<void> checkHostDevice(const pb::Device& d) {
     return {};
 }
 
-Result<void> addHostRoot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
+// What a task on the host's root cannot be given, said by key: exec's
+// namespace and capability keys need the task's own root.
+Result<void> checkHostRootBlock(const TaskBlock& block) {
+    if (block.pidHost && !*block.pidHost)
+        return invalid("config.pid_mode = \"private\" needs isolation = \"chroot\": a task on the host's root "
+                       "shares the host's pid namespace");
+    if (block.ipcHost && !*block.ipcHost)
+        return invalid("config.ipc_mode = \"private\" needs isolation = \"chroot\": a task on the host's root "
+                       "shares the host's ipc namespace");
+    if (block.capAdd)
+        return invalid("config.cap_add needs isolation = \"chroot\": a task on the host's root keeps what its "
+                       "user has (cap_drop cuts its bounding set)");
+    return {};
+}
+
+Result<void> addHostRoot(const pb::TaskConfig& cfg, const TaskBlock& block, spec::TaskSpec& out) {
     if (cfg.mounts_size() > 0)
         return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
+    if (auto r = checkHostRootBlock(block); !r) return r;
     for (const auto& d : cfg.devices())
         if (auto r = checkHostDevice(d); !r) return r;
     // Said explicitly: a node whose manager isolates specs without an
@@ -166,16 +227,18 @@ Result<void> addHostRoot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
     out.isolation = spec::Isolation{};
     out.isolation.filesystem = false;
     out.isolationGiven = true;
+    // cap_drop cuts the bounding set (the only capability key there).
+    out.isolation.capDropAll = block.capDropAll;
+    for (int c = 0; c < 64 && !block.capDropAll; ++c)
+        if (block.capDrop & (CapSet{1} << c)) out.isolation.capDrop.push_back(c);
+    if (!block.workDir.empty()) out.cwd = block.workDir;  // raw_exec's work_dir: a host path
     if (cfg.alloc_dir().empty()) return {};
     const auto d = nomadDirs(cfg);
-    out.cwd = d.task;
+    // raw_exec runs a task without work_dir in its task dir.
+    if (block.workDir.empty()) out.cwd = d.task;
     // The driver reports filesystem isolation, so Nomad wrote the paths a
-    // task sees in its own root (/alloc, /local, /secrets); on the host's
-    // root they are these.
-    const std::pair<const char*, const std::string*> dirs[] = {
-        {"NOMAD_ALLOC_DIR", &d.shared}, {"NOMAD_TASK_DIR", &d.local}, {"NOMAD_SECRETS_DIR", &d.secrets}};
-    for (const auto& [name, path] : dirs)
-        if (auto it = out.env.find(name); it != out.env.end()) it->second = *path;
+    // task sees in its own root; on the host's root they are these.
+    rewriteForHostRoot(out.env, HostDirs{d.shared, d.local, d.secrets});
     return {};
 }
 
@@ -201,12 +264,6 @@ Result<void> addNetwork(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
 
 }  // namespace
 
-Result<FsMode> parseFsMode(const std::string& text) {
-    if (text == "chroot") return FsMode::Chroot;
-    if (text == "none") return FsMode::None;
-    return invalid("isolation must be \"chroot\" or \"none\", not \"" + text + "\"");
-}
-
 std::string allocNetnsPath(const std::string& allocId) { return "/run/netns/" + allocId; }
 
 Result<TaskKey> taskKey(const pb::TaskConfig& cfg) {
@@ -218,14 +275,34 @@ Result<TaskKey> taskKey(const pb::TaskConfig& cfg) {
 Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver) {
     auto config = decodeCty(cfg.msgpack_driver_config());
     if (!config) return config.error().context("decode the task's config");
+    auto block = parseTaskBlock(*config);
+    if (!block) return block.error();
+    if (!block->cgroupV2Override.empty()) return invalid(std::string("config.cgroup_v2_override") + kCgroupOverrideWhy);
+    if (block->cgroupV1Override) return invalid(std::string("config.cgroup_v1_override") + kCgroupOverrideWhy);
     // The typed task, filled here and serialized by its one converter.
     spec::TaskSpec task;
-    std::optional<FsMode> isolation;
-    if (auto r = addDriverConfig(*config, task, isolation); !r) return r.error();
+    task.command = block->command;
+    task.args = block->args;
     for (const auto& [k, v] : cfg.env()) task.env[k] = v;
-    if (!cfg.user().empty()) task.user = cfg.user();
-    const auto fs = isolation.value_or(driver.defaultIsolation);
-    if (auto r = fs == FsMode::Chroot ? addChroot(cfg, task) : addHostRoot(cfg, task); !r) return r.error();
+    const auto fs = block->isolation.value_or(driver.defaultIsolation);
+    if (auto id = dynamicUserId(cfg.user())) {
+        task.user = *id;
+        task.group = *id;
+    } else if (!cfg.user().empty()) {
+        task.user = cfg.user();
+    } else {
+        // No user (dynamic workload users off): as exec and raw_exec run
+        // it, nobody in its own root (exec's StartTask), the agent's user,
+        // root, on the host's (raw_exec: users.Current()).
+        task.user = fs == FsMode::Chroot ? kExecDefaultUser : spec::kDefaultUser;
+    }
+    task.deniedUids = driver.deniedHostUids;
+    task.deniedGids = driver.deniedHostGids;
+    if (auto r = fs == FsMode::Chroot ? addChroot(cfg, *block, driver, task) : addHostRoot(cfg, *block, task); !r)
+        return r.error();
+    // raw_exec's buildEnvList: the plugin's and the task's lists together.
+    removeDenied(task.env, driver.deniedEnvvars);
+    removeDenied(task.env, block->deniedEnvvars);
     if (auto r = addNetwork(cfg, task); !r) return r.error();
     task.stdoutPath = cfg.stdout_path();
     task.stderrPath = cfg.stderr_path();

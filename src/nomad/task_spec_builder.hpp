@@ -9,6 +9,7 @@
 
 #include "common/result.hpp"
 #include "driver.pb.h"
+#include "nomad/driver_config.hpp"
 
 namespace taskscope::nomad {
 
@@ -18,35 +19,33 @@ struct TaskKey {
     std::string task;
 };
 
-/// Filesystem isolation of a task: `chroot` runs it in its own root made
-/// of Nomad's task dir (taskscope's spec `isolation`, issue 14), `none`
-/// on the host's root like raw_exec.
-enum class FsMode { None, Chroot };
-
-/// The plugin block's settings that shape a task's spec.
-struct DriverConfig {
-    FsMode defaultIsolation = FsMode::Chroot;  ///< for a task whose config says nothing
-};
-
-/// "chroot" / "none"; InvalidConfig otherwise.
-common::Result<FsMode> parseFsMode(const std::string& text);
-
 /// The key of a TaskConfig; InvalidConfig when alloc_id or name is empty.
 common::Result<TaskKey> taskKey(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg);
 
-/// The spec: the task block's `command` and `args` (msgpack_driver_config),
-/// Nomad's env and user, memory_mb and memory_max_mb, cpu_shares, the
-/// cores Nomad reserved (cpuset_cpus) as an explicit cpuset, and
+/// The spec: the task's config block (task_config.hpp) with the plugin
+/// block's settings (driver_config.hpp), Nomad's env and user, memory_mb
+/// and memory_max_mb (-1: no hard limit, memory the reservation), cpu_shares,
+/// the cores Nomad reserved (cpuset_cpus) as an explicit cpuset, and
 /// stdout_path/stderr_path (Nomad's log fifos).
+/// User: a dynamic workload user "nomad-<id>" (Nomad's helper/users/
+/// dynamic) becomes the numeric user and group <id>; an empty one is left
+/// to the manager's default (nobody isolated, root on the host's root);
+/// denied_host_uids/gids travel in the spec and are checked by the
+/// manager against the resolved IDs.
 /// Filesystem (the block's `isolation`, else the driver's default):
-/// chroot maps Nomad's task dir, shared alloc dir, secrets dir and
-/// `mounts` to the spec's `isolation`; none runs in the task dir on the
-/// host's root, with NOMAD_*_DIR pointed at the host paths. Network: a
+/// chroot maps Nomad's task dir, shared alloc dir, secrets dir, `mounts`,
+/// pid/ipc modes, capabilities (exec's Calculate: defaults within
+/// allow_caps, minus cap_drop, plus cap_add) and work_dir to the spec's
+/// isolation; none runs in the task dir (or work_dir) on the host's root,
+/// with NOMAD_*_DIR and NOMAD_UNIX_ADDR pointed at the host paths.
+/// denied_envvars (plugin's and task's) leave the environment. Network: a
 /// GROUP network_isolation_spec whose path is the allocation's namespace
 /// (/run/netns/<alloc_id>, as CreateNetwork returned it) joins it.
 /// InvalidConfig for a config block that does not fit the task schema,
-/// or for what taskscope cannot give (devices in a chroot, mounts without
-/// one, another namespace path, TASK or NONE network modes).
+/// or for what taskscope cannot give (cgroup overrides, no_pivot_root with
+/// chroot, devices in a chroot, mounts without one, namespaces or cap_add
+/// on the host's root, another namespace path, TASK or NONE network modes),
+/// each message naming the key.
 common::Result<nlohmann::json> buildTaskSpec(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg,
                                              const DriverConfig& driver = {});
 

@@ -97,6 +97,15 @@ Codec<int64_t> memoryMax() {
             range.write};
 }
 
+// "0,10-20" (id_ranges.hpp), written back as parsed.
+Codec<IdRanges> idRanges() {
+    return {[](const Json& v, const std::string& at, Strictness) -> Result<IdRanges> {
+                if (!v.is_string()) return invalid(at + " must be a string such as \"0,10-20\"");
+                return IdRanges::parse(v.get<std::string>(), at);
+            },
+            [](const IdRanges& r) { return Json(r.text()); }};
+}
+
 Codec<std::vector<std::string>> chrootPaths() {
     return {[](const Json& v, const std::string& at, Strictness) -> Result<std::vector<std::string>> {
                 if (!v.is_array()) return invalid(at + " must be an array of absolute paths");
@@ -330,6 +339,8 @@ const Schema<TaskSpec>& taskSchema() {
             field("cwd", &TaskSpec::cwd, text(absolute)),
             field("user", &TaskSpec::user, text()),
             field("group", &TaskSpec::group, text()),
+            field("denied_uids", &TaskSpec::deniedUids, idRanges()),
+            field("denied_gids", &TaskSpec::deniedGids, idRanges()),
             field("kill_signal", &TaskSpec::killSignal, signal()),
             field("kill_timeout_ms", &TaskSpec::killTimeoutMs, integer(0, 24 * 3600 * 1000)),
             field("logs", &TaskSpec::logs, boolean()),
@@ -403,6 +414,11 @@ Resources merged(const Resources& base, const Resources& change) {
     // A task that no longer oversubscribes loses its old hard limit.
     if (change.memoryMb && !change.memoryMaxMb) out.memoryMaxMb.reset();
     return out;
+}
+
+std::string TaskSpec::effectiveUser() const {
+    if (!user.empty()) return user;
+    return kDefaultUser;
 }
 
 TaskSpec redacted(const TaskSpec& spec) {

@@ -168,8 +168,14 @@ func newAlloc(work, id string) alloc {
 }
 
 func (a alloc) taskDir(task string) string {
-	for _, d := range []string{"local", "tmp", "secrets", "private"} {
-		must(os.MkdirAll(filepath.Join(a.dir, task, d), 0o777), "task_dir")
+	// Modes as Nomad sets them whatever the umask (allocdir TaskDir.Build:
+	// local 0777, tmp 1777, secrets and private 0777), so that a task's
+	// own user (nobody, a dynamic workload user) can write there.
+	for d, mode := range map[string]os.FileMode{"local": 0o777, "tmp": 0o777 | os.ModeSticky, "secrets": 0o777,
+		"private": 0o777} {
+		p := filepath.Join(a.dir, task, d)
+		must(os.MkdirAll(p, 0o777), "task_dir")
+		must(os.Chmod(p, mode), "task_dir")
 	}
 	return filepath.Join(a.dir, task)
 }
@@ -396,7 +402,7 @@ func capabilities(s *session) {
 	c := r.Capabilities
 	check(c != nil && c.SendSignals && c.Exec && c.FsIsolation == drivers.DriverCapabilities_IMAGE &&
 		c.MustCreateNetwork && c.MountConfigs == drivers.DriverCapabilities_ANY_MOUNTS && !c.DisableLogCollection &&
-		!c.DynamicWorkloadUsers, "capabilities", "%v", c)
+		c.DynamicWorkloadUsers, "capabilities", "%v", c)
 	var modes []string
 	for _, m := range c.NetworkIsolationModes {
 		modes = append(modes, m.String())
@@ -944,6 +950,7 @@ func agent2() {
 	must(err, "exit_code")
 	ok("exit_code", "a task that exits 3 by itself: WaitTask exit_code 3")
 	readmeJob(s2, a, secret)
+	execJobs(s2, a)
 
 	// Shutdown as Nomad's client does it (drivermanager/instance.go
 	// cleanup): Driver.Shutdown, then go-plugin's Kill (GRPCController

@@ -22,6 +22,9 @@ type readmeConfig struct {
 	pluginConfig map[string]interface{}
 	taskName     string
 	taskConfig   map[string]interface{}
+	// Every taskscope task's config block in the README (the examples of
+	// jobs moved from exec and raw_exec too), by task name.
+	examples map[string]map[string]interface{}
 }
 
 func hclBlocks(markdown string) []string {
@@ -133,11 +136,19 @@ func readReadme(path string) (*readmeConfig, error) {
 					if v, _ := d.Expr.Value(nil); v.Type() != cty.String || v.AsString() != "taskscope" {
 						continue
 					}
-					rc.taskName = task.Labels[0]
+					var cfg map[string]interface{}
 					for _, c := range blocksOf(task.Body, "config") {
-						if rc.taskConfig, err = attrsOf(c.Body); err != nil {
+						if cfg, err = attrsOf(c.Body); err != nil {
 							return nil, err
 						}
+					}
+					if rc.examples == nil {
+						rc.examples = map[string]map[string]interface{}{}
+					}
+					rc.examples[task.Labels[0]] = cfg
+					if rc.taskName == "" { // the first job is the one run (later ones are examples)
+						rc.taskName = task.Labels[0]
+						rc.taskConfig = cfg
 					}
 				}
 			}

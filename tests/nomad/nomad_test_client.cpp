@@ -521,6 +521,10 @@ int main(int argc, char** argv) {
                                      "cat /data/marker > /local/marker; cat /secrets/token > /local/secret; "
                                      "if touch /data/x 2>/dev/null; then echo rw; else echo ro; fi > /local/mode; "
                                      "echo ok > /alloc/shared"});
+        // It writes into alloc/ itself, which Nomad makes 0755 (only its
+        // subdirs are 0777): root, said as a job says it (an isolated task
+        // without a user runs as nobody, as under exec).
+        iso.set_user("root");
         auto* m = iso.add_mounts();
         m->set_host_path(work + "/data");
         m->set_task_path("/data");

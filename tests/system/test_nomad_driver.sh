@@ -7,7 +7,12 @@
 #   first dies, the second reattaches to the same plugin process), the
 #   plugin's SIGKILL and a new plugin's recovery of the task, stats with
 #   total_ticks, signal, exec with and without a terminal, SIGINT ignored,
-#   bad input, stop, wait, destroy and Shutdown;
+#   bad input, stop, wait, destroy and Shutdown; then jobs written for
+#   exec and raw_exec (issue 47): CapEff/CapBnd/NoNewPrivs, pid and ipc
+#   namespaces per mode, work_dir, nobody without a user, a dynamic
+#   workload user owning its files, a denied UID refused, denied_envvars,
+#   NOMAD_UNIX_ADDR on the host's root, memory.max for Nomad's three
+#   memory shapes, and bad values refused naming the key;
 # - the raw client (tests/nomad) for the rest: ExecTask past its deadline,
 #   TaskEvents, an allocation network with a task in its own root joining
 #   it, Shutdown;

@@ -71,3 +71,39 @@ BOOST_AUTO_TEST_CASE(a_symlinked_passwd_is_not_followed) {
     BOOST_TEST(id.error().name == "UnknownUser");
     BOOST_TEST(id.error().message.find("cannot read") != std::string::npos, id.error().message);
 }
+
+// Nomad's dynamic workload users are numbers no database knows.
+BOOST_AUTO_TEST_CASE(numeric_users_need_no_entry) {
+    BOOST_TEST(numericId("80001").value() == 80001u);
+    BOOST_TEST(!numericId(""));
+    BOOST_TEST(!numericId("-1"));
+    BOOST_TEST(!numericId("nomad-1"));
+    BOOST_TEST(!numericId("4294967295"));  // (uid_t)-1: no ID
+    BOOST_TEST(!numericId("99999999999"));
+    Root r;
+    auto id = resolveIdentityIn(r.etc, "80001", "80001");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->uid == 80001u);
+    BOOST_TEST(id->gid == 80001u);
+    BOOST_TEST((id->groups == std::vector<gid_t>{80001}));
+    id = resolveIdentityIn(r.etc, "80002", "");  // its own number as its group
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->gid == 80002u);
+    // A number with an entry is that user, with its groups.
+    id = resolveIdentityIn(r.etc, "4242", "");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->gid == 4300u);
+    BOOST_TEST((id->groups == std::vector<gid_t>{4300, 4301}));
+    // No user database at all: still the numbers.
+    id = resolveIdentityIn(r.etc.string() + "/missing", "80003", "80003");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->uid == 80003u);
+    // The host's databases: the same.
+    id = resolveIdentity("80004", "80004");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->uid == 80004u);
+    BOOST_TEST((id->groups == std::vector<gid_t>{80004}));
+    id = resolveIdentity("0", "");
+    BOOST_REQUIRE(id.ok());
+    BOOST_TEST(id->gid == 0u);
+}

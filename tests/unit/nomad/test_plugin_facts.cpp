@@ -41,7 +41,10 @@ BOOST_AUTO_TEST_CASE(every_capability) {
     BOOST_TEST(c.must_create_network());
     BOOST_TEST(c.mount_configs() == pb::DriverCapabilities::ANY_MOUNTS);
     BOOST_TEST(!c.disable_log_collection());
-    BOOST_TEST(!c.dynamic_workload_users());
+    BOOST_TEST(c.dynamic_workload_users());  // the plugin block's default
+    pb::DriverCapabilities off;
+    fillCapabilities(off, false);
+    BOOST_TEST(!off.dynamic_workload_users());
     // Field 7 (remote_tasks) is reserved in current Nomad: nothing sent there.
     const auto* field = pb::DriverCapabilities::descriptor()->FindFieldByNumber(7);
     BOOST_TEST(field == nullptr);
@@ -59,4 +62,53 @@ BOOST_AUTO_TEST_CASE(schemas) {
     const auto task = taskConfigSchema();
     BOOST_TEST(task.object().attributes().at("command").attr().required());
     BOOST_TEST(task.object().attributes().at("args").attr().type() == "list(string)");
+}
+
+// A superset of exec's and raw_exec's schemas at Nomad aa026cc99cfb
+// (drivers/exec/driver.go, drivers/rawexec/driver.go configSpec and
+// taskConfigSpec): every key, its type and its default. oom_score_adj
+// (raw_exec) is the node side's (issue 47 item 7) and not listed here.
+BOOST_AUTO_TEST_CASE(schemas_are_supersets_of_exec_and_raw_exec) {
+    struct Want {
+        const char* name;
+        const char* type;
+        const char* literal;  // nullptr: no default
+    };
+    const Want plugin[] = {
+        {"no_pivot_root", "bool", "false"},
+        {"default_pid_mode", "string", "\"private\""},
+        {"default_ipc_mode", "string", "\"private\""},
+        {"allow_caps", "list(string)",
+         R"(["AUDIT_WRITE","CHOWN","DAC_OVERRIDE","FOWNER","FSETID","KILL","MKNOD","NET_BIND_SERVICE","SETFCAP","SETGID","SETPCAP","SETUID","SYS_CHROOT"])"},
+        {"denied_host_uids", "string", nullptr},
+        {"denied_host_gids", "string", nullptr},
+        {"denied_envvars", "list(string)", nullptr},
+        {"enabled", "bool", "true"},  // raw_exec's default is false: taskscope runs once installed
+        {"dynamic_workload_users", "bool", "true"},
+    };
+    const auto cfg = configSchema().object().attributes();
+    for (const auto& w : plugin) {
+        BOOST_TEST_REQUIRE(cfg.count(w.name) == 1u, w.name);
+        const auto& s = cfg.at(w.name);
+        const auto& a = w.literal ? s.default_().primary().attr() : s.attr();
+        BOOST_TEST(a.type() == w.type, w.name);
+        BOOST_TEST(!a.required(), w.name);
+        if (w.literal) BOOST_TEST(s.default_().default_().literal().value() == w.literal, w.name);
+    }
+    const Want task[] = {
+        {"command", "string", nullptr},           {"args", "list(string)", nullptr},
+        {"pid_mode", "string", nullptr},          {"ipc_mode", "string", nullptr},
+        {"cap_add", "list(string)", nullptr},     {"cap_drop", "list(string)", nullptr},
+        {"work_dir", "string", nullptr},          {"cgroup_v2_override", "string", nullptr},
+        {"cgroup_v1_override", "list(map(string))", nullptr}, {"denied_envvars", "list(string)", nullptr},
+        {"isolation", "string", nullptr},
+    };
+    const auto t = taskConfigSchema().object().attributes();
+    for (const auto& w : task) {
+        BOOST_TEST_REQUIRE(t.count(w.name) == 1u, w.name);
+        BOOST_TEST(t.at(w.name).attr().type() == w.type, w.name);
+        BOOST_TEST(t.at(w.name).attr().required() == (std::string(w.name) == "command"), w.name);
+    }
+    BOOST_TEST(t.size() == std::size(task));
+    BOOST_TEST(cfg.size() == std::size(plugin) + 1);  // and default_isolation
 }

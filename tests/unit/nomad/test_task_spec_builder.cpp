@@ -38,7 +38,19 @@ std::string configIsolation(const std::string& command, const std::string& isola
     return std::string(b.data(), b.size());
 }
 
-const DriverConfig kNone{FsMode::None};
+DriverConfig noneByDefault() {
+    DriverConfig c;
+    c.defaultIsolation = FsMode::None;
+    return c;
+}
+const DriverConfig kNone = noneByDefault();
+
+// A config block as Nomad sends it (a msgpack map; nlohmann's encoding of
+// the same JSON is what go-cty's is for these types).
+std::string block(const nlohmann::json& j) {
+    const auto bytes = nlohmann::json::to_msgpack(j);
+    return std::string(bytes.begin(), bytes.end());
+}
 
 pb::TaskConfig task() {
     pb::TaskConfig t;
@@ -85,10 +97,10 @@ BOOST_AUTO_TEST_CASE(minimal_task) {
     t.set_msgpack_driver_config(config("true", {}));
     auto spec = buildTaskSpec(t);
     BOOST_REQUIRE(spec);
-    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":true}})");
+    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":true},"user":"nobody"})");
     spec = buildTaskSpec(t, kNone);
     BOOST_REQUIRE(spec);
-    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":false}})");
+    BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":false},"user":"root"})");
 }
 
 // The default: Nomad's allocation layout as the task's own root.
@@ -260,4 +272,159 @@ BOOST_AUTO_TEST_CASE(alloc_dir_behind_a_symlink_is_named_by_its_real_path) {
     BOOST_TEST((*spec)["isolation"]["task_dir"].get<std::string>() == base + "/data/alloc/a1/web");
     BOOST_TEST((*spec)["isolation"]["alloc_dir"].get<std::string>() == base + "/data/alloc/a1/alloc");
     std::filesystem::remove_all(base);
+}
+
+// exec's keys under the default isolation (exec's own meaning).
+BOOST_AUTO_TEST_CASE(exec_keys_in_the_tasks_root) {
+    auto t = task();
+    t.set_msgpack_driver_config(block({{"command", "/bin/sh"},
+                                       {"pid_mode", "host"},
+                                       {"ipc_mode", nullptr},
+                                       {"cap_add", {"net_raw"}},
+                                       {"cap_drop", {"chown", "net_raw"}},
+                                       {"work_dir", "/local"}}));
+    DriverConfig d;
+    d.allowCaps |= CapSet{1} << 13;  // NET_RAW
+    d.defaultIpcHost = true;
+    auto spec = buildTaskSpec(t, d);
+    BOOST_REQUIRE_MESSAGE(spec, (spec ? "" : spec.error().message));
+    const auto& iso = (*spec)["isolation"];
+    BOOST_TEST(iso["pid_mode"].get<std::string>() == "host");
+    BOOST_TEST(iso["ipc_mode"].get<std::string>() == "host");  // the plugin's default_ipc_mode
+    BOOST_TEST(iso["cap_add"].dump() == R"(["NET_RAW"])");
+    BOOST_TEST(iso["cap_drop"].dump() == R"(["CHOWN"])");  // cap_add wins over cap_drop, as in exec
+    BOOST_TEST((*spec)["cwd"].get<std::string>() == "/local");
+    // Defaults: private namespaces, exec's default set (nothing to drop).
+    t.set_msgpack_driver_config(block({{"command", "/bin/sh"}}));
+    spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST(!(*spec)["isolation"].contains("pid_mode"));
+    BOOST_TEST(!(*spec)["isolation"].contains("cap_drop"));
+    // allow_caps narrower than exec's defaults: the rest dropped.
+    d = DriverConfig{};
+    d.allowCaps = CapSet{1} << 0;  // CHOWN
+    spec = buildTaskSpec(t, d);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["isolation"]["cap_drop"].size() == 12u);
+    // cap_drop = ["all"], cap_add within allow_caps.
+    t.set_msgpack_driver_config(block({{"command", "/bin/sh"}, {"cap_drop", {"ALL"}}, {"cap_add", {"chown"}}}));
+    spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["isolation"]["cap_drop"].dump() == R"(["ALL"])");
+    BOOST_TEST((*spec)["isolation"]["cap_add"].dump() == R"(["CHOWN"])");
+    // cap_add outside allow_caps: exec's "driver does not allow".
+    t.set_msgpack_driver_config(block({{"command", "/bin/sh"}, {"cap_add", {"sys_admin"}}}));
+    auto bad = buildTaskSpec(t);
+    BOOST_REQUIRE(!bad);
+    BOOST_TEST(bad.error().message.find("allow_caps does not allow SYS_ADMIN") != std::string::npos,
+               bad.error().message);
+}
+
+// raw_exec's keys on the host's root.
+BOOST_AUTO_TEST_CASE(raw_exec_keys_on_the_host_root) {
+    auto t = task();
+    (*t.mutable_env())["AWS_SECRET"] = "s";
+    (*t.mutable_env())["DB_PASSWORD"] = "p";
+    (*t.mutable_env())["NOMAD_SECRETS_DIR"] = "/secrets";
+    (*t.mutable_env())["NOMAD_UNIX_ADDR"] = "unix:///secrets/api.sock";
+    t.set_msgpack_driver_config(block({{"command", "/usr/bin/env"},
+                                       {"work_dir", "/srv"},
+                                       {"denied_envvars", {"*_PASSWORD"}},
+                                       {"cap_drop", {"net_raw"}},
+                                       {"cgroup_v2_override", nullptr}}));
+    DriverConfig d = kNone;
+    d.deniedEnvvars = {"AWS_*"};
+    auto spec = buildTaskSpec(t, d);
+    BOOST_REQUIRE_MESSAGE(spec, (spec ? "" : spec.error().message));
+    const auto& env = (*spec)["env"];
+    BOOST_TEST(!env.contains("AWS_SECRET"));
+    BOOST_TEST(!env.contains("DB_PASSWORD"));
+    BOOST_TEST(env["NOMAD_UNIX_ADDR"].get<std::string>() == "unix:///var/lib/nomad/alloc/a1/web/secrets/api.sock");
+    BOOST_TEST((*spec)["cwd"].get<std::string>() == "/srv");
+    BOOST_TEST((*spec)["isolation"].dump() == R"({"cap_drop":["NET_RAW"],"filesystem":false})");
+    // What needs a root of the task's own, refused by key.
+    const std::pair<const char*, nlohmann::json> refusals[] = {
+        {"pid_mode", "private"}, {"ipc_mode", "private"}, {"cap_add", nlohmann::json::array({"chown"})}};
+    for (const auto& [key, value] : refusals) {
+        t.set_msgpack_driver_config(block({{"command", "/bin/true"}, {key, value}}));
+        auto bad = buildTaskSpec(t, kNone);
+        BOOST_REQUIRE(!bad);
+        BOOST_TEST(bad.error().message.find(std::string("config.") + key) == 0u, bad.error().message);
+    }
+    t.set_msgpack_driver_config(block({{"command", "/bin/true"}, {"pid_mode", "host"}}));
+    BOOST_TEST(buildTaskSpec(t, kNone).ok());
+}
+
+BOOST_AUTO_TEST_CASE(cgroup_overrides_and_no_pivot_root_are_refused_with_the_reason) {
+    auto t = task();
+    t.set_msgpack_driver_config(block({{"command", "/bin/true"}, {"cgroup_v2_override", "custom.slice/x.scope"}}));
+    auto bad = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(!bad);
+    BOOST_TEST(bad.error().message.find("config.cgroup_v2_override") == 0u);
+    BOOST_TEST(bad.error().message.find("scope") != std::string::npos);
+    t.set_msgpack_driver_config(
+        block({{"command", "/bin/true"}, {"cgroup_v1_override", {nlohmann::json{{"pids", "custom"}}}}}));
+    bad = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(!bad);
+    BOOST_TEST(bad.error().message.find("config.cgroup_v1_override") == 0u);
+    DriverConfig d;
+    d.noPivotRoot = true;
+    t.set_msgpack_driver_config(block({{"command", "/bin/true"}}));
+    bad = buildTaskSpec(t, d);
+    BOOST_REQUIRE(!bad);
+    BOOST_TEST(bad.error().message.find("no_pivot_root") != std::string::npos);
+    d.defaultIsolation = FsMode::None;  // nothing to pivot into
+    BOOST_TEST(buildTaskSpec(t, d).ok());
+}
+
+// Nomad's dynamic workload users (helper/users/dynamic): "nomad-<id>".
+BOOST_AUTO_TEST_CASE(users) {
+    auto t = task();
+    t.set_user("nomad-80001");
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["user"].get<std::string>() == "80001");
+    BOOST_TEST((*spec)["group"].get<std::string>() == "80001");
+    for (const char* name : {"nomad-", "nomad-x1", "nomad-2147483648", "nomad-99999999999", "xnomad-1"}) {
+        t.set_user(name);
+        spec = buildTaskSpec(t);
+        BOOST_REQUIRE(spec);
+        BOOST_TEST((*spec)["user"].get<std::string>() == name);  // a name like any other
+        BOOST_TEST(!spec->contains("group"));
+    }
+    t.set_user("");  // dynamic users off: exec's nobody, raw_exec's root
+    spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["user"].get<std::string>() == "nobody");
+    spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["user"].get<std::string>() == "root");
+    DriverConfig d;
+    d.deniedHostUids = *taskscope::spec::IdRanges::parse("0,10-20", "denied_host_uids");
+    d.deniedHostGids = *taskscope::spec::IdRanges::parse("0", "denied_host_gids");
+    spec = buildTaskSpec(t, d);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["denied_uids"].get<std::string>() == "0,10-20");
+    BOOST_TEST((*spec)["denied_gids"].get<std::string>() == "0");
+}
+
+// Nomad's three memory shapes (drivers/shared/executor/utils.go memoryLimits).
+BOOST_AUTO_TEST_CASE(memory_shapes) {
+    auto t = task();
+    auto* mem = t.mutable_resources()->mutable_allocated_resources()->mutable_memory();
+    mem->set_memory_mb(256);
+    mem->set_memory_max_mb(-1);  // no hard limit, memory reserved
+    auto spec = buildTaskSpec(t);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST((*spec)["resources"]["memory_mb"].get<int>() == 256);
+    BOOST_TEST((*spec)["resources"]["memory_max_mb"].get<int>() == -1);
+    mem->set_memory_max_mb(512);  // both
+    spec = buildTaskSpec(t);
+    BOOST_TEST((*spec)["resources"]["memory_max_mb"].get<int>() == 512);
+    mem->set_memory_max_mb(0);  // memory is the hard limit
+    spec = buildTaskSpec(t);
+    BOOST_TEST(!(*spec)["resources"].contains("memory_max_mb"));
+    mem->set_memory_max_mb(256);
+    spec = buildTaskSpec(t);
+    BOOST_TEST(!(*spec)["resources"].contains("memory_max_mb"));
 }

@@ -28,6 +28,8 @@ inline constexpr const char kInvalidSignal[] = "InvalidSignal";
 inline constexpr const char kInvalidCpuList[] = "InvalidCpuList";
 inline constexpr const char kUnknownUser[] = "UnknownUser";
 inline constexpr const char kNoSuchBinary[] = "NoSuchBinary";
+/// A device the spec names (devices, IO limits) is not on the node.
+inline constexpr const char kNoSuchDevice[] = "NoSuchDevice";
 
 // Tasks.
 inline constexpr const char kNoSuchTask[] = "NoSuchTask";

@@ -67,8 +67,10 @@ scope::UnitProperties baseProperties(const std::string& slice, const std::string
 
 // An isolated task's devices, through systemd (a scope takes the cgroup
 // device properties): the standard nodes its private /dev binds, its own
-// pts instance and /dev/net/tun, nothing else.
-void addDeviceProperties(scope::UnitProperties& p) {
+// pts instance and /dev/net/tun, the spec's own devices, nothing else.
+// systemd resolves each path to its major:minor when it applies them (a
+// BPF program on v2, devices.allow on v1).
+void addDeviceProperties(scope::UnitProperties& p, const std::vector<spec::Device>& devices) {
     using Rule = sdbus::Struct<std::string, std::string>;
     p.emplace_back("DevicePolicy", sdbus::Variant(std::string("closed")));
     std::vector<Rule> allow;
@@ -76,6 +78,7 @@ void addDeviceProperties(scope::UnitProperties& p) {
                              "/dev/ptmx", "/dev/net/tun"})
         allow.emplace_back(std::string(node), std::string("rwm"));
     allow.emplace_back(std::string("char-pts"), std::string("rw"));
+    for (const auto& d : devices) allow.emplace_back(d.hostPath, d.permissions);
     p.emplace_back("DeviceAllow", sdbus::Variant(allow));
 }
 
@@ -154,6 +157,8 @@ void StartProcedure::begin() {
     // take the process table and the CPUs from every other task.
     if (!spec.resources.pidsMax && config.defaultPidsMax) spec.resources.pidsMax = config.defaultPidsMax;
     if (auto r = resolveTaskSpec(spec); !r) return fail(r.error());
+    if (ctx_.node)
+        if (auto r = checkTaskOnNode(spec, *ctx_.node); !r) return fail(r.error());
     clock_.onLoop("spec");
     if (ctx_.hook)
         if (auto r = ctx_.hook(allocId, task, spec); !r) return fail(r.error());
@@ -212,7 +217,7 @@ void StartProcedure::begin() {
     }
     properties_ = baseProperties(slices_ ? draft_.slice : config.slice, label());
     for (auto& p : scope::resourceProperties(spec.resources)) properties_.push_back(std::move(p));
-    if (spec.isolation.filesystem) addDeviceProperties(properties_);
+    if (spec.isolation.filesystem) addDeviceProperties(properties_, spec.devices);
     clock_.onLoop("paths");
     reach(StartStep::Resolved);
 

@@ -1,13 +1,12 @@
 #include "nomad/task_spec_builder.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
 
 #include "common/cpu_list.hpp"
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/node_task_config.hpp"
 #include "spec/task_spec.hpp"
 
 namespace taskscope::nomad {
@@ -45,6 +44,9 @@ Result<void> addDriverConfig(const json& config, spec::TaskSpec& out, std::optio
             auto m = parseFsMode(value.get<std::string>());
             if (!m) return m.error().context("config.isolation");
             isolation = *m;
+        } else if (isNodeTaskKey(key)) {
+            // --- the node's keys (issue 47: ulimit, oom_score_adj, IO): node_task_config.hpp
+            if (auto r = addNodeTaskKey(key, value, out); !r) return r;
         } else {
             return invalid("unknown attribute config." + key);
         }
@@ -97,14 +99,9 @@ NomadDirs nomadDirs(const pb::TaskConfig& cfg) {
 }
 
 Result<void> addChroot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
-    // taskscope's isolated task gets a private /dev of the standard nodes
-    // and DevicePolicy=closed; it has no way yet to bind another node in
-    // and allow it, so such a task is refused rather than started without
-    // the device Nomad promised it.
-    if (cfg.devices_size() > 0)
-        return invalid("device " + cfg.devices(0).host_path() +
-                       ": devices cannot be given to a task with isolation = \"chroot\" (taskscope's isolated "
-                       "tasks get the standard devices only); use isolation = \"none\"");
+    // Nomad's device plugins' devices, bound into the task's /dev and
+    // allowed in its scope (issue 47), as exec binds and allows them.
+    if (auto r = addNomadDevices(cfg, true, out); !r) return r;
     spec::Isolation iso;
     iso.filesystem = true;
     if (!cfg.alloc_dir().empty()) {
@@ -133,33 +130,10 @@ Result<void> addChroot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
     return {};
 }
 
-// A device for a task on the host's root: the task sees the host's /dev,
-// and its scope has no device policy (DevicePolicy=auto; a DeviceAllow=
-// would turn it into an allow-list and take the rest of /dev away), so
-// there is nothing to bind and nothing to allow: the device must be a
-// node at that very path, and the permissions Nomad asks are within what
-// the cgroup would give anyway.
-Result<void> checkHostDevice(const pb::Device& d) {
-    if (d.host_path().empty()) return invalid("a device needs host_path");
-    const std::string& at = d.task_path().empty() ? d.host_path() : d.task_path();
-    if (at != d.host_path())
-        return invalid("device " + d.host_path() + " at " + at +
-                       ": with isolation = \"none\" a task sees the host's /dev, so a device can only be at its "
-                       "host path");
-    struct stat st {};
-    if (::stat(d.host_path().c_str(), &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
-        return invalid("device " + d.host_path() + " is not a device node on this host");
-    if (d.cgroup_permissions().find_first_not_of("rwm") != std::string::npos)
-        return invalid("device " + d.host_path() + ": permissions " + d.cgroup_permissions() +
-                       " are not a combination of r, w and m");
-    return {};
-}
-
 Result<void> addHostRoot(const pb::TaskConfig& cfg, spec::TaskSpec& out) {
     if (cfg.mounts_size() > 0)
         return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
-    for (const auto& d : cfg.devices())
-        if (auto r = checkHostDevice(d); !r) return r;
+    if (auto r = addNomadDevices(cfg, false, out); !r) return r;
     // Said explicitly: a node whose manager isolates specs without an
     // isolation object (default_isolated) must still run this task on the
     // host's root, as the job asked.
@@ -227,6 +201,7 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
     const auto fs = isolation.value_or(driver.defaultIsolation);
     if (auto r = fs == FsMode::Chroot ? addChroot(cfg, task) : addHostRoot(cfg, task); !r) return r.error();
     if (auto r = addNetwork(cfg, task); !r) return r.error();
+    addNetworkFiles(cfg, fs == FsMode::Chroot, task);
     task.stdoutPath = cfg.stdout_path();
     task.stderrPath = cfg.stderr_path();
     if (cfg.has_resources()) {

@@ -44,9 +44,12 @@ common::Result<TaskKey> taskKey(const hashicorp::nomad::plugins::drivers::proto:
 /// host's root, with NOMAD_*_DIR pointed at the host paths. Network: a
 /// GROUP network_isolation_spec whose path is the allocation's namespace
 /// (/run/netns/<alloc_id>, as CreateNetwork returned it) joins it.
+/// Devices (Nomad's device plugins') become the spec's devices; the
+/// node's keys (ulimit, oom_score_adj, IO limits) node_task_config.hpp's.
 /// InvalidConfig for a config block that does not fit the task schema,
-/// or for what taskscope cannot give (devices in a chroot, mounts without
-/// one, another namespace path, TASK or NONE network modes).
+/// or for what taskscope cannot give (a device away from its host path
+/// or mounts without a chroot, another namespace path, TASK or NONE
+/// network modes).
 common::Result<nlohmann::json> buildTaskSpec(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg,
                                              const DriverConfig& driver = {});
 

@@ -17,8 +17,10 @@
 #include "common/result.hpp"
 #include "spec/isolation.hpp"
 #include "spec/json.hpp"
+#include "spec/net_files.hpp"
 #include "spec/plugin_spec.hpp"
 #include "spec/resources.hpp"
+#include "spec/task_limits.hpp"
 
 namespace taskscope::spec {
 
@@ -54,6 +56,21 @@ struct TaskSpec {
     Isolation isolation;               ///< filesystem false: not isolated
     bool isolationGiven = false;       ///< the spec has an isolation object (else the node's default applies)
     NetworkNamespace network = NetworkNamespace::Host;
+    /// rlimits by docker's name ("nofile"), set in the task (and in every
+    /// command exec'd into it) before its first instruction; the others
+    /// are the manager's own.
+    std::map<std::string, Ulimit> ulimits;
+    /// Written for every task, 0 unless asked: a task never inherits the
+    /// daemon's own score.
+    int oomScoreAdj = 0;
+    /// Bound into an isolated task's /dev and allowed in its scope; a task
+    /// on the host's root sees the host's /dev (each must exist either way).
+    std::vector<Device> devices;
+    /// An isolated task's /etc/resolv.conf (the allocation network's DNS)
+    /// and /etc/hosts (the allocation's address and name); unset: the
+    /// files its root binds from the host.
+    std::optional<DnsConfig> dns;
+    std::optional<HostsEntry> hosts;
 
     // Filled by the manager's start from the system's user and file
     // databases (manager/task_resolve.hpp); never part of the JSON.

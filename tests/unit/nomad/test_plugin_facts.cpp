@@ -59,4 +59,8 @@ BOOST_AUTO_TEST_CASE(schemas) {
     const auto task = taskConfigSchema();
     BOOST_TEST(task.object().attributes().at("command").attr().required());
     BOOST_TEST(task.object().attributes().at("args").attr().type() == "list(string)");
+    // issue 47's node keys
+    BOOST_TEST(task.object().attributes().at("ulimit").attr().type() == "map(string)");
+    BOOST_TEST(task.object().attributes().at("oom_score_adj").attr().type() == "number");
+    BOOST_TEST(task.object().attributes().at("device_read_iops").attr().type() == "map(number)");
 }

@@ -7,6 +7,13 @@
 // this process's clock: gRPC in, the plugin's steps, gRPC out); then the
 // plugin's RSS with N tasks.
 // Usage: taskscope-bench-nomad PLUGIN [ROUNDS] [TASKS]
+//        taskscope-bench-nomad PLUGIN --options [ROUNDS]
+// --options (issue 47): an exec-style job (its own root) with every new
+// key set (cap_drop/cap_add, pid_mode, ipc_mode, work_dir, ulimit,
+// oom_score_adj, io_weight, denied_envvars) against the same job with
+// command and args only, both through the driver, one of each per round
+// in alternating order: the options' own cost, ratio of medians and the
+// median per-round ratio.
 
 #define MSGPACK_NO_BOOST 1
 #include <grpcpp/grpcpp.h>
@@ -92,6 +99,38 @@ std::string ctyConfig() {
     return std::string(buf.data(), buf.size());
 }
 
+// An exec-style job's config block: command and args, and with `options`
+// every key issue 47 added that a task in its own root takes.
+std::string execStyleConfig(bool options) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(options ? 11 : 2);
+    pk.pack(std::string("command"));
+    pk.pack(std::string("/bin/sleep"));
+    pk.pack(std::string("args"));
+    pk.pack(std::vector<std::string>{"3600"});
+    if (!options) return std::string(buf.data(), buf.size());
+    pk.pack(std::string("cap_drop"));
+    pk.pack(std::vector<std::string>{"all"});
+    pk.pack(std::string("cap_add"));
+    pk.pack(std::vector<std::string>{"chown", "kill"});
+    pk.pack(std::string("pid_mode"));
+    pk.pack(std::string("private"));
+    pk.pack(std::string("ipc_mode"));
+    pk.pack(std::string("private"));
+    pk.pack(std::string("work_dir"));
+    pk.pack(std::string("/tmp"));
+    pk.pack(std::string("ulimit"));
+    pk.pack(std::map<std::string, std::string>{{"nofile", "4096:8192"}, {"nproc", "2000"}, {"core", "0"}});
+    pk.pack(std::string("oom_score_adj"));
+    pk.pack(300);
+    pk.pack(std::string("io_weight"));
+    pk.pack(200);
+    pk.pack(std::string("denied_envvars"));
+    pk.pack(std::vector<std::string>{"AWS_*", "*_TOKEN"});
+    return std::string(buf.data(), buf.size());
+}
+
 long rssKb(pid_t pid) {
     std::ifstream f("/proc/" + std::to_string(pid) + "/status");
     for (std::string l; std::getline(f, l);)
@@ -105,6 +144,12 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s PLUGIN [ROUNDS] [TASKS]\n", argv[0]);
         return 2;
+    }
+    const bool optionsMode = argc > 2 && std::string(argv[2]) == "--options";
+    if (optionsMode) {
+        argv[2] = argv[1];
+        ++argv;
+        --argc;
     }
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 30, tasks = argc > 3 ? std::atoi(argv[3]) : 100;
     const std::string logPath = "/tmp/taskscope-bench-nomad." + std::to_string(::getpid()) + ".log";
@@ -146,6 +191,67 @@ int main(int argc, char** argv) {
         }
         return took;
     };
+    if (optionsMode) {
+        auto execStart = [&](const std::string& name, bool options) {
+            pb::StartTaskRequest req;
+            auto* t = req.mutable_task();
+            t->set_id(alloc + "/" + name + "/x");
+            t->set_alloc_id(alloc);
+            t->set_name(name);
+            t->set_user("nobody");
+            (*t->mutable_env())["GITHUB_TOKEN"] = "x";
+            (*t->mutable_env())["KEPT"] = "y";
+            t->set_msgpack_driver_config(execStyleConfig(options));
+            pb::StartTaskResponse res;
+            grpc::ClientContext ctx;
+            const auto t0 = Clock::now();
+            auto st = d->StartTask(&ctx, req, &res);
+            const double took = ms(Clock::now() - t0);
+            if (!st.ok()) {
+                std::fprintf(stderr, "driver StartTask (%s): %s\n", options ? "options" : "plain",
+                             st.error_message().c_str());
+                std::exit(1);
+            }
+            return took;
+        };
+        std::vector<double> withOptions, plain, perRound;
+        for (int i = 0; i < rounds; ++i) {
+            const std::string a = "o" + std::to_string(i), b = "p" + std::to_string(i);
+            double x, y;
+            if (i % 2 == 0) {
+                x = execStart(a, true);
+                y = execStart(b, false);
+            } else {
+                y = execStart(b, false);
+                x = execStart(a, true);
+            }
+            withOptions.push_back(x);
+            plain.push_back(y);
+            perRound.push_back(x / y);
+            stopBoth(a);
+            stopBoth(b);
+            started.push_back(a);
+            started.push_back(b);
+        }
+        std::printf("exec-style StartTask through the driver, own root, %d rounds: with issue 47's options median "
+                    "%.2f ms, command and args only (floor) median %.2f ms, ratio of medians %.3f, median per-round "
+                    "ratio %.3f\n",
+                    rounds, median(withOptions), median(plain), median(withOptions) / median(plain), median(perRound));
+        std::sort(plain.begin(), plain.end());
+        std::printf("floor spread (ms): min %.2f p25 %.2f median %.2f p75 %.2f max %.2f\n", plain.front(),
+                    plain[plain.size() / 4], plain[plain.size() / 2], plain[plain.size() * 3 / 4], plain.back());
+        ::sleep(2);
+        for (const auto& t : started) {
+            try {
+                mgr->callMethod("ForgetTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t);
+            } catch (const sdbus::Error&) {
+            }
+        }
+        ::kill(pid, SIGTERM);
+        ::waitpid(pid, nullptr, 0);
+        ::unlink(logPath.c_str());
+        return 0;
+    }
     for (int i = 0; i < rounds; ++i) {
         const std::string a = "d" + std::to_string(i), b = "f" + std::to_string(i);
         auto floorStart = [&] {

@@ -30,6 +30,8 @@ inline constexpr const char kUnknownUser[] = "UnknownUser";
 /// The resolved user or one of its groups is in the spec's denied_uids / denied_gids.
 inline constexpr const char kDeniedUser[] = "DeniedUser";
 inline constexpr const char kNoSuchBinary[] = "NoSuchBinary";
+/// A device the spec names (devices, IO limits) is not on the node.
+inline constexpr const char kNoSuchDevice[] = "NoSuchDevice";
 
 // Tasks.
 inline constexpr const char kNoSuchTask[] = "NoSuchTask";

@@ -73,10 +73,14 @@ struct Config {
     int64_t jobTimeoutMs = 90000;
     /// The bound on a start (key start_timeout_ms): a start whose task is
     /// not released by then fails with Overloaded, after its shim has left
-    /// without running the task and what it made is undone. 30 s: a
-    /// scheduler told within that time starts the task elsewhere or again;
-    /// under a fork bomb systemd answered starts after 98-116 s (issue 48).
-    int64_t startTimeoutMs = 30000;
+    /// without running the task and what it made is undone. 20 s: below
+    /// the 25 s a D-Bus client waits for an answer by default (sd-bus's
+    /// BUS_DEFAULT_TIMEOUT, systemd src/libsystemd/sd-bus/bus-internal.h;
+    /// libdbus's _DBUS_DEFAULT_TIMEOUT_VALUE, dbus/dbus-connection-internal.h),
+    /// with room for the undo, so that busctl, dbus-send and the Nomad
+    /// driver hear the start's real fate rather than their own timeout.
+    /// Under a fork bomb systemd answered starts after 98-116 s (issue 48).
+    int64_t startTimeoutMs = 20000;
     /// TasksMax of a task whose spec sets no pids_max (key default_pids_max;
     /// 0 leaves systemd's DefaultTasksMax, 15% of the kernel's pid limit,
     /// which lets one fork bomb fill a small node).

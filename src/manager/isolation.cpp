@@ -92,4 +92,35 @@ std::vector<std::string> shimIsolationArgs(const spec::Isolation& iso) {
     return a;
 }
 
+std::vector<std::string> shimDeviceArgs(const spec::TaskSpec& spec) {
+    std::vector<std::string> a;
+    if (!spec.isolation.filesystem) return a;
+    for (const auto& d : spec.devices) a.insert(a.end(), {SHIM_OPT_DEVICE, d.hostPath, d.seenAt()});
+    return a;
+}
+
+std::vector<std::string> shimNetFileArgs(const spec::TaskSpec& spec, const std::string& hostResolvConf) {
+    std::vector<std::string> a;
+    if (!spec.isolation.filesystem) return a;
+    if (spec.dns && !spec.dns->empty()) {
+        const auto dns = spec::completedDns(*spec.dns, hostResolvConf);
+        for (const auto& s : dns.servers) a.insert(a.end(), {SHIM_OPT_DNS_SERVER, s});
+        for (const auto& s : dns.searches) a.insert(a.end(), {SHIM_OPT_DNS_SEARCH, s});
+        for (const auto& s : dns.options) a.insert(a.end(), {SHIM_OPT_DNS_OPTION, s});
+    }
+    if (spec.hosts) a.insert(a.end(), {SHIM_OPT_HOSTS, spec.hosts->hostname, spec.hosts->address});
+    return a;
+}
+
+std::vector<std::string> shimLimitArgs(const spec::TaskSpec& spec) {
+    std::vector<std::string> a = {SHIM_OPT_OOM_SCORE_ADJ, std::to_string(spec.oomScoreAdj)};
+    const auto value = [](uint64_t v) {
+        return v == spec::kUnlimited ? std::string(SHIM_RLIMIT_INFINITY) : std::to_string(v);
+    };
+    for (const auto& [name, limit] : spec.ulimits)
+        a.insert(a.end(),
+                 {SHIM_OPT_RLIMIT, std::to_string(spec::ulimitResource(name)), value(limit.soft), value(limit.hard)});
+    return a;
+}
+
 }  // namespace taskscope::manager

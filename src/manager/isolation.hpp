@@ -9,6 +9,7 @@
 
 #include "common/result.hpp"
 #include "spec/isolation.hpp"
+#include "spec/task_spec.hpp"
 
 namespace taskscope::manager {
 
@@ -37,5 +38,18 @@ common::Result<void> resolveIsolation(spec::Isolation& iso, const IsolationConfi
 
 /// The shim's isolation options (shim_protocol.h) for a resolved isolation.
 std::vector<std::string> shimIsolationArgs(const spec::Isolation& iso);
+
+/// --device HOST TASK for each of an isolated task's devices (a task on
+/// the host's root sees them where they are: none).
+std::vector<std::string> shimDeviceArgs(const spec::TaskSpec& spec);
+
+/// An isolated task's resolv.conf and hosts (--dns-*, --hosts): what the
+/// spec's dns leaves empty comes from the host's resolv.conf (its text,
+/// `hostResolvConf`), as Nomad fills it; none for a task without them.
+std::vector<std::string> shimNetFileArgs(const spec::TaskSpec& spec, const std::string& hostResolvConf);
+
+/// --oom-score-adj, always (a task never inherits the daemon's own score),
+/// and --rlimit for each of the spec's ulimits.
+std::vector<std::string> shimLimitArgs(const spec::TaskSpec& spec);
 
 }  // namespace taskscope::manager

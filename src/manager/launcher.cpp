@@ -109,6 +109,14 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
                                         std::to_string(spec.gid), SHIM_OPT_CWD, spec.cwd};
     if (!spec.groups.empty()) process.insert(process.end(), {SHIM_OPT_GROUPS, joinGroups(spec.groups)});
     for (auto& a : shimIsolationArgs(spec.isolation)) process.push_back(std::move(a));
+    for (auto& a : shimDeviceArgs(spec)) process.push_back(std::move(a));
+    // The host's resolv.conf fills what a dns block leaves empty: read
+    // here, on the start worker, and only for a task that has one.
+    std::string hostResolvConf;
+    if (spec.dns && spec.isolation.filesystem)
+        if (auto text = common::readFile("/etc/resolv.conf")) hostResolvConf = std::move(*text);
+    for (auto& a : shimNetFileArgs(spec, hostResolvConf)) process.push_back(std::move(a));
+    for (auto& a : shimLimitArgs(spec)) process.push_back(std::move(a));
     if (!paths.processSpec.empty()) {
         std::string text;
         for (const auto& w : process) text += w + '\0';

@@ -30,6 +30,8 @@ using common::Result;
 // A shim told to leave (or whose exec failed) exits at once; this bounds a
 // wait for one that does not, rather than holding the caller for ever.
 constexpr auto kShimExitWait = std::chrono::seconds(10);
+// A failed start's empty scope: its stop is waited for this long at most.
+constexpr auto kScopeStopWait = std::chrono::seconds(3);
 
 uint64_t nowUs() {
     return static_cast<uint64_t>(
@@ -68,8 +70,10 @@ scope::UnitProperties baseProperties(const std::string& slice, const std::string
 
 // An isolated task's devices, through systemd (a scope takes the cgroup
 // device properties): the standard nodes its private /dev binds, its own
-// pts instance and /dev/net/tun, nothing else.
-void addDeviceProperties(scope::UnitProperties& p) {
+// pts instance and /dev/net/tun, the spec's own devices, nothing else.
+// systemd resolves each path to its major:minor when it applies them (a
+// BPF program on v2, devices.allow on v1).
+void addDeviceProperties(scope::UnitProperties& p, const std::vector<spec::Device>& devices) {
     using Rule = sdbus::Struct<std::string, std::string>;
     p.emplace_back("DevicePolicy", sdbus::Variant(std::string("closed")));
     std::vector<Rule> allow;
@@ -77,6 +81,7 @@ void addDeviceProperties(scope::UnitProperties& p) {
                              "/dev/ptmx", "/dev/net/tun"})
         allow.emplace_back(std::string(node), std::string("rwm"));
     allow.emplace_back(std::string("char-pts"), std::string("rw"));
+    for (const auto& d : devices) allow.emplace_back(d.hostPath, d.permissions);
     p.emplace_back("DeviceAllow", sdbus::Variant(allow));
 }
 
@@ -187,6 +192,8 @@ void StartProcedure::begin() {
     // take the process table and the CPUs from every other task.
     if (!spec.resources.pidsMax && config.defaultPidsMax) spec.resources.pidsMax = config.defaultPidsMax;
     if (auto r = resolveTaskSpec(spec); !r) return fail(r.error());
+    if (ctx_.node)
+        if (auto r = checkTaskOnNode(spec, *ctx_.node); !r) return fail(r.error());
     clock_.onLoop("spec");
     if (ctx_.hook)
         if (auto r = ctx_.hook(allocId, task, spec); !r) return fail(r.error());
@@ -245,7 +252,7 @@ void StartProcedure::begin() {
     }
     properties_ = baseProperties(slices_ ? draft_.slice : config.slice, label());
     for (auto& p : scope::resourceProperties(spec.resources)) properties_.push_back(std::move(p));
-    if (spec.isolation.filesystem) addDeviceProperties(properties_);
+    if (spec.isolation.filesystem) addDeviceProperties(properties_, spec.devices);
     clock_.onLoop("paths");
     reach(StartStep::Resolved);
 
@@ -543,15 +550,27 @@ void StartProcedure::endWait() {
 }
 
 void StartProcedure::undoScope(Next next) {
-    // The scope is empty now and systemd collects it by itself; a failed
-    // stop is the caller's to know, not only the journal's.
-    ctx_.systemd.stopUnitAsync(draft_.unit, [this, next, alive = std::weak_ptr<int>(lifetime_)](Result<void> stopped) {
-        if (alive.expired()) return;
+    // The scope is empty now (its shim has left) and systemd collects it by
+    // itself; a failed stop is the caller's to know, not only the journal's.
+    // On a node too busy to answer the stop in time the caller is not held
+    // past its own bus timeout for an empty scope: it hears after
+    // kScopeStopWait, told that the stop is on its way.
+    auto once = std::make_shared<Next>(std::move(next));
+    auto alive = std::weak_ptr<int>(lifetime_);
+    waitTimer_ = ctx_.loop.addTimer(common::EventLoop::Clock::now() + kScopeStopWait, [this, once, alive] {
+        if (alive.expired() || !*once) return;
+        waitTimer_ = 0;
+        failure_->message += "; its scope " + draft_.unit + " (empty: nothing of the task ran) is being stopped";
+        std::exchange(*once, nullptr)();
+    });
+    ctx_.systemd.stopUnitAsync(draft_.unit, [this, once, alive](Result<void> stopped) {
+        if (alive.expired() || !*once) return;
+        endWait();
         // NoSuchUnit: systemd has already collected the empty scope.
         if (!stopped && stopped.error().name != common::errors::kNoSuchUnit)
             failure_->message +=
                 "; its scope was not stopped (systemd removes it once empty): " + stopped.error().message;
-        next();
+        std::exchange(*once, nullptr)();
     });
 }
 

@@ -32,6 +32,7 @@
 #include "manager/cpu_pool.hpp"
 #include "manager/launcher.hpp"
 #include "manager/log_spool.hpp"
+#include "manager/node_checks.hpp"
 #include "manager/record_writer.hpp"
 #include "manager/shim_home.hpp"
 #include "manager/start_events.hpp"
@@ -58,6 +59,9 @@ struct StartContext {
     std::function<common::Result<std::string>(const std::string& allocId)> netnsOf;
     /// The nested layout's slices; null: the task goes flat in config.slice.
     AllocationSlices* slices = nullptr;
+    /// What the node offers (devices, IO controllers, fs.nr_open); null:
+    /// not checked (unit tests of the procedure).
+    const NodeLimits* node = nullptr;
 };
 
 class StartProcedure {

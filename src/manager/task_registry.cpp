@@ -72,6 +72,7 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       loop_(loop),
       objectPrefix_(std::move(objectPrefix)),
       host_(std::move(host)),
+      node_(NodeLimits::detect(host_)),
       pool_(std::move(usableCpus), config_.systemCores, host_.unified()),
       allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout, config_.scopesPerSlice}, systemd_, &loop_),
       stops_(config_.stopWindow, kStopSlowAfter, &loop_, [this](const std::string& unit) { admitStop(unit); },
@@ -248,7 +249,7 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
     entry.startDone = std::move(done);
     pool_.join(rec.unit);
     StartContext ctx{config_,       spool_, records_,  systemd_,   loop_,    startWorker_,
-                     cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_, nullptr};
+                     cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_, nullptr, &node_};
     if (config_.nestedSlices) ctx.slices = &allocSlices_;
     StartEvents& heard = *this;
     entry.start = std::make_unique<StartProcedure>(std::move(ctx), rec,

@@ -32,6 +32,7 @@
 #include "manager/cpu_pool.hpp"
 #include "manager/exit_watch.hpp"
 #include "manager/log_spool.hpp"
+#include "manager/node_checks.hpp"
 #include "manager/record_writer.hpp"
 #include "manager/shim_home.hpp"
 #include "manager/start_events.hpp"
@@ -239,6 +240,7 @@ private:
     common::EventLoop& loop_;
     std::string objectPrefix_;
     scope::CgroupHost host_;
+    NodeLimits node_;  ///< read once: what a spec's devices, IO and rlimits are checked against
     TaskEvents* events_ = nullptr;
     ShimHome* shimHome_ = nullptr;
     StartHook startHook_;

@@ -253,6 +253,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
     auto res = spec::parseResources(text);
     if (!res) return done(res.error());
     if (res->cores) return done(spec::invalid("resources.cores cannot change on a running task"));
+    if (auto r = checkIoOnNode(*res, node_); !r) return done(r.error());
     auto props = scope::resourceProperties(*res);
     // A task that no longer oversubscribes must lose its old MemoryLow.
     if (res->memoryMb && !res->memoryMaxMb) props.emplace_back("MemoryLow", sdbus::Variant(uint64_t{0}));

@@ -84,6 +84,13 @@ Result<void> resolveRootIdentity(spec::TaskSpec& spec) {
         spec.groups = {0};
         return checkDeniedIds(spec);
     }
+    if (spec.user.empty() && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
+        // The default nobody in a root without a user database.
+        spec.uid = spec::kNobodyId;
+        spec.gid = spec::kNobodyId;
+        spec.groups = {};
+        return checkDeniedIds(spec);
+    }
     auto id = common::resolveIdentityIn(etc, spec.effectiveUser(), spec.group);
     if (!id) return id.error();
     spec.uid = id->uid;

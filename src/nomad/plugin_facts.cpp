@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "nomad/node_task_config.hpp"
+
 namespace taskscope::nomad {
 
 namespace hcl = hashicorp::nomad::plugins::shared::hclspec;
@@ -115,6 +117,10 @@ hcl::Spec taskConfigSchema() {
     attrs["denied_envvars"] = attr("denied_envvars", "list(string)", false);
     // taskscope's.
     attrs["isolation"] = attr("isolation", "string", false);
+    // --- the node's keys (issue 47: ulimit, oom_score_adj, IO limits), one
+    // table in node_task_config.cpp.
+    for (const auto& [name, type] : nodeTaskKeys()) attrs[name] = attr(name, type, false);
+    // --- end of the node's keys.
     return s;
 }
 

@@ -1,7 +1,5 @@
 #include "nomad/task_spec_builder.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -9,6 +7,7 @@
 #include "common/cpu_list.hpp"
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/env_filter.hpp"
+#include "nomad/node_task_config.hpp"
 #include "nomad/task_config.hpp"
 #include "spec/task_spec.hpp"
 
@@ -22,9 +21,6 @@ using nlohmann::json;
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
 
 common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
-
-// exec's user for a task that names none (drivers/exec/driver.go StartTask).
-constexpr const char* kExecDefaultUser = "nobody";
 
 // Nomad's MemoryNoLimit sentinel for resources.memory_max.
 constexpr int64_t kMemoryNoLimit = -1;
@@ -137,14 +133,9 @@ Result<void> addChroot(const pb::TaskConfig& cfg, const TaskBlock& block, const 
                        "enters a task's own root only with pivot_root (src/shim/rootfs.c) and has no move-and-chroot "
                        "path like exec's. On a node whose root is a ramdisk, run tasks with "
                        "isolation = \"none\" (or default_isolation = \"none\"); elsewhere remove no_pivot_root");
-    // taskscope's isolated task gets a private /dev of the standard nodes
-    // and DevicePolicy=closed; it has no way yet to bind another node in
-    // and allow it, so such a task is refused rather than started without
-    // the device Nomad promised it.
-    if (cfg.devices_size() > 0)
-        return invalid("device " + cfg.devices(0).host_path() +
-                       ": devices cannot be given to a task with isolation = \"chroot\" (taskscope's isolated "
-                       "tasks get the standard devices only); use isolation = \"none\"");
+    // Nomad's device plugins' devices, bound into the task's /dev and
+    // allowed in its scope, as exec binds and allows them.
+    if (auto r = addNomadDevices(cfg, true, out); !r) return r;
     spec::Isolation iso;
     iso.filesystem = true;
     iso.pidHost = block.pidHost.value_or(driver.defaultPidHost);
@@ -178,28 +169,6 @@ Result<void> addChroot(const pb::TaskConfig& cfg, const TaskBlock& block, const 
     return {};
 }
 
-// A device for a task on the host's root: the task sees the host's /dev,
-// and its scope has no device policy (DevicePolicy=auto; a DeviceAllow=
-// would turn it into an allow-list and take the rest of /dev away), so
-// there is nothing to bind and nothing to allow: the device must be a
-// node at that very path, and the permissions Nomad asks are within what
-// the cgroup would give anyway.
-Result<void> checkHostDevice(const pb::Device& d) {
-    if (d.host_path().empty()) return invalid("a device needs host_path");
-    const std::string& at = d.task_path().empty() ? d.host_path() : d.task_path();
-    if (at != d.host_path())
-        return invalid("device " + d.host_path() + " at " + at +
-                       ": with isolation = \"none\" a task sees the host's /dev, so a device can only be at its "
-                       "host path");
-    struct stat st {};
-    if (::stat(d.host_path().c_str(), &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
-        return invalid("device " + d.host_path() + " is not a device node on this host");
-    if (d.cgroup_permissions().find_first_not_of("rwm") != std::string::npos)
-        return invalid("device " + d.host_path() + ": permissions " + d.cgroup_permissions() +
-                       " are not a combination of r, w and m");
-    return {};
-}
-
 // What a task on the host's root cannot be given, said by key: exec's
 // namespace and capability keys need the task's own root.
 Result<void> checkHostRootBlock(const TaskBlock& block) {
@@ -219,8 +188,7 @@ Result<void> addHostRoot(const pb::TaskConfig& cfg, const TaskBlock& block, spec
     if (cfg.mounts_size() > 0)
         return invalid("mounts need isolation = \"chroot\": on the host's root there is nothing to bind into");
     if (auto r = checkHostRootBlock(block); !r) return r;
-    for (const auto& d : cfg.devices())
-        if (auto r = checkHostDevice(d); !r) return r;
+    if (auto r = addNomadDevices(cfg, false, out); !r) return r;
     // Said explicitly: a node whose manager isolates specs without an
     // isolation object (default_isolated) must still run this task on the
     // host's root, as the job asked.
@@ -275,7 +243,14 @@ Result<TaskKey> taskKey(const pb::TaskConfig& cfg) {
 Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver) {
     auto config = decodeCty(cfg.msgpack_driver_config());
     if (!config) return config.error().context("decode the task's config");
-    auto block = parseTaskBlock(*config);
+    // The node's keys (ulimit, oom_score_adj, IO limits: node_task_config)
+    // are read apart from exec's and raw_exec's (task_config).
+    json execKeys = json::object(), nodeKeys = json::object();
+    if (config->is_object())
+        for (const auto& [key, value] : config->items()) (isNodeTaskKey(key) ? nodeKeys : execKeys)[key] = value;
+    else
+        execKeys = *config;
+    auto block = parseTaskBlock(execKeys);
     if (!block) return block.error();
     if (!block->cgroupV2Override.empty()) return invalid(std::string("config.cgroup_v2_override") + kCgroupOverrideWhy);
     if (block->cgroupV1Override) return invalid(std::string("config.cgroup_v1_override") + kCgroupOverrideWhy);
@@ -283,6 +258,9 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
     spec::TaskSpec task;
     task.command = block->command;
     task.args = block->args;
+    for (const auto& [key, value] : nodeKeys.items())
+        if (!value.is_null())
+            if (auto r = addNodeTaskKey(key, value, task); !r) return r.error();
     for (const auto& [k, v] : cfg.env()) task.env[k] = v;
     const auto fs = block->isolation.value_or(driver.defaultIsolation);
     if (auto id = dynamicUserId(cfg.user())) {
@@ -294,7 +272,7 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
         // No user (dynamic workload users off): as exec and raw_exec run
         // it, nobody in its own root (exec's StartTask), the agent's user,
         // root, on the host's (raw_exec: users.Current()).
-        task.user = fs == FsMode::Chroot ? kExecDefaultUser : spec::kDefaultUser;
+        task.user = fs == FsMode::Chroot ? spec::kDefaultIsolatedUser : spec::kDefaultUser;
     }
     task.deniedUids = driver.deniedHostUids;
     task.deniedGids = driver.deniedHostGids;
@@ -304,6 +282,7 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
     removeDenied(task.env, driver.deniedEnvvars);
     removeDenied(task.env, block->deniedEnvvars);
     if (auto r = addNetwork(cfg, task); !r) return r.error();
+    addNetworkFiles(cfg, fs == FsMode::Chroot, task);
     task.stdoutPath = cfg.stdout_path();
     task.stderrPath = cfg.stderr_path();
     if (cfg.has_resources()) {

@@ -41,10 +41,12 @@ common::Result<TaskKey> taskKey(const hashicorp::nomad::plugins::drivers::proto:
 /// denied_envvars (plugin's and task's) leave the environment. Network: a
 /// GROUP network_isolation_spec whose path is the allocation's namespace
 /// (/run/netns/<alloc_id>, as CreateNetwork returned it) joins it.
+/// Devices (Nomad's device plugins') become the spec's devices; the
+/// node's keys (ulimit, oom_score_adj, IO limits) node_task_config.hpp's.
 /// InvalidConfig for a config block that does not fit the task schema,
 /// or for what taskscope cannot give (cgroup overrides, no_pivot_root with
 /// chroot, devices in a chroot, mounts without one, namespaces or cap_add
-/// on the host's root, another namespace path, TASK or NONE network modes),
+/// on the host's root, a device away from its host path, another namespace path, TASK or NONE network modes),
 /// each message naming the key.
 common::Result<nlohmann::json> buildTaskSpec(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg,
                                              const DriverConfig& driver = {});

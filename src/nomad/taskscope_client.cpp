@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -222,7 +223,44 @@ Result<T> Client::guard(const char* what, F&& call) {
 }
 
 Result<void> Client::startTask(const std::string& alloc, const std::string& task, const std::string& specJson) {
-    return guard<void>("StartTask", [&] { manager().StartTask(alloc, task, specJson); });
+    try {
+        manager().StartTask(alloc, task, specJson);
+        return {};
+    } catch (const sdbus::Error& e) {
+        if (!isTimeout(e)) return fail(e, "StartTask");
+        // No answer within the bus's method timeout (sd-bus's default, 25 s:
+        // systemd src/libsystemd/sd-bus/bus-internal.h BUS_DEFAULT_TIMEOUT),
+        // on a node too busy to answer in time. The start may still be
+        // under way, or be over either way: Nomad must hear its real fate,
+        // never "failed" for a task that runs (it would start it again,
+        // elsewhere too), so the manager is asked until it says (issue 48).
+        return startFate(alloc, task, e);
+    }
+}
+
+Result<void> Client::startFate(const std::string& alloc, const std::string& task, const sdbus::Error& unanswered) {
+    // The manager's own bound on a start (start_timeout_ms) is far below
+    // this; past it the bus itself is not answering.
+    constexpr auto kAskFor = std::chrono::minutes(3);
+    const auto until = std::chrono::steady_clock::now() + kAskFor;
+    const std::string lost = "StartTask: " + unanswered.getName() + ": " + unanswered.getMessage();
+    while (std::chrono::steady_clock::now() < until) {
+        auto info = getTask(alloc, task);
+        if (!info && info.error().name == "NoSuchTask")
+            return makeError("Overloaded", lost + "; the task is not there: its start failed and left nothing "
+                                                  "(the node is overloaded; retry)");
+        if (info) {
+            const auto state = wire::parseTaskState(info->state);
+            if (state && *state == wire::TaskState::Lost)
+                return makeError("Overloaded", lost + "; the task's start was cut off (state lost)");
+            if (state && *state != wire::TaskState::Starting) return {};  // it ran: running, or ended already
+        }
+        // Still starting, or the bus is still too slow to answer GetTask.
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return makeError("NoManager", lost + "; its fate was still unknown after " +
+                                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kAskFor).count()) +
+                                      " s of asking");
 }
 
 Result<wire::TaskInfo> Client::getTask(const std::string& alloc, const std::string& task) {

@@ -82,6 +82,9 @@ public:
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 
+    /// Manager1.StartTask. Unanswered within the bus's timeout, the start's
+    /// real fate is asked (GetTask) until it is known: success once the
+    /// task ran, Overloaded when it is not there.
     common::Result<void> startTask(const std::string& alloc, const std::string& task, const std::string& specJson);
     /// GetTask's answer, through its one reader.
     common::Result<wire::TaskInfo> getTask(const std::string& alloc, const std::string& task);
@@ -138,6 +141,8 @@ private:
     StatsProxy& stats();
     ExecProxy& exec();
     common::Error fail(const sdbus::Error& e, const std::string& what);
+    /// A StartTask the bus left unanswered: the task's fate, asked.
+    common::Result<void> startFate(const std::string& alloc, const std::string& task, const sdbus::Error& unanswered);
     /// Runs one call of the bus API: its sdbus::Error becomes an Error
     /// (fail) instead of an exception, the connection marked broken when
     /// it was the connection that failed.

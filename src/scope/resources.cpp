@@ -60,7 +60,23 @@ std::optional<sdbus::Variant> allowedCpus(const Resources& r) {
     return std::nullopt;
 }
 
-const std::array<std::pair<const char*, Appender>, 7> kTable{{
+std::optional<sdbus::Variant> ioWeight(const Resources& r) {
+    if (r.ioWeight) return sdbus::Variant(*r.ioWeight);
+    return std::nullopt;
+}
+
+// IO{Read,Write}{Bandwidth,IOPS}Max= take a(st): (device path, per second).
+Appender ioLimits(spec::IoDeviceLimits Resources::*member) {
+    return [member](const Resources& r) -> std::optional<sdbus::Variant> {
+        const auto& limits = r.*member;
+        if (limits.empty()) return std::nullopt;
+        std::vector<sdbus::Struct<std::string, uint64_t>> out;
+        for (const auto& [path, rate] : limits) out.emplace_back(path, rate);
+        return sdbus::Variant(out);
+    };
+}
+
+const std::array<std::pair<const char*, Appender>, 12> kTable{{
     {"MemoryMax", memoryMax},
     {"MemoryLow", memoryLow},
     {"MemorySwapMax", memorySwapMax},
@@ -68,6 +84,11 @@ const std::array<std::pair<const char*, Appender>, 7> kTable{{
     {"CPUQuotaPerSecUSec", cpuQuota},
     {"TasksMax", tasksMax},
     {"AllowedCPUs", allowedCpus},
+    {"IOWeight", ioWeight},
+    {"IOReadBandwidthMax", ioLimits(&Resources::ioReadBps)},
+    {"IOWriteBandwidthMax", ioLimits(&Resources::ioWriteBps)},
+    {"IOReadIOPSMax", ioLimits(&Resources::ioReadIops)},
+    {"IOWriteIOPSMax", ioLimits(&Resources::ioWriteIops)},
 }};
 
 }  // namespace

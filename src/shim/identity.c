@@ -12,7 +12,7 @@
 int become_task(const struct opts *o, const gid_t *groups, int ngroups, const char **step)
 {
     int e;
-    if ((e = caps_before_ids(&o->iso, step)))
+    if ((e = apply_limits(&o->limits, step)) || (e = caps_before_ids(&o->iso, step)))
         return e;
     /* The output files and fifos belong to root: the caller opened them
      * first; the working directory is entered after this, as the task's

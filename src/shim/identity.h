@@ -11,8 +11,9 @@
 
 #include "options.h"
 
-/* Takes the task's capabilities (caps.c, crun's order), groups, gid, uid
- * and no_new_privs. Returns 0 or an errno, with the failing step's name. */
+/* Takes the task's rlimits and oom_score_adj (limits.c, first: they need
+ * root's CAP_SYS_RESOURCE), capabilities (caps.c, crun's order), groups,
+ * gid, uid and no_new_privs. Returns 0 or an errno, with the failing step's name. */
 int become_task(const struct opts *o, const gid_t *groups, int ngroups, const char **step);
 
 /* Default dispositions and an empty mask, as a freshly exec'd task expects. */

@@ -13,6 +13,8 @@
 /* Nomad's chroot_env has 9 entries; a node may add a few. */
 #define ISO_MAX_BINDS 32
 #define ISO_MAX_VOLUMES 16
+/* The spec's bound (spec/task_spec_json.cpp kMaxDevices). */
+#define ISO_MAX_DEVICES 64
 
 enum iso_prop { ISO_PROP_PRIVATE, ISO_PROP_HOST_TO_TASK, ISO_PROP_BIDIRECTIONAL };
 
@@ -23,6 +25,23 @@ struct iso_volume {
     enum iso_prop prop;
 };
 
+struct iso_device {
+    const char *host; /* a node under /dev on the host */
+    const char *task; /* absolute, inside the root (checked by the manager) */
+};
+
+/* resolv.conf words (--dns-*); the manager bounds each list (16). */
+#define ISO_MAX_DNS 16
+struct iso_dns {
+    int given; /* any of the three: the root gets a resolv.conf of these */
+    const char *servers[ISO_MAX_DNS];
+    int nservers;
+    const char *searches[ISO_MAX_DNS];
+    int nsearches;
+    const char *options[ISO_MAX_DNS];
+    int noptions;
+};
+
 struct iso_opts {
     const char *root; /* NULL: not isolated */
     const char *binds[ISO_MAX_BINDS];
@@ -30,6 +49,11 @@ struct iso_opts {
     const char *alloc_dir;
     struct iso_volume volumes[ISO_MAX_VOLUMES];
     int nvolumes;
+    struct iso_device devices[ISO_MAX_DEVICES];
+    int ndevices;
+    struct iso_dns dns;
+    const char *hosts_name; /* --hosts: NULL, or the root gets an etc/hosts */
+    const char *hosts_address;
     int pid_host;
     int ipc_host;
     int have_caps;
@@ -58,6 +82,10 @@ int iso_unshare(const struct iso_opts *o, const char **step);
 
 /* rootfs.c: builds the root under o->root and pivots into it. */
 int iso_enter_root(const struct iso_opts *o, const char **step);
+
+/* net_files.c: the root's etc/resolv.conf and etc/hosts (--dns-*,
+ * --hosts), bound over the host's; nothing when neither was given. */
+int iso_net_files(const struct iso_opts *o);
 
 /* caps.c, split around the identity change the shim does in between:
  * before drops the bounding set and keeps capabilities across setuid;

@@ -69,6 +69,45 @@ int iso_parse_arg(struct iso_opts *o, int argc, char **argv, int *i)
         *i += 3;
         return 1;
     }
+    if (strcmp(a, SHIM_OPT_DEVICE) == 0) {
+        if (*i + 2 >= argc || o->ndevices >= ISO_MAX_DEVICES)
+            return -1;
+        struct iso_device *d = &o->devices[o->ndevices];
+        d->host = argv[*i + 1];
+        d->task = argv[*i + 2];
+        if (d->host[0] != '/' || d->task[0] != '/')
+            return -1;
+        o->ndevices++;
+        *i += 2;
+        return 1;
+    }
+    if (strcmp(a, SHIM_OPT_HOSTS) == 0) {
+        if (*i + 2 >= argc)
+            return -1;
+        o->hosts_name = argv[*i + 1];
+        o->hosts_address = argv[*i + 2];
+        *i += 2;
+        return 1;
+    }
+    const char **list = NULL;
+    int *count = NULL;
+    if (strcmp(a, SHIM_OPT_DNS_SERVER) == 0) {
+        list = o->dns.servers;
+        count = &o->dns.nservers;
+    } else if (strcmp(a, SHIM_OPT_DNS_SEARCH) == 0) {
+        list = o->dns.searches;
+        count = &o->dns.nsearches;
+    } else if (strcmp(a, SHIM_OPT_DNS_OPTION) == 0) {
+        list = o->dns.options;
+        count = &o->dns.noptions;
+    }
+    if (list) {
+        if (*i + 1 >= argc || *count >= ISO_MAX_DNS)
+            return -1;
+        list[(*count)++] = argv[++*i];
+        o->dns.given = 1;
+        return 1;
+    }
     int known = strcmp(a, SHIM_OPT_ROOT) == 0 || strcmp(a, SHIM_OPT_RO_BIND) == 0 ||
                 strcmp(a, SHIM_OPT_ALLOC_DIR) == 0 || strcmp(a, SHIM_OPT_PID_NS) == 0 ||
                 strcmp(a, SHIM_OPT_IPC_NS) == 0 || strcmp(a, SHIM_OPT_CAPS) == 0 ||

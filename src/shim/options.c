@@ -68,6 +68,8 @@ int shim_parse_opts(int argc, char **argv, struct opts *o, int *next)
             break;
         }
         int taken = iso_parse_arg(&o->iso, argc, argv, &i);
+        if (!taken)
+            taken = limits_parse_arg(&o->limits, argc, argv, &i);
         if (taken < 0)
             return -1;
         if (taken)

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "isolation.h"
+#include "limits.h"
 
 /* 256 supplementary groups cost 1 KiB of stack; more is not a sane task. */
 #define MAX_GROUPS 256
@@ -39,6 +40,7 @@ struct opts {
     const char *prog;
     char **argv;
     struct iso_opts iso; /* isolation (isolation.h); iso.root NULL: none */
+    struct task_limits limits; /* rlimits and oom_score_adj (limits.h) */
 };
 
 /* Parses options from argv[1] up to "--" (or the end); *next is the index
@@ -58,6 +60,7 @@ int parse_groups(const char *list, gid_t *out, int *n);
     "usage: taskscope-shim --exit-file PATH --uid N --gid N "                                       \
     "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "                             \
     "[--release-fifo P] [--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] " \
+    "[--rlimit RES SOFT HARD]... [--oom-score-adj N] "                                              \
     "-- PROGRAM ARGV0 [ARGS...]"
 
 #endif

@@ -270,6 +270,36 @@ static int step_dev_mqueue(const struct iso_opts *o)
     return root_mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
+/* The task's own devices (Nomad's device plugins: GPUs and the like),
+ * each bound from its host node over an empty file at its place in the
+ * root, as the standard nodes are; its scope's DeviceAllow= decides what
+ * may be done with it. The host path is opened once without following a
+ * symlink and must be a device node there (the manager checked it before
+ * the start; this is the same check on what is bound), so what the task
+ * gets is the node the spec named. */
+static int step_devices(const struct iso_opts *o)
+{
+    for (int i = 0; i < o->ndevices; i++) {
+        const struct iso_device *d = &o->devices[i];
+        int src = root_open_source(d->host, 0);
+        if (src < 0)
+            return -src;
+        struct stat st;
+        int e = fstat(src, &st) < 0 ? errno : 0;
+        if (!e && !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+            e = ENODEV;
+        const char *dst = root_rel(d->task);
+        if (!e)
+            e = root_mountpoint(dst, 0);
+        if (!e)
+            e = root_bind_fd(src, dst, 0);
+        close(src);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
 /* A bind of the host's /sys shows the network devices of the namespace
  * that mounted it (the host's), whatever namespace the task is in. A task
  * that joined its allocation's network gets a sysfs of its own, mounted
@@ -413,6 +443,12 @@ static int step_volumes(const struct iso_opts *o)
     return 0;
 }
 
+/* After the volumes: a volume at /etc must not cover them. */
+static int step_net_files(const struct iso_opts *o)
+{
+    return iso_net_files(o);
+}
+
 /* pivot_root(".", ".") stacks the old root on the new one; detaching it
  * leaves the task nothing of the host but what was bound in. The old root
  * still holds copies of the host's mounts: made slaves once more (runc
@@ -450,10 +486,12 @@ static const struct {
     {"dev-pts", step_dev_pts},
     {"dev-shm", step_dev_shm},
     {"dev-mqueue", step_dev_mqueue},
+    {"devices", step_devices},
     {"sys", step_sys},
     {"masks", step_masks},
     {"proc-readonly", step_proc_readonly},
     {"volumes", step_volumes},
+    {"net-files", step_net_files},
     {"pivot-root", step_pivot_root},
 };
 

@@ -22,6 +22,19 @@
  *   --secrets-size BYTES  size of the secrets/ tmpfs
  *   --secrets-dir DIR     bound read-write at secrets/ instead of the tmpfs
  *                         (a scheduler's own secrets dir, e.g. Nomad's)
+ *   --device HOST TASK    a device node (a host path under /dev) bound at
+ *                         TASK in the root (its scope allows it)
+ *   --dns-server IP, --dns-search DOMAIN, --dns-option OPT
+ *                         (each repeatable) the root's etc/resolv.conf, made
+ *                         of these, bound read-only over the host's
+ *   --hosts NAME ADDR     the root's etc/hosts: localhost and ADDR NAME,
+ *                         bound read-only over the host's
+ *
+ * Limits (with or without --root; part of the process spec, so exec'd
+ * commands get them too):
+ *   --rlimit RES SOFT HARD  setrlimit(RES, ...): RES the RLIMIT_* number,
+ *                         SOFT and HARD decimal or SHIM_RLIMIT_INFINITY
+ *   --oom-score-adj N     written to /proc/self/oom_score_adj (-1000..1000)
  */
 #ifndef TASKSCOPE_SHIM_PROTOCOL_H
 #define TASKSCOPE_SHIM_PROTOCOL_H
@@ -48,6 +61,14 @@
 #define SHIM_OPT_SECRETS_SIZE "--secrets-size"
 #define SHIM_OPT_SECRETS_DIR "--secrets-dir"
 #define SHIM_OPT_CAP_BOUND "--cap-bound"
+#define SHIM_OPT_DEVICE "--device"
+#define SHIM_OPT_DNS_SERVER "--dns-server"
+#define SHIM_OPT_DNS_SEARCH "--dns-search"
+#define SHIM_OPT_DNS_OPTION "--dns-option"
+#define SHIM_OPT_HOSTS "--hosts"
+#define SHIM_OPT_RLIMIT "--rlimit"
+#define SHIM_RLIMIT_INFINITY "unlimited"
+#define SHIM_OPT_OOM_SCORE_ADJ "--oom-score-adj"
 
 /*
  * Exec into a running task (the streamer's exec sessions):

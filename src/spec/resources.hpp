@@ -3,8 +3,10 @@
 // shares, percent). scope/resources.hpp turns them into unit properties.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 
 #include "common/result.hpp"
@@ -17,6 +19,14 @@ inline constexpr uint64_t kCpuSharesMin = 2;
 inline constexpr uint64_t kCpuSharesMax = 262144;
 inline constexpr uint64_t kCpuSharesDefault = 1024;
 
+/// systemd's IOWeight= range (cgroup v2's io.weight).
+inline constexpr uint64_t kIoWeightMin = 1;
+inline constexpr uint64_t kIoWeightMax = 10000;
+
+/// Per-device IO limits: a block device node (its path under /dev) to
+/// bytes or operations per second.
+using IoDeviceLimits = std::map<std::string, uint64_t>;
+
 struct Resources {
     std::optional<int64_t> memoryMb;          ///< reservation; the hard limit unless memoryMaxMb is set
     std::optional<int64_t> memoryMaxMb;       ///< hard limit for oversubscription; -1 = none
@@ -27,9 +37,18 @@ struct Resources {
     /// These cores, reserved exclusively (a scheduler that already chose
     /// them, as Nomad does); exclusive with `cores`.
     std::set<unsigned> cpuset;
+    /// Disk IO (issue 47): systemd's IOWeight= and IO{Read,Write}{Bandwidth,IOPS}Max=.
+    std::optional<uint64_t> ioWeight;
+    IoDeviceLimits ioReadBps;
+    IoDeviceLimits ioWriteBps;
+    IoDeviceLimits ioReadIops;
+    IoDeviceLimits ioWriteIops;
     /// Not part of a spec: the cpuset the partitioner assigned; empty = unset.
     std::set<unsigned> allowedCpus;
 
+    bool hasIo() const {
+        return ioWeight || !ioReadBps.empty() || !ioWriteBps.empty() || !ioReadIops.empty() || !ioWriteIops.empty();
+    }
     bool operator==(const Resources&) const = default;
 };
 

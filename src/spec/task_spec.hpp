@@ -18,8 +18,10 @@
 #include "spec/id_ranges.hpp"
 #include "spec/isolation.hpp"
 #include "spec/json.hpp"
+#include "spec/net_files.hpp"
 #include "spec/plugin_spec.hpp"
 #include "spec/resources.hpp"
+#include "spec/task_limits.hpp"
 
 namespace taskscope::spec {
 
@@ -29,14 +31,16 @@ enum class NetworkNamespace {
     Alloc,  ///< its allocation's (CreateNetwork), joined before its first instruction
 };
 
-/// Who a task without a user runs as through the bus: root, whatever its
-/// isolation. (Issue 47 asks for exec's `nobody` for an isolated task
-/// without a user; the system tests of isolation, CSI plugins and hostile
-/// paths start isolated tasks without a user and rely on root, so the
-/// manager's default stays root until they say `"user":"root"`: then this
-/// is the one line to change. The Nomad driver already asks for `nobody`
-/// itself, as exec does.)
+/// Who a task without a user runs as: `nobody` in its own root (as Nomad's
+/// exec runs it: an isolated task is a tenant, not the node's admin),
+/// root on the host's root (as raw_exec runs it, the agent's own user). A
+/// task that needs root says "user": "root".
 inline constexpr const char* kDefaultUser = "root";
+inline constexpr const char* kDefaultIsolatedUser = "nobody";
+/// nobody's IDs where a task's own root has no user database (a chroot_env
+/// without /etc): the kernel's overflow IDs, which every distribution gives
+/// nobody/nogroup.
+inline constexpr unsigned kNobodyId = 65534;
 
 inline constexpr int kDefaultKillSignal = 15;  // SIGTERM
 inline constexpr int64_t kDefaultKillTimeoutMs = 5000;
@@ -48,7 +52,8 @@ struct TaskSpec {
     bool secretArgs = false;                 ///< args hold secrets too: redacted like env values
     std::string cwd = "/";
     /// A name in the task's user database, or a number (a UID that needs
-    /// no entry: Nomad's dynamic workload users). Empty: kDefaultUser.
+    /// no entry: Nomad's dynamic workload users). Empty: kDefaultIsolatedUser
+    /// in the task's own root, kDefaultUser on the host's.
     std::string user;
     std::string group;  ///< empty: the user's primary group (a number: that GID)
     /// Users and groups the task must not run as (Nomad's exec
@@ -71,6 +76,21 @@ struct TaskSpec {
     Isolation isolation;               ///< filesystem false: not isolated
     bool isolationGiven = false;       ///< the spec has an isolation object (else the node's default applies)
     NetworkNamespace network = NetworkNamespace::Host;
+    /// rlimits by docker's name ("nofile"), set in the task (and in every
+    /// command exec'd into it) before its first instruction; the others
+    /// are the manager's own.
+    std::map<std::string, Ulimit> ulimits;
+    /// Written for every task, 0 unless asked: a task never inherits the
+    /// daemon's own score.
+    int oomScoreAdj = 0;
+    /// Bound into an isolated task's /dev and allowed in its scope; a task
+    /// on the host's root sees the host's /dev (each must exist either way).
+    std::vector<Device> devices;
+    /// An isolated task's /etc/resolv.conf (the allocation network's DNS)
+    /// and /etc/hosts (the allocation's address and name); unset: the
+    /// files its root binds from the host.
+    std::optional<DnsConfig> dns;
+    std::optional<HostsEntry> hosts;
 
     // Filled by the manager's start from the system's user and file
     // databases (manager/task_resolve.hpp); never part of the JSON.
@@ -80,7 +100,8 @@ struct TaskSpec {
     std::vector<gid_t> groups;
 
     bool joinsAllocNetwork() const { return network == NetworkNamespace::Alloc; }
-    /// The user the task runs as: `user`, else kDefaultUser.
+    /// The user the task runs as: `user`, else nobody in its own root and
+    /// root on the host's (kDefaultIsolatedUser, kDefaultUser).
     std::string effectiveUser() const;
     bool operator==(const TaskSpec&) const = default;
 };

@@ -20,6 +20,9 @@ constexpr int64_t kMaxMb = int64_t{1} << 40;
 constexpr uint64_t kMaxSecretsBytes = uint64_t{1} << 30;
 constexpr size_t kMaxChrootEnv = 32;
 constexpr size_t kMaxVolumes = 16;
+// A node's GPUs and the like: a few per task; bounded as every list is.
+constexpr size_t kMaxDevices = 64;
+constexpr size_t kMaxIoDevices = 16;
 
 // --- codecs of this spec's own kinds ---------------------------------------
 
@@ -171,6 +174,48 @@ Field<Isolation> capDropField() {
     return f;
 }
 
+// {"/dev/vda": 1048576}: a block device (its node's path) to a rate.
+Codec<IoDeviceLimits> ioDeviceLimits() {
+    return {[](const Json& v, const std::string& at, Strictness) -> Result<IoDeviceLimits> {
+                if (!v.is_object()) return invalid(at + " must be an object of device paths to integers");
+                if (v.size() > kMaxIoDevices)
+                    return invalid(at + " has more than " + std::to_string(kMaxIoDevices) + " devices");
+                IoDeviceLimits out;
+                for (const auto& [path, rate] : v.items()) {
+                    if (!isDevicePath(path))
+                        return invalid(at + ": '" + path + "' must be a block device's path under /dev/");
+                    if (!rate.is_number_integer() || rate.get<int64_t>() < 1)
+                        return invalid(at + "[\"" + path + "\"] must be a positive integer");
+                    out[path] = static_cast<uint64_t>(rate.get<int64_t>());
+                }
+                return out;
+            },
+            [](const IoDeviceLimits& limits) { return Json(limits); }};
+}
+
+// {"nofile": "65536:65536", "core": "0"}: docker's --ulimit values.
+Codec<std::map<std::string, Ulimit>> ulimits() {
+    return {[](const Json& v, const std::string& at, Strictness) -> Result<std::map<std::string, Ulimit>> {
+                if (!v.is_object()) return invalid(at + " must be an object of \"SOFT:HARD\" strings");
+                std::map<std::string, Ulimit> out;
+                for (const auto& [name, value] : v.items()) {
+                    if (ulimitResource(name) < 0)
+                        return invalid(at + ": unknown limit '" + name + "' (" + ulimitNames() + ")");
+                    if (!value.is_string())
+                        return invalid(at + "." + name + " must be a string, \"SOFT:HARD\" or \"N\"");
+                    auto limit = parseUlimit(value.get<std::string>());
+                    if (!limit) return invalid(at + "." + name + ": " + limit.error().message);
+                    out[name] = *limit;
+                }
+                return out;
+            },
+            [](const std::map<std::string, Ulimit>& limits) {
+                Json out = Json::object();
+                for (const auto& [name, limit] : limits) out[name] = formatUlimit(limit);
+                return out;
+            }};
+}
+
 // Given in KiB, kept in bytes.
 Codec<uint64_t> secretsSize() {
     return {[](const Json& v, const std::string& at, Strictness) -> Result<uint64_t> {
@@ -194,6 +239,11 @@ const Schema<Resources>& resourcesSchema() {
             field("pids_max", &Resources::pidsMax, integerAs<uint64_t>(1, int64_t{1} << 22)),
             field("cores", &Resources::cores, integerAs<uint32_t>(0, 4096)),
             field("cpuset", &Resources::cpuset, cpuList()),
+            field("io_weight", &Resources::ioWeight, integerAs<uint64_t>(kIoWeightMin, kIoWeightMax)),
+            field("io_read_bps", &Resources::ioReadBps, ioDeviceLimits()),
+            field("io_write_bps", &Resources::ioWriteBps, ioDeviceLimits()),
+            field("io_read_iops", &Resources::ioReadIops, ioDeviceLimits()),
+            field("io_write_iops", &Resources::ioWriteIops, ioDeviceLimits()),
         },
         {
             [](const Resources& r, const std::string& at) -> Result<void> {
@@ -236,6 +286,76 @@ const Schema<Volume>& volumeSchema() {
                 return {};
             },
         },
+        {},
+        {}};
+    return schema;
+}
+
+const Schema<Device>& deviceSchema() {
+    static const Schema<Device> schema{
+        {
+            field("host_path", &Device::hostPath, text([](const std::string& p) -> std::optional<std::string> {
+                      if (!isDevicePath(p)) return "'" + p + "' must be a device node's path under /dev/";
+                      return std::nullopt;
+                  }),
+                  Presence::Always, true),
+            field("task_path", &Device::taskPath, text(cleanNotRoot)),
+            field("permissions", &Device::permissions, text([](const std::string& p) -> std::optional<std::string> {
+                      if (!validDevicePermissions(p)) return "'" + p + "' must be a combination of r, w and m";
+                      return std::nullopt;
+                  })),
+        },
+        {},
+        {},
+        {}};
+    return schema;
+}
+
+// A list of resolv.conf words, each checked.
+Codec<std::vector<std::string>> confWords(bool (*valid)(const std::string&), const char* what) {
+    return {[valid, what](const Json& v, const std::string& at, Strictness) -> Result<std::vector<std::string>> {
+                if (!v.is_array()) return invalid(at + " must be an array of strings");
+                if (v.size() > kMaxDnsEntries)
+                    return invalid(at + " has more than " + std::to_string(kMaxDnsEntries) + " entries");
+                std::vector<std::string> out;
+                for (const auto& w : v) {
+                    if (!w.is_string() || !valid(w.get<std::string>()))
+                        return invalid(at + ": " + w.dump() + " is not " + what);
+                    out.push_back(w.get<std::string>());
+                }
+                return out;
+            },
+            [](const std::vector<std::string>& v) { return Json(v); }};
+}
+
+const Schema<DnsConfig>& dnsSchema() {
+    static const Schema<DnsConfig> schema{
+        {
+            field("servers", &DnsConfig::servers, confWords(isIpAddress, "an IP address")),
+            field("searches", &DnsConfig::searches, confWords(isConfWord, "a domain")),
+            field("options", &DnsConfig::options, confWords(isConfWord, "a resolv.conf option")),
+        },
+        {},
+        {},
+        {}};
+    return schema;
+}
+
+const Schema<HostsEntry>& hostsSchema() {
+    static const Schema<HostsEntry> schema{
+        {
+            field("hostname", &HostsEntry::hostname, text([](const std::string& s) -> std::optional<std::string> {
+                      if (!isConfWord(s)) return "'" + s + "' is not a host name";
+                      return std::nullopt;
+                  }),
+                  Presence::Always, true),
+            field("address", &HostsEntry::address, text([](const std::string& s) -> std::optional<std::string> {
+                      if (!isIpAddress(s)) return "'" + s + "' is not an IP address";
+                      return std::nullopt;
+                  }),
+                  Presence::Always, true),
+        },
+        {},
         {},
         {}};
     return schema;
@@ -353,10 +473,24 @@ const Schema<TaskSpec>& taskSchema() {
             isolationField(),
             field("network_namespace", &TaskSpec::network,
                   oneOf<NetworkNamespace>({{"alloc", NetworkNamespace::Alloc}, {"host", NetworkNamespace::Host}})),
+            field("ulimits", &TaskSpec::ulimits, ulimits()),
+            field("oom_score_adj", &TaskSpec::oomScoreAdj, integerAs<int>(kOomScoreAdjMin, kOomScoreAdjMax)),
+            field("devices", &TaskSpec::devices, objects(deviceSchema(), kMaxDevices)),
+            field("dns", &TaskSpec::dns, object(dnsSchema())),
+            field("hosts", &TaskSpec::hosts, object(hostsSchema())),
         },
         {
             [](const TaskSpec& s, const std::string&) -> Result<void> {
                 if (s.command.empty()) return invalid("command is required");
+                return {};
+            },
+            // Two binds at one place: the second would hide the first.
+            [](const TaskSpec& s, const std::string&) -> Result<void> {
+                for (size_t i = 0; i < s.devices.size(); ++i)
+                    for (size_t j = 0; j < i; ++j)
+                        if (s.devices[i].seenAt() == s.devices[j].seenAt())
+                            return invalid("devices[" + std::to_string(i) + "] and devices[" + std::to_string(j) +
+                                           "] are both at " + s.devices[i].seenAt());
                 return {};
             },
         },
@@ -411,6 +545,11 @@ Resources merged(const Resources& base, const Resources& change) {
     take(out.pidsMax, change.pidsMax);
     take(out.cores, change.cores);
     if (!change.cpuset.empty()) out.cpuset = change.cpuset;
+    take(out.ioWeight, change.ioWeight);
+    for (auto [into, from] :
+         {std::pair{&out.ioReadBps, &change.ioReadBps}, std::pair{&out.ioWriteBps, &change.ioWriteBps},
+          std::pair{&out.ioReadIops, &change.ioReadIops}, std::pair{&out.ioWriteIops, &change.ioWriteIops}})
+        if (!from->empty()) *into = *from;
     // A task that no longer oversubscribes loses its old hard limit.
     if (change.memoryMb && !change.memoryMaxMb) out.memoryMaxMb.reset();
     return out;
@@ -418,7 +557,7 @@ Resources merged(const Resources& base, const Resources& change) {
 
 std::string TaskSpec::effectiveUser() const {
     if (!user.empty()) return user;
-    return kDefaultUser;
+    return isolation.filesystem ? kDefaultIsolatedUser : kDefaultUser;
 }
 
 TaskSpec redacted(const TaskSpec& spec) {

@@ -9,12 +9,15 @@ package main
 // answers dynamic_workload_users) owning the files it writes, a denied
 // UID refused; raw_exec's work_dir, denied_envvars (plugin and task) and
 // NOMAD_UNIX_ADDR on the host's root, memory.max for Nomad's three memory
-// shapes; and bad input refused naming the key, at SetConfig or StartTask
-// where exec and raw_exec refuse it.
+// shapes; what taskscope adds (ulimit, oom_score_adj, io_weight) and a
+// device from Nomad's device plugins bound and allowed; and bad input
+// refused naming the key, at SetConfig or StartTask where exec and
+// raw_exec refuse it.
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -44,6 +47,9 @@ echo "denied_plugin=[$DENIED_BY_PLUGIN]"
 echo "denied_task=[$DENIED_BY_TASK]"
 echo "kept=[$KEPT]"
 [ -n "$WRITE" ] && echo mine >"$WRITE" && echo "wrote=$WRITE"
+echo "oom=$(cat /proc/self/oom_score_adj)"
+awk '/^Max open files/ { print "nofile=" $4 ":" $5 } /^Max processes/ { print "nproc=" $3 ":" $4 }' /proc/self/limits
+[ -n "$DEVW" ] && echo "$DEVW_MARK" >"$DEVW" && echo "devw=ok"
 echo probe-end
 trap 'exit 0' TERM
 while :; do sleep 0.1; done`
@@ -354,10 +360,51 @@ func readmeExamples(s *session) {
 	ok("readme_examples", "the README's taskscope jobs %v decode against the task schema", names)
 }
 
+// What taskscope gives beyond exec's keys (ulimit, oom_score_adj,
+// io_weight), and a device as Nomad's device plugins hand one over
+// (TaskConfig.Devices): a character node made for the test with
+// /dev/kmsg's numbers (1:11, in no private /dev), written to from the
+// task (the line shows in the kernel log) and allowed in its scope.
+func nodeOptionsJob(s *session, a alloc) {
+	if !system() {
+		skip("node_options", "the bus tier has no systemd of its own to show a scope")
+		return
+	}
+	const dev = "/dev/taskscope-gotest0"
+	_ = os.Remove(dev)
+	must(syscall.Mknod(dev, syscall.S_IFCHR|0600, 1<<8|11), "node_options")
+	defer os.Remove(dev)
+	mark := fmt.Sprintf("taskscope-goplugin-device-%d", time.Now().UnixNano())
+	p := runProbe(s, a, "nodeopts", map[string]interface{}{
+		"ulimit":        map[string]string{"nofile": "4096:8192", "nproc": "2000"},
+		"oom_score_adj": 250, "io_weight": 300}, func(c *drivers.TaskConfig) {
+		c.User = "root"
+		c.Devices = []*drivers.Device{{TaskPath: "/dev/gpu0", HostPath: dev, CgroupPermissions: "rw"}}
+		c.Env["DEVW"] = "/dev/gpu0"
+		c.Env["DEVW_MARK"] = mark
+	})
+	check(p.get("nofile") == "4096:8192" && p.get("nproc") == "2000:2000", "node_options",
+		"ulimit nofile %s nproc %s: %q", p.get("nofile"), p.get("nproc"), p.text)
+	check(p.get("oom") == "250", "node_options", "oom_score_adj %s", p.get("oom"))
+	check(p.get("devw") == "ok", "node_options", "the device was not writable: %q", p.text)
+	kmsg, err := exec.Command("dmesg").Output()
+	must(err, "node_options")
+	check(strings.Contains(string(kmsg), mark), "node_options", "the device write is not in the kernel log")
+	unit := filepath.Base(p.get("cgroup"))
+	show, err := exec.Command("systemctl", "show", "-p", "DeviceAllow", "-p", "IOWeight", unit).Output()
+	must(err, "node_options")
+	check(strings.Contains(string(show), dev+" rw") && strings.Contains(string(show), "=300"), "node_options",
+		"systemctl show %s: %q", unit, show)
+	endProbe(s, p)
+	ok("node_options", "ulimit nofile %s nproc %s, oom_score_adj %s, device %s at /dev/gpu0 written (kernel log), %s",
+		p.get("nofile"), p.get("nproc"), p.get("oom"), dev, strings.Join(strings.Fields(string(show)), " "))
+}
+
 // execJobs runs all of the above.
 func execJobs(s *session, a alloc) {
 	readmeExamples(s)
 	execStyleJobs(s, a)
+	nodeOptionsJob(s, a)
 	rawExecStyleJobs(s, a)
 	deniedUsers(s, a)
 	badExecInput(s, a)

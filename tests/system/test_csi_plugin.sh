@@ -50,7 +50,7 @@ monitor_sync "$MON"
 signals() { grep -c "\"member\":\"$1\"" "$MON" || true; }
 has_signal() { [[ $(signals "$1") -ge ${2:-1} ]]; }
 
-spec=$(jq -cn --arg cmd "$PLUGIN" --arg bin "${PLUGIN%/*}" '{command: $cmd, args: ["org.taskscope.test-csi", "1.2.3"], logs: false,
+spec=$(jq -cn --arg cmd "$PLUGIN" --arg bin "${PLUGIN%/*}" '{command: $cmd, args: ["org.taskscope.test-csi", "1.2.3"], logs: false, user: "root",
     plugin: {type: "csi", name: "hostpath", health_interval_ms: 300},
     isolation: {filesystem: true, volumes: [{source: $bin, target: $bin, read_only: true}]}}')
 t0=$(date +%s%N)

@@ -103,7 +103,7 @@ fresh_fifos
 attack='mv /alloc/logs /alloc/logs.old && ln -s /etc /alloc/logs &&
         rm /alloc/logs.old/.web.stderr.fifo && mknod /alloc/logs.old/.web.stderr.fifo c 1 5 &&
         mv /alloc/data /alloc/data.old && ln -s /etc /alloc/data && echo planted'
-spec=$(jq -cn --arg a "$attack" --arg na "$NA" '{command:"/bin/sh", args:["-c",$a],
+spec=$(jq -cn --arg a "$attack" --arg na "$NA" '{command:"/bin/sh", args:["-c",$a], user:"root",
     stdout_path:($na+"/alloc/logs/.web.stdout.fifo"), stderr_path:($na+"/alloc/logs/.web.stderr.fifo"),
     isolation:{task_dir:($na+"/web"), alloc_dir:($na+"/alloc"), secrets_dir:($na+"/web/secrets"),
                volumes:[{source:($na+"/alloc/data"), target:"/data"}]}}')

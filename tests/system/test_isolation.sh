@@ -83,8 +83,9 @@ exec sleep 600
 PROBE
 chmod 755 $W/probe/probe.sh
 
-# --- an isolated root task with a ro and a rw volume ---
-spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh"],
+# --- an isolated root task with a ro and a rw volume (root said: an
+# isolated task without a user runs as nobody) ---
+spec=$(jq -cn --arg w $W '{command:"/bin/sh", args:["/probe/probe.sh"], user:"root",
     isolation:{volumes:[{source:($w+"/probe"),target:"/probe",read_only:true},
                         {source:($w+"/out"),target:"/out"}]}}')
 out=$(mgr StartTask sss iso1 probe "$spec") || fail "isolated StartTask: $out"
@@ -140,7 +141,7 @@ grep -q "^pid1=/bin/sh /probe/probe.sh" <<<"$out" || grep -q "^pid1=sleep 600" <
 ok "exec into the isolated task: same root, pid namespace and capability set"
 
 # --- exec takes the task's own capability set and no_new_privs ---
-spec='{"command":"/bin/sleep","args":["600"],"logs":false,"isolation":{"cap_drop":["NET_BIND_SERVICE","KILL"],"no_new_privs":true}}'
+spec='{"command":"/bin/sleep","args":["600"],"logs":false,"user":"root","isolation":{"cap_drop":["NET_BIND_SERVICE","KILL"],"no_new_privs":true}}'
 out=$(mgr StartTask sss isocap c "$spec") || fail "StartTask with cap_drop: $out"
 cpid=$(task_field isocap c pid)
 task_eff=$(sed -n 's/^CapEff:\t//p' /proc/$cpid/status)
@@ -163,7 +164,7 @@ mkdir -p $V/bi/inside $V/h2t/inside $V/h2t/hostmnt $V/priv/inside $V/priv/hostmn
 # A source on a mount made private: the manager gives it a shared bind onto itself.
 mount -t tmpfs -o size=1m tmpfs $W/privmnt && mount --make-private $W/privmnt && mkdir $W/privmnt/inside
 mounts_before=$(host_mounts)
-spec=$(jq -cn --arg v $V --arg p $W/privmnt '{command:"/bin/sleep", args:["600"], logs:false,
+spec=$(jq -cn --arg v $V --arg p $W/privmnt '{command:"/bin/sleep", args:["600"], logs:false, user:"root",
     isolation:{volumes:[{source:($v+"/bi"),target:"/bi",propagation:"bidirectional"},
                         {source:($v+"/h2t"),target:"/h2t",propagation:"host-to-task"},
                         {source:($v+"/priv"),target:"/priv",propagation:"private"},
@@ -193,7 +194,7 @@ umount $V/h2t/hostmnt $V/priv/hostmnt $V/bi/inside $W/privmnt/inside
 same_mounts "once the task is gone"
 
 # --- kill -9 of the manager in the middle of isolated starts ---
-spec=$(jq -cn --arg v $V '{command:"/bin/sleep", args:["600"], logs:false,
+spec=$(jq -cn --arg v $V '{command:"/bin/sleep", args:["600"], logs:false, user:"root",
     isolation:{volumes:[{source:($v+"/bi"),target:"/bi",propagation:"bidirectional"},
                         {source:($v+"/priv"),target:"/priv"}]}}')
 # The kills fall at a quarter, half and three quarters of a start's time.
@@ -320,7 +321,7 @@ env_base='["/bin","/etc","/lib","/lib64","/sbin","/usr"]'
 start_ms() {
     local name=$1 extra=$2 t0 t1
     local spec
-    spec=$(jq -cn --argjson e "$env_base" --arg x "$extra" '{command:"/bin/true", logs:false, isolation:{chroot_env:($e+[$x])}}')
+    spec=$(jq -cn --argjson e "$env_base" --arg x "$extra" '{command:"/bin/true", logs:false, user:"root", isolation:{chroot_env:($e+[$x])}}')
     t0=$(date +%s%N)
     mgr StartTask sss isofast $name "$spec" >/dev/null || fail "start $name"
     t1=$(date +%s%N)

@@ -141,7 +141,7 @@ ok "root namespace reached n-b's server through 192.0.2.1:18080"
 # bridge address, and serves a task of n-a that is not isolated over
 # loopback.
 mkdir -p $OUT/iso
-iso=",\"isolation\":{\"volumes\":[{\"source\":\"$OUT/iso\",\"target\":\"/out\"}]}"
+iso=",\"user\":\"root\",\"isolation\":{\"volumes\":[{\"source\":\"$OUT/iso\",\"target\":\"/out\"}]}"
 # (Its 0.2 s sleeps pace its retries until n-b's server listens.)
 run_in n-a iso "$iso" /bin/sh -c "ip -o link | awk -F': ' '{print \$2}' | cut -d@ -f1 | tr '\n' ' ' >/out/links
     ls /sys/class/net | tr '\n' ' ' >/out/sys

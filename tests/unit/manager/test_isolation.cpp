@@ -156,3 +156,34 @@ BOOST_AUTO_TEST_CASE(clean_paths) {
     BOOST_TEST(!isCleanAbsolutePath("usr"));
     BOOST_TEST(!isCleanAbsolutePath(""));
 }
+
+// issue 47: the score goes to every task (0 unless asked), each ulimit as
+// --rlimit with its RLIMIT_* number, devices only to an isolated task.
+BOOST_AUTO_TEST_CASE(limits_and_devices_as_shim_options) {
+    auto s = parseTaskSpec(R"({"command":"/bin/true","ulimits":{"nofile":"10:20","core":"unlimited"},
+        "devices":[{"host_path":"/dev/fuse"},{"host_path":"/dev/nvidia0","task_path":"/dev/gpu"}]})");
+    BOOST_REQUIRE(s.ok());
+    const auto limits = shimLimitArgs(*s);
+    const std::vector<std::string> expected = {"--oom-score-adj", "0",        "--rlimit", "4",  "unlimited",
+                                               "unlimited",       "--rlimit", "7",        "10", "20"};
+    BOOST_TEST(limits == expected, boost::test_tools::per_element());
+    BOOST_TEST(shimDeviceArgs(*s).empty());  // on the host's root: its /dev is the host's
+    s->isolation.filesystem = true;
+    const std::vector<std::string> devices = {"--device", "/dev/fuse",    "/dev/fuse",
+                                              "--device", "/dev/nvidia0", "/dev/gpu"};
+    BOOST_TEST(shimDeviceArgs(*s) == devices, boost::test_tools::per_element());
+    s->oomScoreAdj = -17;
+    BOOST_TEST(shimLimitArgs(*s)[1] == "-17");
+}
+
+// issue 47: resolv.conf and hosts words, only for an isolated task.
+BOOST_AUTO_TEST_CASE(network_files_as_shim_options) {
+    auto s = parseTaskSpec(R"({"command":"/bin/true","dns":{"searches":["svc.example"]},
+        "hosts":{"hostname":"web","address":"10.1.2.3"}})");
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(shimNetFileArgs(*s, "nameserver 192.0.2.1\n").empty());  // on the host's root: the host's files
+    s->isolation.filesystem = true;
+    const std::vector<std::string> expected = {"--dns-server", "192.0.2.1", "--dns-search", "svc.example",
+                                               "--hosts",      "web",       "10.1.2.3"};
+    BOOST_TEST(shimNetFileArgs(*s, "nameserver 192.0.2.1\n") == expected, boost::test_tools::per_element());
+}

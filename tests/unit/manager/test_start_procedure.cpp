@@ -134,8 +134,8 @@ struct Fixture {
             draft.spec = *s;
         else
             refused = s.error();
-        manager::StartContext ctx{config,        *spool, *records, systemd, loop, *startWorker,
-                                  *cgroupWorker, *cpus,  nullptr,  hook,    netns, nullptr};
+        manager::StartContext ctx{config, *spool,  *records, systemd, loop,    *startWorker, *cgroupWorker,
+                                  *cpus,  nullptr, hook,     netns,   nullptr, nullptr};
         start = std::make_unique<manager::StartProcedure>(std::move(ctx), draft, refused, heard);
         start->begin();
         const auto deadline = common::EventLoop::Clock::now() + 10s;
@@ -330,8 +330,8 @@ BOOST_FIXTURE_TEST_CASE(a_start_destroyed_midway_answers_nothing_later, Fixture)
     draft.name = "web";
     draft.unit = "a1-web.scope";
     draft.spec = *spec::parseTaskSpec(spec("/bin/sleep", {{"args", {"1000"}}}));
-    manager::StartContext ctx{config,        *spool, *records, systemd, loop, *startWorker,
-                              *cgroupWorker, *cpus,  nullptr,  hook,    netns, nullptr};
+    manager::StartContext ctx{config, *spool,  *records, systemd, loop,    *startWorker, *cgroupWorker,
+                              *cpus,  nullptr, hook,     netns,   nullptr, nullptr};
     start = std::make_unique<manager::StartProcedure>(std::move(ctx), draft, std::nullopt, heard);
     start->begin();
     const auto deadline = common::EventLoop::Clock::now() + 10s;

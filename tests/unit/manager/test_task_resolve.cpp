@@ -35,14 +35,21 @@ BOOST_AUTO_TEST_CASE(resolve_errors_are_named) {
 }
 
 
-// Without a user: root (spec/task_spec.hpp kDefaultUser says why).
+// Without a user: root on the host's root (raw_exec), nobody in the task's
+// own root (exec); spec/task_spec.hpp kDefaultIsolatedUser says why.
 BOOST_AUTO_TEST_CASE(default_user) {
     auto s = parseTaskSpec(R"({"command":"/bin/true"})");
     BOOST_REQUIRE(s.ok());
     BOOST_TEST(s->effectiveUser() == "root");
     BOOST_TEST(!toJson(*s).contains("user"));
-    s = parseTaskSpec(R"({"command":"/bin/true","isolation":{},"user":"nobody"})");
+    s = parseTaskSpec(R"({"command":"/bin/true","isolation":{}})");
+    BOOST_REQUIRE(s.ok());
     BOOST_TEST(s->effectiveUser() == "nobody");
+    BOOST_TEST(!toJson(*s).contains("user"));
+    s = parseTaskSpec(R"({"command":"/bin/true","isolation":{},"user":"root"})");
+    BOOST_TEST(s->effectiveUser() == "root");
+    s = parseTaskSpec(R"({"command":"/bin/true","isolation":{"filesystem":false}})");
+    BOOST_TEST(s->effectiveUser() == "root");
 }
 
 // A deny list is checked against the resolved IDs, before anything is made.
@@ -75,6 +82,11 @@ BOOST_AUTO_TEST_CASE(isolated_root_and_numbers_without_a_database) {
     s->isolation.taskDir = dir;  // no etc/passwd in it
     auto r = manager::resolveRootIdentity(*s);
     BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    // No user: nobody, by the kernel's overflow IDs (no database to ask).
+    BOOST_TEST(s->uid == 65534u);
+    BOOST_TEST(s->gid == 65534u);
+    s->user = "root";
+    BOOST_REQUIRE(manager::resolveRootIdentity(*s).ok());
     BOOST_TEST(s->uid == 0u);
     // Nomad's dynamic workload user, as the driver names it.
     s->user = "80001";

@@ -1,5 +1,6 @@
 taskscope_unit_test(manager/test_task_resolve.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_isolation.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_node_checks.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_exit_record.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_config.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_node_slice.cpp taskscope_manager_lib)

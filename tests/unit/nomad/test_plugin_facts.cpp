@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE plugin_facts
 #include <boost/test/unit_test.hpp>
 
+#include "nomad/node_task_config.hpp"
 #include "nomad/plugin_facts.hpp"
 
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
@@ -62,6 +63,10 @@ BOOST_AUTO_TEST_CASE(schemas) {
     const auto task = taskConfigSchema();
     BOOST_TEST(task.object().attributes().at("command").attr().required());
     BOOST_TEST(task.object().attributes().at("args").attr().type() == "list(string)");
+    // issue 47's node keys
+    BOOST_TEST(task.object().attributes().at("ulimit").attr().type() == "map(string)");
+    BOOST_TEST(task.object().attributes().at("oom_score_adj").attr().type() == "number");
+    BOOST_TEST(task.object().attributes().at("device_read_iops").attr().type() == "map(number)");
 }
 
 // A superset of exec's and raw_exec's schemas at Nomad aa026cc99cfb
@@ -109,6 +114,10 @@ BOOST_AUTO_TEST_CASE(schemas_are_supersets_of_exec_and_raw_exec) {
         BOOST_TEST(t.at(w.name).attr().type() == w.type, w.name);
         BOOST_TEST(t.at(w.name).attr().required() == (std::string(w.name) == "command"), w.name);
     }
-    BOOST_TEST(t.size() == std::size(task));
+    for (const auto& [name, type] : nodeTaskKeys()) {
+        BOOST_TEST_REQUIRE(t.count(name) == 1u, name);
+        BOOST_TEST(t.at(name).attr().type() == type, name);
+    }
+    BOOST_TEST(t.size() == std::size(task) + nodeTaskKeys().size());
     BOOST_TEST(cfg.size() == std::size(plugin) + 1);  // and default_isolation
 }

@@ -170,26 +170,34 @@ BOOST_AUTO_TEST_CASE(none_rewrites_nomad_dirs_and_refuses_mounts) {
 BOOST_AUTO_TEST_CASE(devices_and_bad_mounts) {
     auto t = task();
     auto* d = t.add_devices();
-    d->set_host_path("/dev/null");
-    d->set_task_path("/dev/null");
+    d->set_host_path("/dev/nvidia0");
+    d->set_task_path("/dev/gpu0");
     d->set_cgroup_permissions("rw");
-    auto chroot = buildTaskSpec(t);  // isolated: no way to bind it in, refused
-    BOOST_REQUIRE(!chroot);
-    BOOST_TEST(chroot.error().message.find("/dev/null") != std::string::npos);
-    BOOST_TEST(buildTaskSpec(t, kNone).ok());  // the host's /dev
-    d->set_task_path("");                      // Nomad's default: the host path
-    BOOST_TEST(buildTaskSpec(t, kNone).ok());
+    // Isolated: bound at its task path (and allowed in its scope).
+    auto chroot = buildTaskSpec(t);
+    BOOST_REQUIRE_MESSAGE(chroot.ok(), (chroot.ok() ? std::string() : chroot.error().message));
+    const auto& dev = (*chroot)["devices"][0];
+    BOOST_TEST(dev["host_path"].get<std::string>() == "/dev/nvidia0");
+    BOOST_TEST(dev["task_path"].get<std::string>() == "/dev/gpu0");
+    BOOST_TEST(dev["permissions"].get<std::string>() == "rw");
+    // On the host's root only at its host path.
+    auto moved = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(!moved);
+    BOOST_TEST(moved.error().message.find("host path") != std::string::npos);
+    d->set_task_path("");           // Nomad's default: the host path
+    d->set_cgroup_permissions("");  // docker's default: rwm
+    auto host = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(host.ok());
+    BOOST_TEST((*host)["devices"][0]["host_path"].get<std::string>() == "/dev/nvidia0");
+    BOOST_TEST(!(*host)["devices"][0].contains("permissions"));  // the default, rwm
     d->set_cgroup_permissions("rwx");
-    BOOST_TEST(!buildTaskSpec(t, kNone));
+    auto perms = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(!perms);
+    BOOST_TEST(perms.error().message.find("rwx") != std::string::npos);
     d->set_cgroup_permissions("r");
-    d->set_task_path("/dev/other");
+    d->set_host_path("/etc/hostname");  // not under /dev
     BOOST_TEST(!buildTaskSpec(t, kNone));
-    d->set_task_path("/etc/hostname");
-    d->set_host_path("/etc/hostname");  // not a device node
-    BOOST_TEST(!buildTaskSpec(t, kNone));
-    d->set_host_path("/dev/no-such-device");
-    d->set_task_path("/dev/no-such-device");
-    BOOST_TEST(!buildTaskSpec(t, kNone));
+    BOOST_TEST(!buildTaskSpec(t));
     auto u = task();
     auto* m = u.add_mounts();
     m->set_host_path("/srv");

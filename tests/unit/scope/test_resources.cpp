@@ -64,3 +64,29 @@ BOOST_AUTO_TEST_CASE(cpu_quota_pids_and_cpuset) {
     const auto mask = m.at("AllowedCPUs").get<std::vector<uint8_t>>();
     BOOST_TEST(mask == (std::vector<uint8_t>{0x05, 0x02}), boost::test_tools::per_element());
 }
+
+// issue 47: disk IO through systemd's IO properties, each device a (path,
+// rate) pair as IO*Max= takes them (a(st)).
+BOOST_AUTO_TEST_CASE(io_limits_are_systemd_io_properties) {
+    Resources r;
+    r.ioWeight = 200;
+    r.ioReadBps = {{"/dev/vda", 1048576}, {"/dev/vdb", 7}};
+    r.ioWriteBps = {{"/dev/vda", 2097152}};
+    r.ioReadIops = {{"/dev/vda", 100}};
+    r.ioWriteIops = {{"/dev/vda", 50}};
+    auto m = asMap(resourceProperties(r));
+    using Limits = std::vector<sdbus::Struct<std::string, uint64_t>>;
+    BOOST_TEST(m.at("IOWeight").get<uint64_t>() == 200u);
+    const auto read = m.at("IOReadBandwidthMax").get<Limits>();
+    BOOST_REQUIRE(read.size() == 2u);
+    BOOST_TEST(read[0].get<0>() == "/dev/vda");
+    BOOST_TEST(read[0].get<1>() == 1048576u);
+    BOOST_TEST(read[1].get<0>() == "/dev/vdb");
+    BOOST_TEST(m.at("IOWriteBandwidthMax").get<Limits>().at(0).get<1>() == 2097152u);
+    BOOST_TEST(m.at("IOReadIOPSMax").get<Limits>().at(0).get<1>() == 100u);
+    BOOST_TEST(m.at("IOWriteIOPSMax").get<Limits>().at(0).get<1>() == 50u);
+    Resources none;
+    none.memoryMb = 1;
+    for (const char* p : {"IOWeight", "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax", "IOWriteIOPSMax"})
+        BOOST_TEST(asMap(resourceProperties(none)).count(p) == 0u, p);
+}

@@ -457,6 +457,36 @@ if [[ ${TASKSCOPE_SHIM_OOM_TEST:-0} == 1 ]]; then
   fi
 fi
 
+# --- limits (issue 47): rlimits and oom_score_adj set before exec, as
+# any user may (lower limits, a higher score); above them: a named step ---
+before=$FAILS
+start limits --rlimit 7 100 200 --rlimit 4 0 unlimited --oom-score-adj 500 \
+  --stdout "$T/limits/out" -- /bin/sh sh -c 'cat /proc/self/oom_score_adj; ulimit -Sn; ulimit -Hn; ulimit -Hc'
+go started; finish 0; check_exit 0 0 0 ""
+# The shell's own limits are the task's: inherited from the exec'd task.
+[[ $(tr '\n' ' ' <"$D/out") == "500 100 200 unlimited " ]] || fail "limits: $(tr '\n' ' ' <"$D/out")"
+((FAILS == before)) && ok
+if ((UIDN != 0)); then
+  before=$FAILS
+  hard=$(ulimit -Hn)
+  if [[ $hard != unlimited ]]; then
+    start rlimit_above_hard --rlimit 7 1 $((hard + 1)) -- /bin/true true
+    go "execfailed 1 rlimit-nofile"
+    finish 0
+    check_exit 127 0 1 rlimit-nofile
+    ((FAILS == before)) && ok
+  fi
+fi
+before=$FAILS
+CASE=badlimits; D=$T/badlimits; mkdir -p "$D"
+for bad in "--rlimit 7 200 100" "--rlimit 99 1 1" "--rlimit 7 x 1" "--oom-score-adj 1001" "--oom-score-adj -"; do
+  # shellcheck disable=SC2086 # the words of one bad option
+  out=$("$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd / $bad -- /bin/true true 3>&1 4</dev/null 2>/dev/null)
+  rc=$?
+  [[ $rc == 2 && $out == "error 22 args" ]] || fail "$bad: rc=$rc out='$out'"
+done
+((FAILS == before)) && ok
+
 # --- bad arguments: error report, no task ---
 before=$FAILS
 CASE=badargs; D=$T/badargs; mkdir -p "$D"

@@ -39,7 +39,9 @@ BOOST_AUTO_TEST_CASE(spec_defaults_as_the_manager_has_them) {
     auto t = parseTaskJson(taskJson(R"({"command":"/bin/sleep"})"));
     BOOST_REQUIRE(t.ok());
     BOOST_REQUIRE(t->spec.has_value());
-    BOOST_TEST(t->spec->user == "root");
+    // No user said: the manager's default, root on the host's root.
+    BOOST_TEST(t->spec->user == "");
+    BOOST_TEST(t->spec->effectiveUser() == "root");
     BOOST_TEST(t->spec->group == "");
     BOOST_TEST(t->spec->cwd == "/");
     BOOST_TEST(t->spec->env.empty());

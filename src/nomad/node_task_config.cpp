@@ -1,0 +1,200 @@
+#include "nomad/node_task_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <functional>
+#include <limits>
+
+#include "nomad/cty_msgpack.hpp"
+
+namespace taskscope::nomad {
+
+namespace {
+
+using common::makeError;
+using common::Result;
+using nlohmann::json;
+
+common::Error invalid(const std::string& message) {
+    return makeError("InvalidConfig", message);
+}
+
+using Reader = std::function<Result<void>(const json& value, const std::string& at, spec::TaskSpec& out)>;
+
+struct Key {
+    const char* name;
+    const char* hclType;
+    Reader read;
+};
+
+Result<void> readUlimit(const json& v, const std::string& at, spec::TaskSpec& out) {
+    if (!v.is_object()) return invalid(at + " must be a map of strings (nofile = \"65536:65536\")");
+    for (const auto& [name, text] : v.items()) {
+        if (text.is_null()) continue;
+        if (spec::ulimitResource(name) < 0)
+            return invalid(at + ": unknown limit \"" + name + "\" (" + spec::ulimitNames() + ")");
+        if (!text.is_string()) return invalid(at + "." + name + " must be a string, \"SOFT:HARD\" or \"N\"");
+        auto limit = spec::parseUlimit(text.get<std::string>());
+        if (!limit) return invalid(at + "." + name + ": " + limit.error().message);
+        out.ulimits[name] = *limit;
+    }
+    return {};
+}
+
+Result<void> oomScoreAdj(const json& v, const std::string& at, spec::TaskSpec& out) {
+    auto n = ctyInteger(v, at.c_str());
+    if (!n) return n.error();
+    // raw_exec refuses a negative score (drivers/rawexec/driver.go,
+    // TaskConfig.Validate): a task would be spared before the node's own
+    // services when memory runs out.
+    if (*n < 0) return invalid(at + " must not be negative");
+    if (*n > spec::kOomScoreAdjMax) return invalid(at + " must be at most " + std::to_string(spec::kOomScoreAdjMax));
+    out.oomScoreAdj = static_cast<int>(*n);
+    return {};
+}
+
+Result<void> ioWeight(const json& v, const std::string& at, spec::TaskSpec& out) {
+    auto n = ctyInteger(v, at.c_str());
+    if (!n) return n.error();
+    if (*n < static_cast<int64_t>(spec::kIoWeightMin) || *n > static_cast<int64_t>(spec::kIoWeightMax))
+        return invalid(at + " is " + std::to_string(*n) + ", outside " + std::to_string(spec::kIoWeightMin) + ".." +
+                       std::to_string(spec::kIoWeightMax) + " (systemd's IOWeight=)");
+    out.resources.ioWeight = static_cast<uint64_t>(*n);
+    return {};
+}
+
+// A rate: a number, or for bytes also docker's size text ("10M").
+Result<uint64_t> rateOf(const json& rate, bool bytes, const std::string& at) {
+    if (bytes && rate.is_string()) {
+        auto n = parseByteRate(rate.get<std::string>());
+        if (!n) return invalid(at + ": " + n.error().message);
+        if (*n == 0) return invalid(at + " must be positive");
+        return n;
+    }
+    auto n = ctyInteger(rate, at.c_str());
+    if (!n) return n.error();
+    if (*n < 1) return invalid(at + " must be positive");
+    return static_cast<uint64_t>(*n);
+}
+
+// A map of device paths to rates, into one of the spec's IO maps.
+Reader ioLimits(spec::IoDeviceLimits spec::Resources::*member, bool bytes) {
+    return [member, bytes](const json& v, const std::string& at, spec::TaskSpec& out) -> Result<void> {
+        if (!v.is_object())
+            return invalid(at + " must be a map of device paths to " +
+                           (bytes ? std::string("rates (\"/dev/sda\" = \"10M\")") : std::string("numbers")));
+        for (const auto& [path, rate] : v.items()) {
+            if (rate.is_null()) continue;
+            if (!spec::isDevicePath(path)) return invalid(at + ": \"" + path + "\" must be a block device under /dev/");
+            auto n = rateOf(rate, bytes, at + "[\"" + path + "\"]");
+            if (!n) return n.error();
+            (out.resources.*member)[path] = *n;
+        }
+        return {};
+    };
+}
+
+const std::vector<Key>& keys() {
+    static const std::vector<Key> k = {
+        {"ulimit", "map(string)", readUlimit},
+        {"oom_score_adj", "number", oomScoreAdj},
+        {"io_weight", "number", ioWeight},
+        {"device_read_bps", "map(string)", ioLimits(&spec::Resources::ioReadBps, true)},
+        {"device_write_bps", "map(string)", ioLimits(&spec::Resources::ioWriteBps, true)},
+        {"device_read_iops", "map(number)", ioLimits(&spec::Resources::ioReadIops, false)},
+        {"device_write_iops", "map(number)", ioLimits(&spec::Resources::ioWriteIops, false)},
+    };
+    return k;
+}
+
+}  // namespace
+
+const std::vector<std::pair<const char*, const char*>>& nodeTaskKeys() {
+    static const auto out = [] {
+        std::vector<std::pair<const char*, const char*>> v;
+        for (const auto& k : keys()) v.emplace_back(k.name, k.hclType);
+        return v;
+    }();
+    return out;
+}
+
+bool isNodeTaskKey(const std::string& key) {
+    return std::any_of(keys().begin(), keys().end(), [&](const Key& k) { return key == k.name; });
+}
+
+Result<void> addNodeTaskKey(const std::string& key, const json& value, spec::TaskSpec& out) {
+    for (const auto& k : keys())
+        if (key == k.name) return k.read(value, "config." + key, out);
+    return invalid("unknown attribute config." + key);
+}
+
+Result<uint64_t> parseByteRate(const std::string& text) {
+    size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+    uint64_t n = 0;
+    if (digits == 0 || std::from_chars(text.data(), text.data() + digits, n).ec != std::errc())
+        return invalid("\"" + text + "\" is not a size (a number, optionally with k, m, g or t)");
+    std::string unit;
+    for (char c : text.substr(digits)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (unit.size() == 2 && unit[1] == 'b') unit.pop_back();
+    const std::string units = "kmgt";
+    uint64_t scale = 1;
+    if (!unit.empty()) {
+        const auto at = units.find(unit);
+        if (unit.size() != 1 || at == std::string::npos)
+            return invalid("\"" + text + "\" has an unknown unit (k, m, g or t, optionally with b)");
+        for (size_t i = 0; i <= at; ++i) scale *= 1024;
+    }
+    if (n > std::numeric_limits<uint64_t>::max() / scale) return invalid("\"" + text + "\" is too large");
+    return n * scale;
+}
+
+Result<void> addNomadDevices(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg, bool isolated,
+                             spec::TaskSpec& out) {
+    for (int i = 0; i < cfg.devices_size(); ++i) {
+        const auto& d = cfg.devices(i);
+        const std::string at = "device " + (d.host_path().empty() ? std::to_string(i) : d.host_path());
+        if (!spec::isDevicePath(d.host_path())) return invalid(at + ": host_path must be a device node under /dev/");
+        spec::Device dev;
+        dev.hostPath = d.host_path();
+        dev.taskPath = d.task_path().empty() ? d.host_path() : d.task_path();
+        dev.permissions = d.cgroup_permissions().empty() ? "rwm" : d.cgroup_permissions();
+        if (!spec::validDevicePermissions(dev.permissions))
+            return invalid(at + ": permissions \"" + dev.permissions + "\" are not a combination of r, w and m");
+        // On the host's root the task sees the host's /dev and its scope
+        // has no device policy: the device is there already, at its host
+        // path, and nowhere else.
+        if (!isolated && dev.taskPath != dev.hostPath)
+            return invalid(at + " at " + dev.taskPath +
+                           ": with isolation = \"none\" a task sees the host's /dev, so a device can only be at its "
+                           "host path");
+        if (!isolated) dev.taskPath.clear();
+        out.devices.push_back(std::move(dev));
+    }
+    return {};
+}
+
+void addNetworkFiles(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg, bool isolated,
+                     spec::TaskSpec& out) {
+    namespace pb = hashicorp::nomad::plugins::drivers::proto;
+    if (!isolated || !cfg.has_network_isolation_spec() ||
+        cfg.network_isolation_spec().mode() != pb::NetworkIsolationSpec::GROUP)
+        return;
+    if (cfg.has_dns()) {
+        const auto& d = cfg.dns();
+        spec::DnsConfig dns{{d.servers().begin(), d.servers().end()},
+                            {d.searches().begin(), d.searches().end()},
+                            {d.options().begin(), d.options().end()}};
+        if (!dns.empty()) out.dns = std::move(dns);
+    }
+    const auto& hosts = cfg.network_isolation_spec().hostsconfig();
+    if (!hosts.hostname().empty() && !hosts.address().empty())
+        out.hosts = spec::HostsEntry{hosts.hostname(), hosts.address()};
+}
+
+std::string allocHostname(const std::string& allocId, const std::string& networkHostname) {
+    return networkHostname.empty() ? allocId.substr(0, 8) : networkHostname;
+}
+
+}  // namespace taskscope::nomad

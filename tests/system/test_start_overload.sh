@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# variants: v2 (v1)
+# Issue 48: a start the caller is told failed leaves nothing, and a start
+# told it succeeded runs, also when the bus and systemd stop answering in
+# the middle of a burst of starts. dbus-daemon is SIGSTOPped (the manager
+# asks systemd through it, and answers its callers through it) for longer
+# than start_timeout_ms, once the first start of a burst was answered,
+# then SIGCONTed. Each task's first instruction writes a marker file.
+# - every StartTask is answered (dbus-send waits 120 s);
+# - an answered error is Overloaded, named as such; its task's marker was
+#   never written, no process, scope or allocation slice of it is left
+#   (once systemd caught up), and GetTask does not know it: no record;
+# - an answered success runs: its marker is there, GetTask says running,
+#   its scope is active;
+# - at least one of each, or the scenario did not happen.
+source "$(dirname "$0")/lib.sh"
+
+DROPIN=/etc/taskscope/manager.json.d/50-test-start-overload.json
+W=/run/overloadtest
+N=30
+STALL_S=6  # longer than start_timeout_ms below, shorter than the callers' wait
+DBUS_PID=$(systemctl show -p MainPID --value dbus)
+cleanup() {
+    set +e
+    kill -CONT "$DBUS_PID" 2>/dev/null
+    for i in $(seq $N); do
+        mgr StopTask sssx ovl${i}z t SIGKILL 0 >/dev/null 2>&1
+        mgr ForgetTask ss ovl${i}z t >/dev/null 2>&1
+    done
+    rm -f "$DROPIN"
+    systemctl restart taskscope-manager
+    rm -rf $W
+}
+trap cleanup EXIT
+
+mkdir -p "${DROPIN%/*}" $W/out
+echo '{"start_timeout_ms": 3000}' >"$DROPIN"
+systemctl restart taskscope-manager
+[[ $DBUS_PID -gt 1 ]] || fail "no dbus-daemon pid"
+
+# Each task in an allocation of its own: every start makes a slice too.
+for i in $(seq $N); do
+    spec=$(jq -cn --arg m $W/out/$i '{command:"/bin/sh", args:["-c","touch \"$0\"; exec sleep 600",$m], logs:false}')
+    (
+        dbus-send --system --print-reply --reply-timeout=120000 --dest=$I $M $I.StartTask \
+            string:ovl${i}z string:t "string:$spec" >$W/answer.$i 2>&1
+        echo $? >$W/rc.$i
+    ) &
+done
+answered() { compgen -G "$W/rc.*" >/dev/null; }
+wait_until "the first answer of the burst" 600 answered
+kill -STOP "$DBUS_PID"
+t0=$(date +%s%N)
+# The stall is the scenario: the bus silent for this long, whatever the
+# starts do meanwhile (each start's own deadline is 3 s).
+sleep $STALL_S
+kill -CONT "$DBUS_PID"
+ok "dbus-daemon stopped for $((($(date +%s%N) - t0) / 1000000)) ms after the first answer"
+wait
+for i in $(seq $N); do [[ -s $W/rc.$i ]] || fail "start $i has no answer"; done
+ok "all $N starts answered"
+
+succeeded=() failed=()
+for i in $(seq $N); do
+    if [[ $(cat $W/rc.$i) == 0 ]]; then
+        succeeded+=($i)
+    else
+        grep -qF org.taskscope.Error.Overloaded $W/answer.$i || fail "start $i failed with another error: $(cat $W/answer.$i)"
+        failed+=($i)
+    fi
+done
+echo "succeeded: ${succeeded[*]:-none}"
+echo "failed: ${failed[*]:-none}"
+[[ ${#succeeded[@]} -ge 1 && ${#failed[@]} -ge 1 ]] ||
+    fail "the stall did not fall in the burst: ${#succeeded[@]} succeeded, ${#failed[@]} failed"
+echo "an error, as answered: $(tr '\n' ' ' <$W/answer.${failed[0]})"
+
+# systemd works through what it was sent during the stall (late scopes
+# and slices, and their stops) before anything is counted.
+no_jobs() { [[ -z $(systemctl list-jobs --no-legend 2>/dev/null) ]]; }
+wait_until "systemd's jobs to drain" 600 no_jobs
+units_of() { systemctl list-units --all --plain --no-legend 2>/dev/null | grep -F "ovl${1}z" || true; }
+nothing_left() {
+    local i
+    for i in "${failed[@]}"; do [[ -z $(units_of $i) ]] || return 1; done
+}
+wait_until "no unit of a failed start" 300 nothing_left
+for i in "${failed[@]}"; do
+    [[ -e $W/out/$i ]] && fail "the failed start $i ran its command"
+    out=$(mgr GetTask ss ovl${i}z t 2>&1) && fail "the failed start $i is known: $out"
+    grep -rlF "ovl${i}z" /var/lib/taskscope/tasks 2>/dev/null && fail "a record of the failed start $i"
+    pgrep -f "$W/out/$i\$" && fail "a process of the failed start $i"
+done
+ok "${#failed[@]} failed starts: no command ran, no unit, record or process is left, GetTask knows none"
+for i in "${succeeded[@]}"; do
+    [[ -e $W/out/$i ]] || fail "the started task $i did not run its command"
+    assert_eq "$(task_field ovl${i}z t state)" running "state of the started task $i"
+    unit=$(task_field ovl${i}z t unit)
+    assert_eq "$(systemctl show -p ActiveState --value "$unit")" active "$unit"
+done
+ok "${#succeeded[@]} successful starts run in their active scopes"
+ok "start overload"

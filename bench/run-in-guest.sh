@@ -16,6 +16,7 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 4096 --share "$root" -- b
   systemctl start taskscope-streamer
   '$build/bench/taskscope-bench-exec' \${BENCH_N:-50}
   '$build/bench/taskscope-bench-nomad' /usr/lib/nomad/plugins/nomad-driver-taskscope \${BENCH_N:-50} \${BENCH_NOMAD_TASKS:-100}
+  '$build/bench/taskscope-bench-nomad' /usr/lib/nomad/plugins/nomad-driver-taskscope --options \${BENCH_N:-50}
   bash '$root/bench/memory_per_task.sh' \${BENCH_TASKS:-1000}
   bash '$root/bench/shim_pss.sh' /usr/libexec/taskscope/taskscope-shim 200
   BENCH_STATS_BIN='$build/bench/taskscope-bench-stats' bash '$root/bench/stats_cpu.sh' \${BENCH_TASKS:-1000} \${BENCH_STATS_SECONDS:-60}"

@@ -52,7 +52,8 @@ common::Error withFdNumbers(common::Error e) {
     return makeError(common::errors::kResourceExhausted, numbers + " (" + e.message + ")");
 }
 
-scope::UnitProperties baseProperties(const std::string& slice, const std::string& label) {
+scope::UnitProperties baseProperties(const std::string& slice, const std::string& label, bool delegateAll,
+                                     bool unified) {
     scope::UnitProperties p;
     p.emplace_back("Slice", sdbus::Variant(slice));
     p.emplace_back("Description", sdbus::Variant("taskscope task " + label));
@@ -63,8 +64,22 @@ scope::UnitProperties baseProperties(const std::string& slice, const std::string
     p.emplace_back("CPUAccounting", sdbus::Variant(true));
     p.emplace_back("TasksAccounting", sdbus::Variant(true));
     // Exec sessions join a running task's scope through systemd's
-    // AttachProcessesToUnit, which systemd allows only into delegated units.
-    p.emplace_back("Delegate", sdbus::Variant(true));
+    // AttachProcessesToUnit, which systemd allows only into delegated units
+    // ("Process migration not available on non-delegated units"). A unit
+    // is delegated with no controller by DelegateControllers= with an empty
+    // list (systemd src/core/dbus-cgroup.c, bus_cgroup_set_property: it sets
+    // delegate and, for an empty mask, no controllers); Delegate=true would
+    // delegate them all, and a scope that wants the cpu controller gets a
+    // cpu cgroup whose cpu.max systemd writes at every realize, each write a
+    // walk of every task group on the node in the kernel
+    // (tg_set_cfs_bandwidth; issue 49). On cgroup v1 the scopes stay fully
+    // delegated: there every controller is a hierarchy of its own that exec
+    // sessions and the freezer-based kill are proven to reach
+    // (test_streamer_exec, test_manager_lifecycle), and v1 has no cpu.max.
+    if (delegateAll || !unified)
+        p.emplace_back("Delegate", sdbus::Variant(true));
+    else
+        p.emplace_back("DelegateControllers", sdbus::Variant(std::vector<std::string>{}));
     return p;
 }
 
@@ -91,6 +106,8 @@ const char* toString(StartStep step) {
     switch (step) {
         case StartStep::Admitted:
             return "admitted";
+        case StartStep::Placed:
+            return "placed";
         case StartStep::Resolved:
             return "resolved";
         case StartStep::Preparing:
@@ -116,8 +133,7 @@ const char* toString(StartStep step) {
 // holds whichever step failed. The shim goes first: once it has left (told
 // to, or after its exec failed) nothing of the task runs and nothing
 // writes the task's files any more. The caller is told after the last.
-// (The task's entry, its place in the CPU pool and its dirs are the
-// registry's: it drops them with the failed start's entry.)
+// The registry then only erases the task's entry.
 const StartProcedure::Undo StartProcedure::kOwned[] = {
     {"the shim: it leaves without running the task (or after its exec failed), waited for", StartStep::Spawned,
      &StartProcedure::undoShim},
@@ -127,12 +143,21 @@ const StartProcedure::Undo StartProcedure::kOwned[] = {
      &StartProcedure::undoRecord},
     {"its spool entry (fifos and description)", StartStep::Preparing, &StartProcedure::undoSpool},
     {"its process spec file", StartStep::Preparing, &StartProcedure::undoProcessSpec},
+    {"the task dirs taskscope made for it (its allocation's with its last task), on the start worker",
+     StartStep::Preparing, &StartProcedure::undoDirs},
+    {"its place in its allocation's slices (a slice goes with the allocation's last task)", StartStep::Placed,
+     &StartProcedure::undoSlices},
+    {"its place in the CPU pool (a reservation goes back; the shared tasks get the grown pool)",
+     StartStep::Admitted, &StartProcedure::undoCores},
 };
 
 StartProcedure::StartProcedure(StartContext ctx, task::TaskRecord draft, std::optional<common::Error> refused,
                                StartEvents& events)
     : ctx_(std::move(ctx)), draft_(std::move(draft)), refused_(std::move(refused)), events_(events) {
     clock_.onLoop("admit");
+    // It counts on the shared pool from its admission: a reservation made
+    // meanwhile must leave it a core.
+    ctx_.cpus.join(draft_.unit);
     // Every start has a fate within start_timeout_ms of its admission: it
     // runs, or it fails with nothing of it left (issue 48).
     deadlineTimer_ = ctx_.loop.addTimer(
@@ -191,16 +216,13 @@ void StartProcedure::begin() {
     // The node's limit, not systemd's 15% of pid_max: one fork bomb must not
     // take the process table and the CPUs from every other task.
     if (!spec.resources.pidsMax && config.defaultPidsMax) spec.resources.pidsMax = config.defaultPidsMax;
-    if (auto r = resolveTaskSpec(spec); !r) return fail(r.error());
-    if (ctx_.node)
-        if (auto r = checkTaskOnNode(spec, *ctx_.node); !r) return fail(r.error());
-    clock_.onLoop("spec");
+    // On the loop only what reads or changes the manager's own state (the
+    // plugin registry, the CPU pool, the slices); what reads the system's
+    // databases and files (the user, the binary, the devices, the dirs)
+    // runs on the start worker (prepareLaunch).
     if (ctx_.hook)
         if (auto r = ctx_.hook(allocId, task, spec); !r) return fail(r.error());
     clock_.onLoop("hook");
-    if (auto r = prepareTaskDirs(spec.isolation, config.isolation, config.stateDir, allocId, task); !r)
-        return fail(r.error());
-    if (auto r = resolveRootIdentity(spec); !r) return fail(r.error());
     auto cpus = ctx_.cpus.assign(unit, spec.resources);
     if (!cpus) return fail(cpus.error());
     spec.resources.allowedCpus = cpus->cpus;
@@ -219,7 +241,12 @@ void StartProcedure::begin() {
         // its parent's).
         if (!cpus->reserved) spec.resources.allowedCpus.clear();
     }
-    clock_.onLoop("dirs+cpus");
+    reach(StartStep::Placed);
+    clock_.onLoop("cpus+slices");
+    // Which dirs are taskscope's to remove should the start fail, worked
+    // out as a forget works them out (the node's default for a spec without
+    // an isolation object).
+    dirIsolation_ = effectiveIsolation(draft_.spec.isolation, draft_.spec.isolationGiven, config.isolation);
 
     const auto& store = ctx_.records.store();
     const auto logDir = store.logDir(allocId);
@@ -250,7 +277,8 @@ void StartProcedure::begin() {
         paths.stdoutFile = spec.stdoutPath;
         paths.stderrFile = spec.stderrPath;
     }
-    properties_ = baseProperties(slices_ ? draft_.slice : config.slice, label());
+    properties_ = baseProperties(slices_ ? draft_.slice : config.slice, label(), spec.delegate,
+                                 !ctx_.node || ctx_.node->unified);
     for (auto& p : scope::resourceProperties(spec.resources)) properties_.push_back(std::move(p));
     if (spec.isolation.filesystem) addDeviceProperties(properties_, spec.devices);
     clock_.onLoop("paths");
@@ -303,13 +331,21 @@ void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::option
     clock_.onLoop("submit");
 }
 
-Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, const spec::TaskSpec& spec,
+Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, spec::TaskSpec spec,
                                              const LaunchPaths& paths, const std::optional<LogSettings>& spooled,
                                              const std::string& logDir, const std::string& unit,
                                              const std::string& allocId, const std::string& task,
                                              bool lookForLeftovers) {
     // Runs on the start worker: the filesystem, the spool's and the store's
-    // paths (constants), the shim's path; nothing of the loop's.
+    // paths (constants), the shim's path; nothing of the loop's. First the
+    // spec on this node: NSS lookups, the binary in PATH, the devices and
+    // the dirs (which wait on the disk, and on NSS on a slow directory).
+    if (auto r = resolveTaskSpec(spec); !r) return r.error();
+    if (ctx.node)
+        if (auto r = checkTaskOnNode(spec, *ctx.node); !r) return r.error();
+    if (auto r = prepareTaskDirs(spec.isolation, ctx.config.isolation, ctx.config.stateDir, allocId, task); !r)
+        return r.error();
+    if (auto r = resolveRootIdentity(spec); !r) return r.error();
     // Only a task whose output is kept gets the directory: the streamer
     // removes it with the allocation's last task it knows, and never learns
     // of a task with logs off.
@@ -592,6 +628,39 @@ void StartProcedure::undoSpool(Next next) {
 
 void StartProcedure::undoProcessSpec(Next next) {
     ::unlink(ctx_.records.store().processSpecFile(draft_.unit).c_str());
+    next();
+}
+
+void StartProcedure::undoDirs(Next next) {
+    // Asked now, on the loop: a start of the allocation admitted after this
+    // answer finds the allocation's dir made again by its own worker turn,
+    // which comes after this one (one worker, in order).
+    const bool last = ctx_.lastOfAlloc && ctx_.lastOfAlloc(draft_.allocId, draft_.name);
+    ctx_.startWorker.submit([iso = dirIsolation_, stateDir = ctx_.config.stateDir, allocId = draft_.allocId,
+                             task = draft_.name, last, next = std::move(next),
+                             alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        auto removed = removeTaskDirs(iso, stateDir, allocId, task, last);
+        return [removed, allocId, task, next, alive] {
+            if (alive.expired()) return;
+            // What stays is no task's: the next manager's recovery sweeps it.
+            if (!removed)
+                spdlog::warn("Failed to remove the dirs of the failed start of {}/{}: {}; the next start of the "
+                             "manager removes them",
+                             allocId, task, removed.error().message);
+            next();
+        };
+    });
+}
+
+void StartProcedure::undoSlices(Next next) {
+    // Its weight leaves the sums; the allocation's slice goes with its last
+    // task (a slice systemd made late is stopped after it, in order).
+    if (ctx_.slices) ctx_.slices->leave(draft_.unit);
+    next();
+}
+
+void StartProcedure::undoCores(Next next) {
+    if (ctx_.cpus.leave(draft_.unit)) events_.sharedPoolGrew();
     next();
 }
 

@@ -13,8 +13,8 @@
 // come through the loop.
 //
 // It tells its progress and its end through StartEvents (start_events.hpp);
-// the registry owns the task's entry, its cores' pool membership and its
-// dirs, and drops them when a start ends in failure.
+// the registry owns the task's entry alone, and erases it when a start
+// ends in failure: the start has given back all it took.
 
 #include <sys/types.h>
 
@@ -62,6 +62,9 @@ struct StartContext {
     /// What the node offers (devices, IO controllers, fs.nr_open); null:
     /// not checked (unit tests of the procedure).
     const NodeLimits* node = nullptr;
+    /// No other task of the allocation is known (a failed start's undo
+    /// then removes the allocation's dir that taskscope made); unset: never.
+    std::function<bool(const std::string& allocId, const std::string& task)> lastOfAlloc;
 };
 
 class StartProcedure {
@@ -91,8 +94,10 @@ private:
 
     void reach(StartStep step);
     void prepare(spec::TaskSpec spec, LaunchPaths paths, std::optional<LogSettings> spooled, std::string logDir);
-    /// The worker's part (only the filesystem and constants of the context).
-    static common::Result<Launch> prepareLaunch(const StartContext& ctx, const spec::TaskSpec& spec,
+    /// The worker's part (only the filesystem and constants of the context):
+    /// the spec resolved on this node (user, binary, node checks, task
+    /// dirs, the root's user), then the files and the shim.
+    static common::Result<Launch> prepareLaunch(const StartContext& ctx, spec::TaskSpec spec,
                                                 const LaunchPaths& paths, const std::optional<LogSettings>& spooled,
                                                 const std::string& logDir, const std::string& unit,
                                                 const std::string& allocId, const std::string& task,
@@ -118,6 +123,9 @@ private:
     void undoRecord(Next next);
     void undoSpool(Next next);
     void undoProcessSpec(Next next);
+    void undoDirs(Next next);
+    void undoSlices(Next next);
+    void undoCores(Next next);
     void endWait();
     /// start_timeout_ms passed: a start not yet released fails (Overloaded).
     void onDeadline();
@@ -134,6 +142,8 @@ private:
     scope::UnitProperties properties_;  ///< of the task's scope
     std::optional<scope::TaskSlices> slices_;  ///< where it goes in the nested layout
     uint64_t weight_ = 0;                      ///< what it weighs in its slices' sums
+    /// Its isolation as the node resolves it: which dirs are taskscope's.
+    spec::Isolation dirIsolation_;
     bool slicesMade_ = false;                  ///< the slices above its scope exist, with their weights
     Launch launch_;
     uint64_t reportWatch_ = 0;

@@ -90,12 +90,9 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       killer_(scope::makeScopeKiller(host_, config_.slice, systemd_, cgroupWorker_)),
       exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this) {}
 
-TaskRegistry::~TaskRegistry() {
-    // Every timer an entry holds: the loop outlives us (a restart in the
-    // unit tier), and a timer left behind would call into freed memory.
-    for (auto& [key, e] : tasks_)
-        if (e->killTimer) loop_.cancelTimer(e->killTimer);
-}
+// An entry's stop procedure cancels its own timer as it goes: the loop
+// outlives the registry (a restart in the unit tier).
+TaskRegistry::~TaskRegistry() = default;
 
 // --- the map and the queues -------------------------------------------------
 
@@ -125,17 +122,19 @@ TaskRegistry::Queue TaskRegistry::erase(const TaskRecord& record) {
     auto it = tasks_.find(key);
     if (it == tasks_.end()) return {};
     auto& e = *it->second;
-    if (e.killTimer) loop_.cancelTimer(e.killTimer);
     const auto unit = record.unit;  // `record` may be the entry's own
     exits_.forget(unit);
-    // Its allocation's slice goes with the allocation's last task.
-    allocSlices_.leave(unit);
     auto queued = std::move(e.queue);
     units_.erase(unit);
     tasks_.erase(it);
-    // A failed start's reservation goes back to the pool.
-    if (pool_.leave(unit)) applySharedPool();
     return queued;
+}
+
+void TaskRegistry::release(const TaskRecord& record) {
+    // Its allocation's slice goes with the allocation's last task.
+    allocSlices_.leave(record.unit);
+    if (pool_.leave(record.unit)) applySharedPool();
+    removeDirsOf(record);
 }
 
 void TaskRegistry::runOrphans(Queue queued) {
@@ -247,10 +246,14 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
     entry.busy = true;
     entry.inBudget = true;
     entry.startDone = std::move(done);
-    pool_.join(rec.unit);
     StartContext ctx{config_,       spool_, records_,  systemd_,   loop_,    startWorker_,
-                     cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_, nullptr, &node_};
+                     cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_, nullptr, &node_, {}};
     if (config_.nestedSlices) ctx.slices = &allocSlices_;
+    ctx.lastOfAlloc = [this](const std::string& alloc, const std::string& name) {
+        for (auto it = tasks_.lower_bound(Key{alloc, ""}); it != tasks_.end() && it->first.first == alloc; ++it)
+            if (it->first.second != name) return false;
+        return true;
+    };
     StartEvents& heard = *this;
     entry.start = std::make_unique<StartProcedure>(std::move(ctx), rec,
                                                    parsed ? std::nullopt : std::optional(parsed.error()), heard);
@@ -288,6 +291,8 @@ void TaskRegistry::startProgressed(const TaskRecord& draft, StartStep step) {
     }
 }
 
+void TaskRegistry::sharedPoolGrew() { applySharedPool(); }
+
 void TaskRegistry::retire(std::unique_ptr<StartProcedure> start) {
     retired_.push_back(std::move(start));
     loop_.post([this, alive = std::weak_ptr<int>(lifetime_)] {
@@ -307,8 +312,7 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
     retire(std::move(e.start));
     const auto label = taskLabel(draft.allocId, draft.name);
     if (!outcome) {
-        // Its undo list has run: what is left is the entry's, and goes now.
-        removeDirsOf(e.record);
+        // Its undo list has run and given back all it took: the entry goes.
         auto queued = erase(e.record);
         done(outcome.error());
         return runOrphans(std::move(queued));
@@ -473,29 +477,54 @@ void TaskRegistry::markLost(Entry& e, std::string reason) {
     finish(e);
 }
 
+// What a task's end does, in this order, whoever saw the end (its exit
+// record read, its shim and processes gone, a restart's recovery): the
+// stop's hold and the task's places go back first, the announcement and
+// the record's last write come last.
+const TaskRegistry::EndStep TaskRegistry::kEnd[] = {
+    {"its stop: the kill timer off; its place among the stops in flight frees once the scope has emptied",
+     &TaskRegistry::endStop},
+    {"its weight in its allocation's slices' sums, its cores back to the pool", &TaskRegistry::endSlicesAndCores},
+    {"the exit watch's interest; the spool told (the streamer drains its output)", &TaskRegistry::endWatches},
+    {"whatever it left in its scope, killed (as Nomad's executor ends a task)", &TaskRegistry::endLeftovers},
+    {"its change and its exit announced; its record on disk", &TaskRegistry::endAnnounced},
+};
+
 void TaskRegistry::finish(Entry& e) {
     auto& r = e.record;
     r.pid = 0;
     r.killDeadlineUs = 0;
     r.queuedStopSignal = 0;
     r.queuedStopGraceMs = 0;
+    for (const auto& step : kEnd) (this->*step.run)(e);
+}
+
+void TaskRegistry::endStop(Entry& e) {
+    auto& r = e.record;
     // With its shim still there (it waits for the streamer), the scope has
     // not emptied: the shim's exit frees the stop's place (shimsReaped).
     if (r.shimPid <= 0 || !liveShims_.count(r.shimPid)) stops_.ended(r.unit);
-    // Its weight leaves its slices' sums.
-    allocSlices_.stopped(r.unit);
-    releaseCpus(r);
-    exits_.forget(r.unit);
-    if (e.killTimer) {
-        loop_.cancelTimer(e.killTimer);
-        e.killTimer = 0;
-    }
-    spool_.markExited(r.unit);
-    // The main process is gone; whatever it left behind in the scope goes
-    // with it, as when Nomad's executor ends a task.
-    killer_->killLeftovers(r.unit, r.cgroup, [unit = r.unit](Result<void> k) {
+    if (e.stop) e.stop->ended();
+}
+
+void TaskRegistry::endSlicesAndCores(Entry& e) {
+    allocSlices_.stopped(e.record.unit);
+    releaseCpus(e.record);
+}
+
+void TaskRegistry::endWatches(Entry& e) {
+    exits_.forget(e.record.unit);
+    spool_.markExited(e.record.unit);
+}
+
+void TaskRegistry::endLeftovers(Entry& e) {
+    killer_->killLeftovers(e.record.unit, e.record.cgroup, [unit = e.record.unit](Result<void> k) {
         if (!k) spdlog::warn("Failed to kill what task {} left behind: {}", unit, k.error().message);
     });
+}
+
+void TaskRegistry::endAnnounced(Entry& e) {
+    auto& r = e.record;
     if (events_) {
         events_->taskChanged(r);
         events_->taskExited(r);

@@ -6,6 +6,8 @@
 //
 //   StartProcedure (start_procedure.hpp)  one start, as an explicit state
 //                                         with one undo list; StartEvents
+//   StopProcedure  (stop_procedure.hpp)   one stop, its steps and what they
+//                                         hold until the end; StopEvents
 //   ExitWatch      (exit_watch.hpp)       shims reaped, exit records,
 //                                         drained output; ExitEvents
 //   CpuPool        (cpu_pool.hpp)         who holds which cores
@@ -36,6 +38,7 @@
 #include "manager/record_writer.hpp"
 #include "manager/shim_home.hpp"
 #include "manager/start_events.hpp"
+#include "manager/stop_procedure.hpp"
 #include "manager/state_store.hpp"
 #include "manager/stop_pacer.hpp"
 #include "scope/cgroup_host.hpp"
@@ -53,7 +56,7 @@ using task::TaskState;
 
 class StartProcedure;
 
-class TaskRegistry final : private StartEvents, private ExitEvents {
+class TaskRegistry final : private StartEvents, private ExitEvents, private StopEvents {
 public:
     /// `systemd`: the loop's (asynchronous) client; `startup`: the blocking
     /// one, for recovery only. `usableCpus`: the fingerprint's usable
@@ -140,7 +143,8 @@ public:
 private:
     struct Entry {
         TaskRecord record;
-        uint64_t killTimer = 0;
+        /// Its stop, from the first StopTask (or a restart mid-stop) on.
+        std::unique_ptr<StopProcedure> stop;
         /// Requests waiting for the one under way (busy) to finish.
         std::deque<std::function<void()>> queue;
         bool busy = false;
@@ -164,10 +168,15 @@ private:
     common::Result<Entry*> find(const std::string& allocId, const std::string& task) const;
     Entry* byUnit(const std::string& unit) const;
     void insert(std::unique_ptr<Entry> entry);
-    /// Removes the task (its cores, pending watches and timers with it);
+    /// Removes the task's entry (its pending watches and timers with it);
     /// returns the requests that waited for it, for runOrphans once the
-    /// caller has answered its own.
+    /// caller has answered its own. A failed start has given back what it
+    /// took; a known task's goes with release() first.
     [[nodiscard]] Queue erase(const TaskRecord& record);
+    /// What a known task holds beyond its entry, given back as it goes
+    /// (forgotten, or found never to have run): its place in its
+    /// allocation's slices, its cores, the dirs taskscope made for it.
+    void release(const TaskRecord& record);
     void runOrphans(Queue queued);
     /// Runs `op` now if the task is idle, else after the requests before
     /// it; `op` ends with operationDone(key), or by erasing the task.
@@ -179,6 +188,7 @@ private:
     // StartEvents
     void startProgressed(const TaskRecord& draft, StartStep step) override;
     void startEnded(const TaskRecord& draft, common::Result<void> outcome) override;
+    void sharedPoolGrew() override;
     /// A finished start is destroyed on a later turn (it is on the stack).
     void retire(std::unique_ptr<StartProcedure> start);
 
@@ -189,22 +199,32 @@ private:
     void exitRead(const std::string& unit, common::Result<ExitStatus> status) override;
     void orphanEnded(const std::string& unit) override;
 
+    // StopEvents
+    void stopChanged(const TaskRecord& record) override;
+    void signalTask(const TaskRecord& record, int signal) override;
+
     // Ends and kills.
-    /// Everything an ended task gets: cores back, timers off, the record
-    /// on disk, leftovers killed, the exit announced.
+    /// The task's stop procedure, made on first use.
+    StopProcedure& stopOf(Entry& entry);
+    /// Everything an ended task gives back and gets, in kEnd's order
+    /// (task_registry.cpp): the record on disk, the exit announced.
     void finish(Entry& entry);
+    struct EndStep {
+        const char* what;
+        void (TaskRegistry::*run)(Entry& entry);
+    };
+    static const EndStep kEnd[];
+    void endStop(Entry& entry);
+    void endSlicesAndCores(Entry& entry);
+    void endWatches(Entry& entry);
+    void endLeftovers(Entry& entry);
+    void endAnnounced(Entry& entry);
     void markLost(Entry& entry, std::string reason);
     /// A running task's shim is gone: its exit record is collected if it
     /// left one, else the task stays running while its scope has processes.
     void onShimGone(Entry& entry);
-    common::Result<void> stopNow(Entry& entry, const std::string& signal, int64_t graceMs);
     /// The pacer's turn for a stop that waited (its record holds it).
     void admitStop(const std::string& unit);
-    /// Signals the task and arms its kill (at once without grace).
-    void sendStop(Entry& entry, int signal, int64_t graceMs);
-    void forceKill(Entry& entry);
-    /// Kills every process of the task at record.killDeadlineUs (at once if past).
-    void armKillTimer(Entry& entry);
     /// Signals the main process, off the loop; `done` from the loop.
     void signalMain(const TaskRecord& record, int signal, Done done);
     /// Removes the isolated task's dirs that taskscope made (its

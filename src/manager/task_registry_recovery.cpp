@@ -30,12 +30,6 @@ uint64_t nowUs() {
             .count());
 }
 
-uint64_t bootUs() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_BOOTTIME, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
-}
-
 std::string taskLabel(const TaskRecord& r) {
     return r.allocId + "/" + r.name;
 }
@@ -88,7 +82,7 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
         ++readopted;
         if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
             // A stop was under way: its grace runs on from where it was.
-            armKillTimer(e);
+            stopOf(e).resumeDeadline();
             spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms", taskLabel(r), r.pid,
                           unit, r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
         } else if (r.state == TaskState::Stopping && r.queuedStopSignal) {
@@ -108,7 +102,7 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
         // The shim was killed but the task was not: it runs on, can be
         // stopped, and is never reported ended while it has processes.
         if (r.state != TaskState::Stopping) r.state = TaskState::Running;
-        if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) armKillTimer(e);
+        if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) stopOf(e).resumeDeadline();
         keepCores();
         exits_.watchOrphan(unit, host_.processesFile(r.cgroup).value_or(""));
     } else if (r.shimPid > 0 && store_.abortedShim(unit) == r.shimPid) {
@@ -165,12 +159,11 @@ common::Result<void> TaskRegistry::recover() {
     // Stops that waited their turn when the manager before us went: asked
     // again, in the pacer's order from here on.
     for (auto& [key, e] : tasks_)
-        if (!e->record.finished() && e->record.queuedStopSignal)
-            stops_.request(e->record.unit, e->record.queuedStopGraceMs == 0);
+        if (!e->record.finished() && e->record.queuedStopSignal) stopOf(*e).resumeQueue();
     for (const auto& key : neverRan) {
         const auto r = tasks_.at(key)->record;
         spool_.remove(r.unit);
-        removeDirsOf(r);
+        release(r);
         records_.unpersist(r.unit, [unit = r.unit](common::Result<void> gone) {
             // Still on disk: the next restart finds it cut off again.
             if (!gone) spdlog::error("Failed to remove the record of {}: {}", unit, gone.error().message);

@@ -3,7 +3,6 @@
 // runs in its task's queue (task_registry.cpp).
 
 #include <signal.h>
-#include <time.h>
 
 #include <spdlog/spdlog.h>
 
@@ -25,13 +24,6 @@ using common::makeError;
 using common::Result;
 namespace errors = common::errors;
 
-// A stop's deadline outlives the manager process but not the boot (tasks do
-// not survive a reboot either), and must not move when the wall clock does.
-uint64_t bootUs() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_BOOTTIME, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
-}
 
 std::string taskLabel(const std::string& allocId, const std::string& task) {
     return allocId + "/" + task;
@@ -74,95 +66,32 @@ void TaskRegistry::stop(const std::string& allocId, const std::string& task, con
     submit(key, [this, key, text, graceMs, done] {
         auto e = find(key.first, key.second);
         if (!e) return done(e.error());
-        done(stopNow(**e, text, graceMs));
+        done(stopOf(**e).request(text, graceMs));
         operationDone(key);
     });
 }
 
-Result<void> TaskRegistry::stopNow(Entry& e, const std::string& text, int64_t graceMs) {
-    auto& r = e.record;
-    const auto label = taskLabel(r.allocId, r.name);
-    if (r.finished()) return makeError(errors::kNotRunning, "task " + label + " has exited");
-    int sig = r.spec.killSignal;
-    if (!text.empty()) {
-        auto parsed = common::parseSignal(text);
-        if (!parsed) return parsed.error();
-        sig = *parsed;
+StopProcedure& TaskRegistry::stopOf(Entry& e) {
+    if (!e.stop) {
+        StopEvents& heard = *this;
+        e.stop = std::make_unique<StopProcedure>(StopContext{loop_, stops_, *killer_, records_}, e.record, heard);
     }
-    const int64_t grace = graceMs < 0 ? r.spec.killTimeoutMs : graceMs;
-    // Signalled already: signalled again at once, its grace from now.
-    const bool underWay = r.state == TaskState::Stopping && r.queuedStopSignal == 0;
-    if (r.state != TaskState::Stopping) {
-        r.state = TaskState::Stopping;
-        if (events_) events_->taskChanged(r);
-    }
-    if (underWay) {
-        sendStop(e, sig, grace);
-        return {};
-    }
-    // Its turn among the stops in flight (stop_pacer.hpp); a kill without
-    // grace goes ahead of those waiting. Usually that is now.
-    r.queuedStopSignal = sig;
-    r.queuedStopGraceMs = grace;
-    stops_.request(r.unit, grace == 0);
-    if (r.queuedStopSignal) {
-        // On disk: a manager that dies now still sends it after its restart.
-        records_.persist(r);
-        // Debug: a drain queues thousands, each logged again when it goes.
-        spdlog::debug("Stop of task {} waits its turn: {} stops in flight, {} waiting", label, stops_.inFlight(),
-                      stops_.queueLength());
-    }
-    return {};
+    return *e.stop;
 }
 
 void TaskRegistry::admitStop(const std::string& unit) {
     auto* e = byUnit(unit);
     if (!e || e->record.finished() || !e->record.queuedStopSignal) return stops_.ended(unit);
-    auto& r = e->record;
-    const int sig = r.queuedStopSignal;
-    const int64_t grace = r.queuedStopGraceMs;
-    r.queuedStopSignal = 0;
-    r.queuedStopGraceMs = 0;
-    sendStop(*e, sig, grace);
+    stopOf(*e).admitted();
 }
 
-void TaskRegistry::sendStop(Entry& e, int sig, int64_t grace) {
-    auto& r = e.record;
-    spdlog::info("Stopping task {} with {} and {} ms grace", taskLabel(r.allocId, r.name), common::signalName(sig),
-                 grace);
-    if (grace == 0) {
-        // No deadline to keep; on disk without the stop it may have waited with.
-        r.killDeadlineUs = 0;
-        records_.persist(r);
-        forceKill(e);
-        return;
-    }
-    // The deadline is on disk before the signal goes out: a manager that
-    // dies now still kills the task on time after its restart.
-    r.killDeadlineUs = bootUs() + static_cast<uint64_t>(grace) * 1000u;
-    records_.persist(r);
+void TaskRegistry::stopChanged(const TaskRecord& r) {
+    if (events_) events_->taskChanged(r);
+}
+
+void TaskRegistry::signalTask(const TaskRecord& r, int sig) {
     signalMain(r, sig, [unit = r.unit](Result<void> s) {
         if (!s) spdlog::debug("Signal to {} not sent: {}", unit, s.error().message);
-    });
-    armKillTimer(e);
-}
-
-void TaskRegistry::armKillTimer(Entry& e) {
-    if (e.killTimer) loop_.cancelTimer(e.killTimer);
-    const uint64_t now = bootUs();
-    const uint64_t left = e.record.killDeadlineUs > now ? e.record.killDeadlineUs - now : 0;
-    Key key{e.record.allocId, e.record.name};
-    e.killTimer = loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::microseconds(left), [this, key] {
-        auto it = tasks_.find(key);
-        if (it == tasks_.end()) return;
-        it->second->killTimer = 0;
-        if (!it->second->record.finished()) forceKill(*it->second);
-    });
-}
-
-void TaskRegistry::forceKill(Entry& e) {
-    killer_->killAll(e.record.unit, e.record.cgroup, [unit = e.record.unit](Result<void> k) {
-        if (!k) spdlog::warn("Failed to kill {}: {}", unit, k.error().message);
     });
 }
 
@@ -334,7 +263,7 @@ void TaskRegistry::forget(const std::string& allocId, const std::string& task, D
                                           ": its record could not be removed"));
                 return operationDone(key);
             }
-            removeDirsOf(rec);
+            release(rec);
             if (events_) events_->taskRemoved(rec);
             auto queued = erase(rec);
             done({});

@@ -258,9 +258,6 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
     spec::TaskSpec task;
     task.command = block->command;
     task.args = block->args;
-    for (const auto& [key, value] : nodeKeys.items())
-        if (!value.is_null())
-            if (auto r = addNodeTaskKey(key, value, task); !r) return r.error();
     for (const auto& [k, v] : cfg.env()) task.env[k] = v;
     const auto fs = block->isolation.value_or(driver.defaultIsolation);
     if (auto id = dynamicUserId(cfg.user())) {
@@ -290,6 +287,10 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
         if (!res) return res.error();
         task.resources = std::move(*res);
     }
+    // After Nomad's resources, which they add to (io_weight, the IO limits).
+    for (const auto& [key, value] : nodeKeys.items())
+        if (!value.is_null())
+            if (auto r = addNodeTaskKey(key, value, task); !r) return r.error();
     return spec::toJson(task);
 }
 

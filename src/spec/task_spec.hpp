@@ -50,6 +50,10 @@ struct TaskSpec {
     std::vector<std::string> args;
     std::map<std::string, std::string> env;  ///< values are secret: redacted for all but root
     bool secretArgs = false;                 ///< args hold secrets too: redacted like env values
+    /// The task manages cgroups of its own below its scope: its scope
+    /// delegates every controller (systemd's Delegate=true). Off, it
+    /// delegates none (issue 49: the kernel's cpu.max walk per start).
+    bool delegate = false;
     std::string cwd = "/";
     /// A name in the task's user database, or a number (a UID that needs
     /// no entry: Nomad's dynamic workload users). Empty: kDefaultIsolatedUser

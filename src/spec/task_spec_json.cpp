@@ -456,6 +456,7 @@ const Schema<TaskSpec>& taskSchema() {
             field("args", &TaskSpec::args, texts(), Presence::Always),
             field("env", &TaskSpec::env, environment()),
             field("secret_args", &TaskSpec::secretArgs, boolean()),
+            field("delegate", &TaskSpec::delegate, boolean()),
             field("cwd", &TaskSpec::cwd, text(absolute)),
             field("user", &TaskSpec::user, text()),
             field("group", &TaskSpec::group, text()),

@@ -377,7 +377,7 @@ func nodeOptionsJob(s *session, a alloc) {
 	mark := fmt.Sprintf("taskscope-goplugin-device-%d", time.Now().UnixNano())
 	p := runProbe(s, a, "nodeopts", map[string]interface{}{
 		"ulimit":        map[string]string{"nofile": "4096:8192", "nproc": "2000"},
-		"oom_score_adj": 250, "io_weight": 300}, func(c *drivers.TaskConfig) {
+		"oom_score_adj": 250, "io_weight": 300, "pid_mode": "host"}, func(c *drivers.TaskConfig) {
 		c.User = "root"
 		c.Devices = []*drivers.Device{{TaskPath: "/dev/gpu0", HostPath: dev, CgroupPermissions: "rw"}}
 		c.Env["DEVW"] = "/dev/gpu0"
@@ -390,7 +390,15 @@ func nodeOptionsJob(s *session, a alloc) {
 	kmsg, err := exec.Command("dmesg").Output()
 	must(err, "node_options")
 	check(strings.Contains(string(kmsg), mark), "node_options", "the device write is not in the kernel log")
-	unit := filepath.Base(p.get("cgroup"))
+	// Its own root has its own cgroup namespace ("/" inside): the scope
+	// is read from the host's /proc (pid_mode host: the pid is the host's).
+	unit := ""
+	for _, line := range strings.Split(readTrim("/proc/"+p.get("pid")+"/cgroup"), "\n") {
+		if path := line[strings.LastIndex(line, ":")+1:]; strings.HasSuffix(path, ".scope") {
+			unit = filepath.Base(path)
+		}
+	}
+	check(unit != "", "node_options", "no scope in /proc/%s/cgroup", p.get("pid"))
 	show, err := exec.Command("systemctl", "show", "-p", "DeviceAllow", "-p", "IOWeight", unit).Output()
 	must(err, "node_options")
 	check(strings.Contains(string(show), dev+" rw") && strings.Contains(string(show), "=300"), "node_options",

@@ -69,6 +69,18 @@ func ctyToGo(v cty.Value) (interface{}, error) {
 			out = append(out, g)
 		}
 		return out, nil
+	case v.Type().IsObjectType() || v.Type().IsMapType():
+		// HCL's { key = value } (a map attribute, such as ulimit).
+		out := map[string]interface{}{}
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			g, err := ctyToGo(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k.AsString()] = g
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("unexpected value of type %s", v.Type().FriendlyName())
 }

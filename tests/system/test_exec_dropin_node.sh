@@ -134,7 +134,7 @@ mknod -m 0666 $DEV c 1 11
 marker="taskscope-dropin-$$-$RANDOM"
 probe='f=$0; m=$1; {
   if [ -c /dev/tst ] && echo "$m" >/dev/tst 2>/dev/null; then echo dev=written; else echo dev=refused; fi
-  echo "host_node=$(ls /dev/taskscope-test0 2>&1 >/dev/null && echo present || echo absent)"
+  echo "host_node=$([ -e /dev/taskscope-test0 ] && echo present || echo absent)"
   if mknod /dev/own c 1 11 2>/dev/null; then
     if echo "$m-own" >/dev/own 2>/dev/null; then echo own=written; else echo own=refused; fi
   else echo own=nomknod; fi

@@ -73,6 +73,8 @@ struct Heard final : manager::StartEvents {
         last = draft;
         ended = std::move(outcome);
     }
+    int poolGrew = 0;
+    void sharedPoolGrew() override { ++poolGrew; }
     bool reached(StartStep s) const {
         for (auto x : steps)
             if (x == s) return true;
@@ -135,7 +137,8 @@ struct Fixture {
         else
             refused = s.error();
         manager::StartContext ctx{config, *spool,  *records, systemd, loop,    *startWorker, *cgroupWorker,
-                                  *cpus,  nullptr, hook,     netns,   nullptr, nullptr};
+                                  *cpus,  nullptr, hook,     netns,   nullptr, nullptr, {}};
+        ctx.lastOfAlloc = [](const std::string&, const std::string&) { return true; };
         start = std::make_unique<manager::StartProcedure>(std::move(ctx), draft, refused, heard);
         start->begin();
         const auto deadline = common::EventLoop::Clock::now() + 10s;
@@ -169,7 +172,7 @@ struct Fixture {
 BOOST_FIXTURE_TEST_CASE(a_start_reaches_every_step_and_ends_with_its_record_on_disk, Fixture) {
     auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));
     BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
-    const std::vector<StartStep> order = {StartStep::Resolved, StartStep::Preparing, StartStep::Spawned,
+    const std::vector<StartStep> order = {StartStep::Placed,   StartStep::Resolved, StartStep::Preparing, StartStep::Spawned,
                                           StartStep::Launched, StartStep::Recorded,  StartStep::ScopeMade,
                                           StartStep::Released};
     std::vector<StartStep> seen;
@@ -208,6 +211,31 @@ BOOST_FIXTURE_TEST_CASE(a_binary_that_is_not_there_ends_before_anything_is_made,
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "NoSuchBinary");
     BOOST_TEST(systemd.calls.empty());
+    leftNothing();
+}
+
+// The start owns what it takes (issue 48): a failure after its cores were
+// reserved and its dirs made gives both back before the caller hears.
+BOOST_FIXTURE_TEST_CASE(a_failed_start_gives_its_cores_back, Fixture) {
+    auto r = run(spec("/no/such/binary", {{"resources", {{"cores", 2}}}}), {0, 1, 2, 3}, true);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "NoSuchBinary");
+    BOOST_TEST(heard.reached(StartStep::Placed));
+    BOOST_TEST(heard.last.reservedCores);
+    BOOST_TEST(cpus->sharedText() == "0-3");
+    BOOST_TEST(heard.poolGrew == 1);
+    leftNothing();
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_isolated_start_removes_the_dirs_it_made, Fixture) {
+    nlohmann::json j = {{"command", "/bin/true"}, {"user", "no-such-user-xyz"}, {"isolation", nlohmann::json::object()}};
+    auto r = run(j.dump());
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "UnknownUser", r.error().message);
+    BOOST_TEST(heard.reached(StartStep::Preparing));
+    // prepareTaskDirs made the task's root (the user is looked up in it).
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/tasks-root/a1/tasks/web"));
+    BOOST_TEST(!std::filesystem::exists(config.stateDir + "/tasks-root/a1"));
     leftNothing();
 }
 
@@ -331,7 +359,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_destroyed_midway_answers_nothing_later, Fixture)
     draft.unit = "a1-web.scope";
     draft.spec = *spec::parseTaskSpec(spec("/bin/sleep", {{"args", {"1000"}}}));
     manager::StartContext ctx{config, *spool,  *records, systemd, loop,    *startWorker, *cgroupWorker,
-                              *cpus,  nullptr, hook,     netns,   nullptr, nullptr};
+                              *cpus,  nullptr, hook,     netns,   nullptr, nullptr, {}};
     start = std::make_unique<manager::StartProcedure>(std::move(ctx), draft, std::nullopt, heard);
     start->begin();
     const auto deadline = common::EventLoop::Clock::now() + 10s;

@@ -436,3 +436,20 @@ BOOST_AUTO_TEST_CASE(memory_shapes) {
     spec = buildTaskSpec(t);
     BOOST_TEST(!(*spec)["resources"].contains("memory_max_mb"));
 }
+
+// The node's keys add to Nomad's resources, never replace them.
+BOOST_AUTO_TEST_CASE(node_keys_beside_nomads_resources) {
+    auto t = task();
+    t.set_msgpack_driver_config(block({{"command", "/bin/sleep"},
+                                       {"io_weight", 300},
+                                       {"oom_score_adj", 250},
+                                       {"ulimit", {{"nofile", "4096:8192"}}}}));
+    auto spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE_MESSAGE(spec, (spec ? "" : spec.error().message));
+    const auto& s = *spec;
+    BOOST_TEST(s["resources"]["io_weight"].get<int>() == 300);
+    BOOST_TEST(s["resources"]["memory_mb"].get<int>() == 256);
+    BOOST_TEST(s["resources"]["cpu_shares"].get<int>() == 500);
+    BOOST_TEST(s["oom_score_adj"].get<int>() == 250);
+    BOOST_TEST(s.contains("ulimits"));
+}

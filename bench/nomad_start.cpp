@@ -191,6 +191,20 @@ int main(int argc, char** argv) {
         }
         return took;
     };
+    // The tasks forgotten once stopped, the plugin ended.
+    auto finish = [&] {
+        ::sleep(2);
+        for (const auto& t : started) {
+            try {
+                mgr->callMethod("ForgetTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t);
+            } catch (const sdbus::Error&) {
+            }
+        }
+        ::kill(pid, SIGTERM);
+        ::waitpid(pid, nullptr, 0);
+        ::unlink(logPath.c_str());
+        return 0;
+    };
     if (optionsMode) {
         auto execStart = [&](const std::string& name, bool options) {
             pb::StartTaskRequest req;
@@ -240,17 +254,7 @@ int main(int argc, char** argv) {
         std::sort(plain.begin(), plain.end());
         std::printf("floor spread (ms): min %.2f p25 %.2f median %.2f p75 %.2f max %.2f\n", plain.front(),
                     plain[plain.size() / 4], plain[plain.size() / 2], plain[plain.size() * 3 / 4], plain.back());
-        ::sleep(2);
-        for (const auto& t : started) {
-            try {
-                mgr->callMethod("ForgetTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t);
-            } catch (const sdbus::Error&) {
-            }
-        }
-        ::kill(pid, SIGTERM);
-        ::waitpid(pid, nullptr, 0);
-        ::unlink(logPath.c_str());
-        return 0;
+        return finish();
     }
     for (int i = 0; i < rounds; ++i) {
         const std::string a = "d" + std::to_string(i), b = "f" + std::to_string(i);
@@ -322,15 +326,5 @@ int main(int argc, char** argv) {
     }
     std::printf("plugin RSS: %ld kB idle-after-rounds, %ld kB with %d more running tasks\n", before, rssKb(pid), tasks);
     for (int i = 0; i < tasks; ++i) stopBoth("r" + std::to_string(i));
-    ::sleep(2);
-    for (const auto& t : started) {
-        try {
-            mgr->callMethod("ForgetTask").onInterface("org.taskscope.Manager1").withArguments(alloc, t);
-        } catch (const sdbus::Error&) {
-        }
-    }
-    ::kill(pid, SIGTERM);
-    ::waitpid(pid, nullptr, 0);
-    ::unlink(logPath.c_str());
-    return 0;
+    return finish();
 }

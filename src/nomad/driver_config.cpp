@@ -4,32 +4,25 @@
 #include <cctype>
 #include <functional>
 
+#include "nomad/config_values.hpp"
 #include "spec/isolation.hpp"
 
 namespace taskscope::nomad {
 
 namespace {
 
-using common::makeError;
 using common::Result;
 using nlohmann::json;
 
-common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
+using config::boolean;
+using config::invalid;
+using config::text;
+using config::texts;
 
 // drivers/shared/capabilities/defaults.go HCLSpecLiteral (Nomad aa026cc99cfb).
 constexpr std::array<const char*, 13> kNomadDefaultCaps = {
     "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
     "SETFCAP",     "SETGID", "SETPCAP",     "SETUID", "SYS_CHROOT"};
-
-Result<bool> boolean(const json& v, const std::string& key) {
-    if (!v.is_boolean()) return invalid(key + " must be true or false");
-    return v.get<bool>();
-}
-
-Result<std::string> text(const json& v, const std::string& key) {
-    if (!v.is_string()) return invalid(key + " must be a string");
-    return v.get<std::string>();
-}
 
 // exec's Config.validate: "private" or "host".
 Result<bool> isolationMode(const json& v, const std::string& key) {
@@ -46,16 +39,6 @@ Result<spec::IdRanges> ranges(const json& v, const std::string& key) {
     auto r = spec::IdRanges::parse(*t, key);
     if (!r) return invalid(r.error().message);
     return r;
-}
-
-Result<std::vector<std::string>> texts(const json& v, const std::string& key) {
-    if (!v.is_array()) return invalid(key + " must be a list of strings");
-    std::vector<std::string> out;
-    for (const auto& e : v) {
-        if (!e.is_string()) return invalid(key + " must be a list of strings");
-        out.push_back(e.get<std::string>());
-    }
-    return out;
 }
 
 // Each key with what it fills: one table, read by one loop.

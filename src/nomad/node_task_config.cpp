@@ -6,19 +6,17 @@
 #include <functional>
 #include <limits>
 
+#include "nomad/config_values.hpp"
 #include "nomad/cty_msgpack.hpp"
 
 namespace taskscope::nomad {
 
 namespace {
 
-using common::makeError;
 using common::Result;
 using nlohmann::json;
 
-common::Error invalid(const std::string& message) {
-    return makeError("InvalidConfig", message);
-}
+using config::invalid;
 
 using Reader = std::function<Result<void>(const json& value, const std::string& at, spec::TaskSpec& out)>;
 

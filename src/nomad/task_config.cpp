@@ -2,31 +2,18 @@
 
 #include <functional>
 
+#include "nomad/config_values.hpp"
 
 namespace taskscope::nomad {
 
 namespace {
 
-using common::makeError;
 using common::Result;
 using nlohmann::json;
 
-common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
-
-Result<std::string> text(const json& v, const std::string& at) {
-    if (!v.is_string()) return invalid(at + " must be a string");
-    return v.get<std::string>();
-}
-
-Result<std::vector<std::string>> texts(const json& v, const std::string& at) {
-    if (!v.is_array()) return invalid(at + " must be a list of strings");
-    std::vector<std::string> out;
-    for (const auto& e : v) {
-        if (!e.is_string()) return invalid(at + " must be a list of strings");
-        out.push_back(e.get<std::string>());
-    }
-    return out;
-}
+using config::invalid;
+using config::text;
+using config::texts;
 
 // exec's TaskConfig.validate: "" (unset), "private" or "host".
 Result<std::optional<bool>> mode(const json& v, const std::string& at) {

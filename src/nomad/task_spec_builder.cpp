@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "common/cpu_list.hpp"
+#include "nomad/config_values.hpp"
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/env_filter.hpp"
 #include "nomad/node_task_config.hpp"
@@ -15,12 +16,11 @@ namespace taskscope::nomad {
 
 namespace {
 
-using common::makeError;
 using common::Result;
 using nlohmann::json;
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
 
-common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
+using config::invalid;
 
 // Nomad's MemoryNoLimit sentinel for resources.memory_max.
 constexpr int64_t kMemoryNoLimit = -1;

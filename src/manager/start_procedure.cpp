@@ -179,9 +179,17 @@ void StartProcedure::onDeadline() {
     // Released: the task runs its command, so the start is not failed (its
     // answer waits only for its exec report, its record and its cgroup).
     if (failure_ || step_ >= StartStep::Released) return;
-    // Preparing: the start worker is making its files and its shim; the
-    // start fails once they are back, so that the undo list finds them all.
+    // Preparing and still queued on the start worker (behind a spawn the
+    // kernel holds: under a fork bomb clone3 into a cgroup waited minutes
+    // for the cgroup lock): its turn is skipped, nothing of it was made,
+    // and it fails now. Under way there: it fails once its files and shim
+    // are back, so that the undo list finds them all.
     if (step_ == StartStep::Preparing) {
+        int waiting = kTurnWaiting;
+        if (workerTurn_ && workerTurn_->compare_exchange_strong(waiting, kTurnSkipped)) {
+            if (lookForLeftovers_) ctx_.records.suspectLeftovers(draft_.unit);
+            return fail(overloaded());
+        }
         deadlinePassed_ = true;
         return;
     }
@@ -306,9 +314,14 @@ void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::option
     // so it runs on the start worker, one start after another, and the
     // start goes on from the loop once the shim exists.
     const bool lookForLeftovers = ctx_.records.takeLeftoverCheck(draft_.unit);
+    lookForLeftovers_ = lookForLeftovers;
+    workerTurn_ = std::make_shared<std::atomic<int>>(kTurnWaiting);
     ctx_.startWorker.submit([this, ctx = ctx_, spec = std::move(spec), paths = std::move(paths), spooled, logDir,
                              unit = draft_.unit, allocId = draft_.allocId, task = draft_.name, lookForLeftovers,
-                             alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+                             turn = workerTurn_, alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        // Skipped by the deadline while it waited: nothing is made.
+        int waiting = kTurnWaiting;
+        if (!turn->compare_exchange_strong(waiting, kTurnTaken)) return [] {};
         auto prepared = std::make_shared<Result<Launch>>(
             prepareLaunch(ctx, spec, paths, spooled, logDir, unit, allocId, task, lookForLeftovers));
         return [this, prepared, lookForLeftovers, alive] {
@@ -632,6 +645,9 @@ void StartProcedure::undoProcessSpec(Next next) {
 }
 
 void StartProcedure::undoDirs(Next next) {
+    // A start whose worker turn was skipped made no dirs; and its undo must
+    // not wait behind the worker's job that held it up.
+    if (workerTurn_ && workerTurn_->load() == kTurnSkipped) return next();
     // Asked now, on the loop: a start of the allocation admitted after this
     // answer finds the allocation's dir made again by its own worker turn,
     // which comes after this one (one worker, in order).

@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -157,6 +158,11 @@ private:
     uint64_t waitTimer_ = 0;
     uint64_t deadlineTimer_ = 0;
     bool deadlinePassed_ = false;  ///< while the worker prepared the launch
+    /// Its turn on the start worker: waiting, taken (the job runs), or
+    /// skipped (the deadline passed first: the job makes nothing).
+    static constexpr int kTurnWaiting = 0, kTurnTaken = 1, kTurnSkipped = 2;
+    std::shared_ptr<std::atomic<int>> workerTurn_;
+    bool lookForLeftovers_ = false;
     int pidfd_ = -1;
     /// Expires with this start: answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);

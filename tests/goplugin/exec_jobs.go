@@ -408,8 +408,43 @@ func nodeOptionsJob(s *session, a alloc) {
 		p.get("nofile"), p.get("nproc"), p.get("oom"), dev, strings.Join(strings.Fields(string(show)), " "))
 }
 
+// An OOM kill as Nomad reads it (issue 48): a task whose memory and
+// memory_max are 32 MB and that asks for a 256 MB buffer at once is killed
+// by the kernel's memory cgroup; WaitTask's exit result says oom_killed.
+func oomKilledJob(s *session, a alloc) {
+	if !system() {
+		skip("oom_killed", "the bus tier's stand-in systemd applies no memory limit")
+		return
+	}
+	ctx, cancel := rpcCtx()
+	defer cancel()
+	var seen []string
+	for i, cmd := range []string{"exec dd if=/dev/zero of=/dev/null bs=256M count=1", "sleep 1; exec dd if=/dev/zero of=/dev/null bs=256M count=1"} {
+		name := fmt.Sprintf("oom%d", i)
+		a.taskDir(name)
+		_ = readFifo(a.fifo(name, "stdout"))
+		_ = readFifo(a.fifo(name, "stderr"))
+		cfg := taskConfig(s, a, name, "", map[string]interface{}{"command": "/bin/sh", "args": []string{"-c", cmd},
+			"isolation": "none"})
+		cfg.User = "root"
+		cfg.Resources.AllocatedResources.Memory = &drivers.AllocatedMemoryResources{MemoryMb: 32, MemoryMaxMb: 32}
+		_, err := s.driver.StartTask(ctx, &drivers.StartTaskRequest{Task: cfg})
+		must(err, "oom_killed")
+		w, err := s.driver.WaitTask(ctx, &drivers.WaitTaskRequest{TaskId: cfg.Id})
+		must(err, "oom_killed")
+		check(w.Result.GetOomKilled(), "oom_killed", "%q: exit %d signal %d oom_killed false", cmd,
+			w.Result.GetExitCode(), w.Result.GetSignal())
+		_, err = s.driver.DestroyTask(ctx, &drivers.DestroyTaskRequest{TaskId: cfg.Id})
+		must(err, "oom_killed")
+		seen = append(seen, fmt.Sprintf("%q: exit %d signal %d oom_killed %v", cmd, w.Result.GetExitCode(),
+			w.Result.GetSignal(), w.Result.GetOomKilled()))
+	}
+	ok("oom_killed", "memory = memory_max = 32 MB, a 256 MB buffer: %s", strings.Join(seen, "; "))
+}
+
 // execJobs runs all of the above.
 func execJobs(s *session, a alloc) {
+	oomKilledJob(s, a)
 	readmeExamples(s)
 	execStyleJobs(s, a)
 	nodeOptionsJob(s, a)

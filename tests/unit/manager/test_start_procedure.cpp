@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -96,6 +98,7 @@ struct Fixture {
     std::function<common::Result<std::string>(const std::string&)> netns;
     Heard heard;
     std::unique_ptr<manager::StartProcedure> start;
+    std::function<void()> beforeBegin;  ///< run once the workers exist
 
     Fixture() {
         const char* shim = std::getenv("TASKSCOPE_SHIM_PATH");
@@ -140,6 +143,7 @@ struct Fixture {
                                   *cpus,  nullptr, hook,     netns,   nullptr, nullptr, {}};
         ctx.lastOfAlloc = [](const std::string&, const std::string&) { return true; };
         start = std::make_unique<manager::StartProcedure>(std::move(ctx), draft, refused, heard);
+        if (beforeBegin) beforeBegin();
         start->begin();
         const auto deadline = common::EventLoop::Clock::now() + 10s;
         while (!heard.ended && common::EventLoop::Clock::now() < deadline) {
@@ -396,4 +400,32 @@ BOOST_FIXTURE_TEST_CASE(a_start_systemd_leaves_unanswered_fails_overloaded_with_
     BOOST_TEST(!heard.reached(StartStep::Released));
     BOOST_TEST(heard.ended.has_value());
     BOOST_TEST(!*heard.ended);
+}
+
+// A start queued on the start worker behind a job the kernel holds (a
+// spawn waiting for the cgroup lock under a fork bomb) fails at its
+// deadline, not when the worker frees: its turn is skipped, nothing made.
+BOOST_FIXTURE_TEST_CASE(a_start_stuck_behind_the_worker_fails_at_its_deadline, Fixture) {
+    config.startTimeoutMs = 300;
+    auto held = std::make_shared<std::atomic<bool>>(true);
+    beforeBegin = [this, held] {
+        startWorker->submit([held]() -> std::function<void()> {
+            while (*held) std::this_thread::sleep_for(10ms);
+            return [] {};
+        });
+    };
+    const auto t0 = common::EventLoop::Clock::now();
+    auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));
+    const auto took = common::EventLoop::Clock::now() - t0;
+    *held = false;
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "Overloaded");
+    BOOST_TEST(heard.reached(StartStep::Preparing));
+    BOOST_TEST(!heard.reached(StartStep::Spawned));
+    BOOST_TEST(took < 3s);
+    // The worker's turn, once it comes, makes nothing.
+    loop.addTimer(common::EventLoop::Clock::now() + 100ms, [this] { loop.quit(); });
+    loop.run();
+    BOOST_TEST(systemd.calls.empty());
+    leftNothing();
 }

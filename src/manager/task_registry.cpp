@@ -185,6 +185,15 @@ bool TaskRegistry::allocHasLiveTasks(const std::string& allocId) const {
     return false;
 }
 
+bool TaskRegistry::lastOfAlloc(const std::string& allocId, const std::string& task) const {
+    // Only the allocation's own entries (the map is ordered by allocation
+    // first): forgetting every task of a full node looked at every task
+    // once per forget.
+    for (auto it = tasks_.lower_bound(Key{allocId, ""}); it != tasks_.end() && it->first.first == allocId; ++it)
+        if (it->first.second != task) return false;
+    return true;
+}
+
 bool TaskRegistry::ownsSlice(const std::string& slice) const {
     if (allocSlices_.holdsAllocationSlice(slice)) return true;
     const auto parsed = scope::parseAllocationSlice(allocSlices_.layout(), slice);
@@ -249,11 +258,7 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
     StartContext ctx{config_,       spool_, records_,  systemd_,   loop_,    startWorker_,
                      cgroupWorker_, pool_,  shimHome_, startHook_, netnsOf_, nullptr, &node_, {}};
     if (config_.nestedSlices) ctx.slices = &allocSlices_;
-    ctx.lastOfAlloc = [this](const std::string& alloc, const std::string& name) {
-        for (auto it = tasks_.lower_bound(Key{alloc, ""}); it != tasks_.end() && it->first.first == alloc; ++it)
-            if (it->first.second != name) return false;
-        return true;
-    };
+    ctx.lastOfAlloc = [this](const std::string& alloc, const std::string& name) { return lastOfAlloc(alloc, name); };
     StartEvents& heard = *this;
     entry.start = std::make_unique<StartProcedure>(std::move(ctx), rec,
                                                    parsed ? std::nullopt : std::optional(parsed.error()), heard);

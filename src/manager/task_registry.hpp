@@ -84,6 +84,8 @@ public:
     using NetnsLookup = std::function<common::Result<std::string>(const std::string& allocId)>;
     void setNetworks(NetnsLookup lookup) { netnsOf_ = std::move(lookup); }
 
+    /// No task of the allocation is known but `task` (its dirs go with it).
+    bool lastOfAlloc(const std::string& allocId, const std::string& task) const;
     /// A task of the allocation is starting or running (its network must stay).
     bool allocHasLiveTasks(const std::string& allocId) const;
 

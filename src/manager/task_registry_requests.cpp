@@ -219,12 +219,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
 }
 
 void TaskRegistry::removeDirsOf(const TaskRecord& r) const {
-    // Only the allocation's own entries (the map is ordered by allocation
-    // first): forgetting every task of a full node looked at every task
-    // once per forget.
-    bool last = true;
-    for (auto it = tasks_.lower_bound(Key{r.allocId, ""}); it != tasks_.end() && it->first.first == r.allocId; ++it)
-        if (it->first.second != r.name) last = false;
+    const bool last = lastOfAlloc(r.allocId, r.name);
     // Which dirs were taskscope's: the node's default applies to a spec
     // without the object.
     const auto iso = effectiveIsolation(r.spec.isolation, r.spec.isolationGiven, config_.isolation);

@@ -76,19 +76,14 @@ Result<void> resolveRootIdentity(spec::TaskSpec& spec) {
     const auto& env = spec.isolation.chrootEnv.value_or(std::vector<std::string>{});
     const bool hostEtc = std::find(env.begin(), env.end(), "/etc") != env.end();
     const auto etc = hostEtc ? std::string("/etc") : spec.isolation.taskDir + "/etc";
+    // A root without a user database still has root, and the default
+    // nobody its overflow IDs; any other name needs the database.
+    const bool root = spec.effectiveUser() == "root", defaultNobody = spec.user.empty();
     struct stat st {};
-    if (spec.effectiveUser() == "root" && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
-        // A root without a user database still has root.
-        spec.uid = 0;
-        spec.gid = 0;
-        spec.groups = {0};
-        return checkDeniedIds(spec);
-    }
-    if (spec.user.empty() && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
-        // The default nobody in a root without a user database.
-        spec.uid = spec::kNobodyId;
-        spec.gid = spec::kNobodyId;
-        spec.groups = {};
+    if ((root || defaultNobody) && spec.group.empty() && ::stat((etc + "/passwd").c_str(), &st) != 0) {
+        spec.uid = root ? 0 : spec::kNobodyId;
+        spec.gid = root ? 0 : spec::kNobodyId;
+        spec.groups = root ? std::vector<gid_t>{0} : std::vector<gid_t>{};
         return checkDeniedIds(spec);
     }
     auto id = common::resolveIdentityIn(etc, spec.effectiveUser(), spec.group);

@@ -321,6 +321,7 @@ int run(std::vector<std::string> args, bool json) {
                 {"slice", t.slice},
                 {"alloc_slice", t.allocSlice},
                 {"cpus", t.cpus},
+                {"cpu_weight", std::to_string(t.cpuWeight) + " (on " + t.cpuWeightUnit + ")"},
                 {"pid", std::to_string(t.pid)},
                 {"exit_code", t.exitCode ? std::to_string(*t.exitCode) : "null"},
                 {"signal", std::to_string(t.signal)},

@@ -50,8 +50,16 @@ AllocationSlices::~AllocationSlices() {
     if (paceTimer_ && loop_) loop_->cancelTimer(paceTimer_);
 }
 
-uint64_t AllocationSlices::taskWeight(const spec::Resources& resources) {
-    return resources.cpuShares ? scope::cpuWeightFromShares(*resources.cpuShares) : scope::kCpuWeightDefault;
+AllocationSlices::TaskCpu AllocationSlices::taskCpu(const spec::Resources& resources) {
+    TaskCpu cpu;
+    if (resources.cpuShares) {
+        cpu.shares = std::clamp(*resources.cpuShares, scope::kCpuSharesMin, scope::kCpuSharesMax);
+        cpu.weight = scope::cpuWeightFromShares(*resources.cpuShares);
+    } else {
+        cpu.shares = scope::sharesOfDefaultWeight();
+    }
+    cpu.keepsWeight = resources.cpuQuotaPercent.has_value();
+    return cpu;
 }
 
 Result<scope::TaskSlices> AllocationSlices::place(const std::string& allocId, bool reserved) const {
@@ -96,7 +104,7 @@ bool AllocationSlices::weighed(const std::string& slice) const {
            slice != scope::poolSlice(layout_, scope::Pool::Reserved);
 }
 
-void AllocationSlices::enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
+void AllocationSlices::enter(const std::string& unit, const scope::TaskSlices& slices, const TaskCpu& cpu,
                              ScopeStart startScope, Completion scopeStarted, Completion made) {
     auto& alloc = slices_[slices.allocation];
     // Its removal still waits in the lane: not sent, so the slice stays,
@@ -109,13 +117,13 @@ void AllocationSlices::enter(const std::string& unit, const scope::TaskSlices& s
         // Its stop was sent first: systemd would run the two jobs in that
         // order. The slice is made again once the stop is done.
         alloc.afterRemoval.push_back(unit);
-        deferred_[unit] = Deferred{slices, weight, std::move(startScope), std::move(scopeStarted), std::move(made)};
+        deferred_[unit] = Deferred{slices, cpu, std::move(startScope), std::move(scopeStarted), std::move(made)};
         return;
     }
-    enterNow(unit, slices, weight, startScope, std::move(scopeStarted), std::move(made));
+    enterNow(unit, slices, cpu, startScope, std::move(scopeStarted), std::move(made));
 }
 
-void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
+void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices& slices, const TaskCpu& cpu,
                                 const ScopeStart& startScope, Completion scopeStarted, Completion made) {
     const auto& chain = slices.chain;
     for (size_t i = 0; i < chain.size(); ++i) slices_[chain[i]].parent = i ? chain[i - 1] : layout_.root;
@@ -128,8 +136,15 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
         ++slices_[chain.back()].direct;
     }
     if (chain.back() != slices.allocation) slices_[chain.back()].overflow = true;
-    members_[unit] = Member{chain, slices.allocation, weight, true};
+    // Alone, its weight is its slice's; beside a running task of its
+    // allocation, every weight goes on its scope, the others' before its
+    // own start is sent.
+    const bool beside = slices_[slices.allocation].running > 0;
+    if (beside) weightsToScopes(slices.allocation);
+    const auto& member = members_[unit] = Member{chain, slices.allocation, cpu, true, beside || cpu.keepsWeight};
     ++slices_[slices.allocation].members;
+    slices_[slices.allocation].units.insert(unit);
+    countRunning(member, true);
     // The weights this start changes wait until its scope is answered.
     ++startsUnanswered_;
     // Made now (their start or properties carry their weight): every slice
@@ -145,7 +160,7 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
         const bool allocations = s == slices.allocation || slice.overflow;
         if (slice.sum == 0 && (allocations || !slice.made)) creating.insert(s);
     }
-    addToSums(chain, weight, true, creating);
+    addToSums(chain, cpu, true, creating);
     auto join = std::make_shared<Join>();
     join->done = std::move(made);
     std::vector<std::string> carried;
@@ -164,12 +179,47 @@ void AllocationSlices::enterNow(const std::string& unit, const scope::TaskSlices
             slice.pending.push_back(Join::part(join));
         }
     }
-    startCarrying(carried, startScope, std::move(scopeStarted));
+    startCarrying(unit, carried, startScope, std::move(scopeStarted));
     join->drop();
 }
 
-void AllocationSlices::startCarrying(const std::vector<std::string>& carried, const ScopeStart& startScope,
-                                     Completion scopeStarted) {
+void AllocationSlices::countRunning(const Member& m, bool in) {
+    auto& alloc = slices_[m.allocation];
+    if (in) {
+        ++alloc.running;
+        if (!m.onScope) ++alloc.offScope;
+        return;
+    }
+    if (alloc.running) --alloc.running;
+    if (!m.onScope && alloc.offScope) --alloc.offScope;
+}
+
+void AllocationSlices::weightsToScopes(const std::string& allocation) {
+    auto& alloc = slices_[allocation];
+    if (!alloc.offScope) return;
+    alloc.offScope = 0;
+    for (const auto& unit : alloc.units) {
+        auto it = members_.find(unit);
+        if (it == members_.end() || !it->second.running || it->second.onScope) continue;
+        auto& m = it->second;
+        m.onScope = true;
+        // A task that asked no shares weighs the kernel's default, on its
+        // scope as anywhere: nothing to send.
+        if (m.cpu.weight) {
+            scope::UnitProperties p;
+            p.emplace_back("CPUWeight", sdbus::Variant(*m.cpu.weight));
+            systemd_.setUnitPropertiesAsync(unit, p, [unit, weight = *m.cpu.weight](Result<void> r) {
+                // Its share among its allocation's tasks is the default's
+                // until its next UpdateTask; nothing of the task is lost.
+                if (!r) spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, unit, r.error().message);
+            });
+        }
+        if (weightMoved_) weightMoved_(unit);
+    }
+}
+
+void AllocationSlices::startCarrying(const std::string& unit, const std::vector<std::string>& carried,
+                                     const ScopeStart& startScope, Completion scopeStarted) {
     scope::AuxUnits aux;
     for (const auto& s : carried) {
         aux.units.push_back({s, startPropertiesOf(s)});
@@ -186,7 +236,7 @@ void AllocationSlices::startCarrying(const std::vector<std::string>& carried, co
             *accepted = true;
             for (const auto& s : carried) settle(s, {});
         };
-    startScope(aux, [this, carried, accepted, startScope, scopeStarted = std::move(scopeStarted),
+    startScope(aux, weightOnScope(unit), [this, unit, carried, accepted, startScope, scopeStarted = std::move(scopeStarted),
                      alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
         if (alive.expired()) return scopeStarted(std::move(r));
         if (carried.empty() || *accepted || r) {
@@ -206,7 +256,9 @@ void AllocationSlices::startCarrying(const std::vector<std::string>& carried, co
         if (r.error().name == common::errors::kUnitExists) {
             spdlog::info("A slice to be made with a task's scope exists already ({}): made on its own",
                          r.error().message);
-            return startScope({}, [this, scopeStarted = std::move(scopeStarted), alive](Result<void> again) {
+            // (With its weight if a task of its allocation started
+            // meanwhile: that sent it to a scope that was not there yet.)
+            return startScope({}, weightOnScope(unit), [this, scopeStarted = std::move(scopeStarted), alive](Result<void> again) {
                 if (!alive.expired()) scopeAnswered();
                 scopeStarted(std::move(again));
             });
@@ -216,16 +268,19 @@ void AllocationSlices::startCarrying(const std::vector<std::string>& carried, co
     });
 }
 
-void AllocationSlices::addToSums(const std::vector<std::string>& chain, uint64_t weight, bool add,
+void AllocationSlices::addToSums(const std::vector<std::string>& chain, const TaskCpu& cpu, bool add,
                                  const std::set<std::string>& creating) {
+    const auto weight = cpu.scopeWeight();
     for (const auto& s : chain) {
         auto& slice = slices_[s];
-        slice.sum = add ? slice.sum + weight : slice.sum - std::min(weight, slice.sum);
+        slice.sum = add ? slice.sum + cpu.shares : slice.sum - std::min(cpu.shares, slice.sum);
+        slice.scopeWeights = add ? slice.scopeWeights + weight : slice.scopeWeights - std::min(weight, slice.scopeWeights);
         // An overflow slice sits beside its allocation's scopes: it weighs
-        // its tasks' sum in their units, unscaled (a full slice of heavy
-        // tasks is held to 10000, as one scope asking for more would be).
+        // its tasks' scope weights summed, in their units, unscaled (a full
+        // slice of heavy tasks is held to 10000, as one scope asking for
+        // more would be).
         if (slice.overflow) {
-            if (slice.sum && !creating.count(s)) setWeight(s, scope::unscaledWeight(slice.sum));
+            if (slice.sum && !creating.count(s)) setWeight(s, scope::unscaledWeight(slice.scopeWeights));
             continue;
         }
         if (!weighed(s)) continue;
@@ -238,7 +293,7 @@ void AllocationSlices::addToSums(const std::vector<std::string>& chain, uint64_t
 
 std::optional<uint64_t> AllocationSlices::weightOf(const std::string& name) const {
     auto own = slices_.find(name);
-    if (own != slices_.end() && own->second.overflow) return scope::unscaledWeight(own->second.sum);
+    if (own != slices_.end() && own->second.overflow) return scope::unscaledWeight(own->second.scopeWeights);
     if (!weighed(name)) return std::nullopt;
     const auto parent = own == slices_.end() ? layout_.root : own->second.parent;
     auto it = scales_.find(parent);
@@ -419,21 +474,37 @@ void AllocationSlices::scopeAnswered() {
 void AllocationSlices::stopped(const std::string& unit) {
     auto it = members_.find(unit);
     if (it == members_.end() || !it->second.running) return;
+    countRunning(it->second, false);
     it->second.running = false;
-    addToSums(it->second.chain, it->second.weight, false, {});
+    addToSums(it->second.chain, it->second.cpu, false, {});
 }
 
-void AllocationSlices::reweigh(const std::string& unit, uint64_t weight) {
+void AllocationSlices::reweigh(const std::string& unit, const TaskCpu& cpu) {
     auto it = members_.find(unit);
-    if (it == members_.end() || it->second.weight == weight) return;
+    if (it == members_.end() || it->second.cpu == cpu) return;
     auto& m = it->second;
-    if (m.running) {
-        // Every slice of the chain has this task's weight in it: none goes
+    if (m.running && m.cpu.shares != cpu.shares) {
+        // Every slice of the chain has this task's shares in it: none goes
         // to 0 between the two, so nothing is made or dropped.
-        for (const auto& s : m.chain) slices_[s].sum += weight;
-        addToSums(m.chain, m.weight, false, {});
+        for (const auto& s : m.chain) {
+            slices_[s].sum += cpu.shares;
+            slices_[s].scopeWeights += cpu.scopeWeight();
+        }
+        addToSums(m.chain, m.cpu, false, {});
     }
-    m.weight = weight;
+    // A quota given now: its scope has the cpu controller, and its weight
+    // (the caller sends it with the quota).
+    if (cpu.keepsWeight && !m.onScope) {
+        if (m.running) countRunning(m, false);
+        m.onScope = true;
+        if (m.running) countRunning(m, true);
+    }
+    m.cpu = cpu;
+}
+
+bool AllocationSlices::weightOnScope(const std::string& unit) const {
+    auto it = members_.find(unit);
+    return it == members_.end() || it->second.onScope;
 }
 
 void AllocationSlices::leave(const std::string& unit) {
@@ -453,6 +524,7 @@ void AllocationSlices::leave(const std::string& unit) {
     members_.erase(it);
     if (auto& c = slices_[container]; c.direct) --c.direct;
     auto& slice = slices_[alloc];
+    slice.units.erase(unit);
     if (slice.members) --slice.members;
     if (slice.members == 0 && !slice.removing) removeAllocation(alloc);
 }
@@ -500,13 +572,13 @@ void AllocationSlices::removed(const std::string& name, Result<void> r) {
         if (d == deferred_.end()) continue;
         auto entry = std::move(d->second);
         deferred_.erase(d);
-        enterNow(unit, entry.slices, entry.weight, entry.startScope, std::move(entry.scopeStarted),
+        enterNow(unit, entry.slices, entry.cpu, entry.startScope, std::move(entry.scopeStarted),
                  std::move(entry.made));
     }
 }
 
 void AllocationSlices::restore(const std::string& unit, const std::string& slice, const std::string& allocation,
-                               uint64_t weight, bool running, const std::string& cgroup) {
+                               const TaskCpu& cpu, bool running, const std::string& cgroup, bool onScope) {
     // The chain from the slice's name (systemd's own rule: every '-' a
     // level), below the configured slice: a layout with another fan-out
     // than this manager's still finds the slices its tasks are in.
@@ -530,10 +602,16 @@ void AllocationSlices::restore(const std::string& unit, const std::string& slice
     const auto& alloc = allocation.empty() ? slice : allocation;
     if (slice != alloc) slices_[slice].overflow = true;
     ++slices_[alloc].members;
+    slices_[alloc].units.insert(unit);
     ++slices_[slice].direct;
-    members_[unit] = Member{chain, alloc, weight, running};
-    if (running)
-        for (const auto& s : chain) slices_[s].sum += weight;
+    const auto& member = members_[unit] = Member{chain, alloc, cpu, running, onScope || cpu.keepsWeight};
+    if (running) {
+        countRunning(member, true);
+        for (const auto& s : chain) {
+            slices_[s].sum += cpu.shares;
+            slices_[s].scopeWeights += cpu.scopeWeight();
+        }
+    }
 }
 
 std::map<std::string, std::string> AllocationSlices::weighedSliceCgroups() const {

@@ -50,6 +50,21 @@
 // fills or drains; what a bucket's tasks get of the CPU lags its
 // allocations by at most the interval.
 //
+// A task alone in its allocation leaves its CPU weight to its allocation's
+// slice (issue 49): its scope carries no CPUWeight, as the slice's weight
+// is the task's own share among the other allocations, so the CPU it gets
+// is the same. A scope with a weight wants the cpu controller, and on
+// cgroup v2 systemd writes cpu.max on every realize of a unit with it
+// (cgroup_apply_unified_cpu_quota(), v252 to v260: src/core/cgroup.c), a
+// walk of every task group on the node in the kernel each time; without
+// it a one-task allocation has one cpu cgroup, its slice. When a second
+// task of the allocation starts, every running task of it that asked a
+// weight gets it on its scope (SetUnitProperties, sent before the new
+// scope's start on the same connection, so in systemd before its job and
+// before the new task's first instruction), and the new scope is started
+// with its own; weights stay once set. A task with a CPU quota keeps its
+// weight on its scope: it has the cpu controller anyway.
+//
 // The allocation's slice is removed (StopUnit) when its last task is
 // forgotten; a start that comes while that stop is under way waits for it
 // and makes the slice again (the start wins).
@@ -102,11 +117,32 @@ public:
     /// count), until it enters or leaves.
     common::Result<scope::TaskSlices> claim(const std::string& unit, const std::string& allocId, bool reserved);
 
-    /// Starts a task's scope, making `aux` in the same call; `started`
-    /// gets the scope's outcome.
-    using ScopeStart = std::function<void(const scope::AuxUnits& aux, Completion started)>;
+    /// What a task weighs, and what its scope carries.
+    struct TaskCpu {
+        /// Its CPU shares in the sums (scope::sharesOfDefaultWeight() for
+        /// a task that asks none).
+        uint64_t shares = 0;
+        /// The CPUWeight its scope carries when it shares its allocation
+        /// (none: it asked no shares, and weighs the kernel's default).
+        std::optional<uint64_t> weight;
+        /// It carries its weight even alone (a CPU quota on its scope).
+        bool keepsWeight = false;
+        /// What its scope weighs among its allocation's scopes.
+        uint64_t scopeWeight() const { return weight.value_or(scope::kCpuWeightDefault); }
+        bool operator==(const TaskCpu&) const = default;
+    };
+    static TaskCpu taskCpu(const spec::Resources& resources);
 
-    /// A task (`unit`) is about to start in `slices`, weighing `weight`:
+    /// Starts a task's scope, making `aux` in the same call, with the
+    /// task's CPUWeight when `carryWeight` (and none otherwise); `started`
+    /// gets the scope's outcome.
+    using ScopeStart = std::function<void(const scope::AuxUnits& aux, bool carryWeight, Completion started)>;
+    /// Told when a running task's weight moved to its scope (a second task
+    /// of its allocation started): what GetTask shows of it changed.
+    using WeightMoved = std::function<void(const std::string& unit)>;
+    void onWeightMoved(WeightMoved moved) { weightMoved_ = std::move(moved); }
+
+    /// A task (`unit`) is about to start in `slices`, weighing `cpu`:
     /// it counts from now on. Its scope is started through `startScope`
     /// (after a removal of the allocation's slice under way), carrying the
     /// slices above it that are new; calls for the others that need one
@@ -115,22 +151,26 @@ public:
     /// again without them, once they are started on their own); `made`
     /// the outcome of the slices' jobs (also of those an earlier task's
     /// start is making).
-    void enter(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight, ScopeStart startScope,
+    void enter(const std::string& unit, const scope::TaskSlices& slices, const TaskCpu& cpu, ScopeStart startScope,
                Completion scopeStarted, Completion made);
     /// The task stopped running: its weight no longer counts.
     void stopped(const std::string& unit);
-    /// The task's CPU weight changed (UpdateTask): its slices' sums follow.
-    void reweigh(const std::string& unit, uint64_t weight);
+    /// The task's CPU shares changed (UpdateTask): its slices' sums follow.
+    void reweigh(const std::string& unit, const TaskCpu& cpu);
+    /// The task's scope carries its weight (or is to): it shares its
+    /// allocation, keeps its weight, or was found so. False for a task
+    /// not known here.
+    bool weightOnScope(const std::string& unit) const;
     /// The task is gone (forgotten, or its start failed); its allocation's
     /// slice goes with its last task.
     void leave(const std::string& unit);
     /// A task found at recovery in `slice` (its record's: its allocation's
     /// slice, `allocation`, or one of its overflow slices), whose slices
     /// exist already; `cgroup` is its scope's ("" when its record has none),
-    /// which tells where its slices' cgroups are. Weights are set by
-    /// reapplyWeights().
-    void restore(const std::string& unit, const std::string& slice, const std::string& allocation, uint64_t weight,
-                 bool running, const std::string& cgroup = {});
+    /// which tells where its slices' cgroups are; `onScope`: its scope
+    /// carries its weight. Weights are set by reapplyWeights().
+    void restore(const std::string& unit, const std::string& slice, const std::string& allocation, const TaskCpu& cpu,
+                 bool running, const std::string& cgroup = {}, bool onScope = true);
     /// After recovery, the slices that are to have a weight and whose
     /// cgroup is known (from a restored task's), by slice name: where the
     /// weights they hold can be read.
@@ -159,22 +199,25 @@ public:
     /// held the manager's loop for minutes on a node of 10,000 allocations.
     bool holdsAllocationSlice(const std::string& slice) const;
 
-    /// What a task weighs in the sums: its scope's CPUWeight (the
-    /// kernel's default when its spec sets no cpu_shares).
-    static uint64_t taskWeight(const spec::Resources& resources);
-
 private:
     struct Member {
         std::vector<std::string> chain;  ///< outermost first, the slice its scope is in last
         std::string allocation;          ///< its allocation's slice (chain.back() or its parent)
-        uint64_t weight = 0;
+        TaskCpu cpu;
         bool running = false;
+        bool onScope = false;  ///< its scope carries its weight
     };
     /// Any slice of the tree (share, reserve, bucket, allocation).
     struct Slice {
         std::string parent;     ///< the slice it sits in
-        uint64_t sum = 0;       ///< running tasks' weights below it
+        uint64_t sum = 0;       ///< running tasks' shares below it
+        /// Running tasks' scope weights below it: what an overflow slice
+        /// weighs beside its allocation's scopes, in their units.
+        uint64_t scopeWeights = 0;
         size_t members = 0;     ///< tasks below it (allocation slices only: they go with the last)
+        size_t running = 0;     ///< of those, running (allocation slices only)
+        size_t offScope = 0;    ///< of those, running with their weight left to the slice
+        std::set<std::string> units;  ///< the tasks below it (allocation slices only)
         size_t direct = 0;      ///< scopes in it, and places claimed in it (allocation and overflow slices)
         bool overflow = false;  ///< an overflow slice: beside scopes, it weighs its tasks' sum unscaled
         bool removing = false;  ///< its StopUnit is under way
@@ -191,23 +234,29 @@ private:
 
     struct Deferred {
         scope::TaskSlices slices;
-        uint64_t weight;
+        TaskCpu cpu;
         ScopeStart startScope;
         Completion scopeStarted;
         Completion made;
     };
-    void enterNow(const std::string& unit, const scope::TaskSlices& slices, uint64_t weight,
+    void enterNow(const std::string& unit, const scope::TaskSlices& slices, const TaskCpu& cpu,
                   const ScopeStart& startScope, Completion scopeStarted, Completion made);
-    /// Starts the scope with the `carried` slices (marked starting) in its
-    /// call; when that fails, they are started on their own, and on
+    /// Starts `unit`'s scope (with its weight if it is to carry it) with
+    /// the `carried` slices (marked starting) in its call; when that fails, they are started on their own, and on
     /// UnitExists the scope is asked again without them.
-    void startCarrying(const std::vector<std::string>& carried, const ScopeStart& startScope, Completion scopeStarted);
+    void startCarrying(const std::string& unit, const std::vector<std::string>& carried, const ScopeStart& startScope,
+                       Completion scopeStarted);
+    /// Every running task of allocation slice `alloc` whose weight is its
+    /// slice's gets it on its scope now (a second task is starting).
+    void weightsToScopes(const std::string& alloc);
+    /// Counts a member in (or out of) its allocation's running tasks.
+    void countRunning(const Member& m, bool in);
     /// Drops `unit`'s claimed place, if it holds one.
     void release(const std::string& unit);
-    /// Adds `weight` to (or takes it from) the sums along the chain and
-    /// sets the weights that changed, except on `creating` slices (whose
-    /// start carries them).
-    void addToSums(const std::vector<std::string>& chain, uint64_t weight, bool add,
+    /// Adds a task (its shares and scope weight) to (or takes it from) the
+    /// sums along the chain and sets the weights that changed, except on
+    /// `creating` slices (whose start carries them).
+    void addToSums(const std::vector<std::string>& chain, const TaskCpu& cpu, bool add,
                    const std::set<std::string>& creating);
     void startSlice(const std::string& slice, Completion done);
     /// The start of a slice already marked starting, on its own.
@@ -250,6 +299,7 @@ private:
     std::map<std::string, Deferred> deferred_;             ///< by unit: entries waiting for a removal
     std::map<std::string, std::string> claims_;            ///< by unit: the slice its place was claimed in
     std::optional<std::set<unsigned>> sharedCpus_;
+    WeightMoved weightMoved_;
     common::EventLoop* loop_;
     std::map<std::string, uint64_t> unsent_;  ///< by slice: weights waiting for a flush
     size_t startsUnanswered_ = 0;             ///< scope starts of enter() systemd has not answered

@@ -2,6 +2,8 @@
 
 #include "common/bus_error.hpp"
 #include "common/cpu_list.hpp"
+#include "scope/resources.hpp"
+#include "scope/slice_weights.hpp"
 #include "spec/task_spec.hpp"
 #include "wire/task_json.hpp"
 
@@ -44,6 +46,16 @@ std::string parentSlice(const std::string& cgroup) {
 std::string sliceOf(const TaskRecord& r) { return r.slice.empty() ? parentSlice(r.cgroup) : r.slice; }
 std::string allocationSliceOf(const TaskRecord& r) { return r.allocSlice.empty() ? r.slice : r.allocSlice; }
 
+// Its weight among its allocation's tasks, and where it is: a task alone in
+// its allocation leaves it to the allocation's slice (issue 49).
+uint64_t cpuWeightOf(const TaskRecord& r) {
+    const auto& shares = r.spec.resources.cpuShares;
+    return shares ? scope::cpuWeightFromShares(*shares) : scope::kCpuWeightDefault;
+}
+std::string cpuWeightUnitOf(const TaskRecord& r) {
+    return r.weightOnScope || r.slice.empty() ? r.unit : allocationSliceOf(r);
+}
+
 }  // namespace
 
 std::string taskJson(const TaskRecord& r, SpecView view) {
@@ -61,6 +73,8 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
     t.processSpec = r.finished() ? std::string() : r.processSpec;
     t.cpus = common::formatCpuList(r.cpus);
     t.reservedCores = r.reservedCores;
+    t.cpuWeight = cpuWeightOf(r);
+    t.cpuWeightUnit = cpuWeightUnitOf(r);
     if (r.finished()) t.exitCode = r.exit.exitCode;
     t.signal = r.exit.signal;
     t.oomKilled = r.exit.oomKilled;
@@ -93,10 +107,14 @@ std::string TaskObject::Slice() { return sliceOf(record_); }
 
 std::string TaskObject::AllocSlice() { return allocationSliceOf(record_); }
 
+uint64_t TaskObject::CPUWeight() { return cpuWeightOf(record_); }
+
+std::string TaskObject::CPUWeightUnit() { return cpuWeightUnitOf(record_); }
+
 void TaskObject::changed() {
     emitPropertiesChangedSignal(org::taskscope::Task1_adaptor::INTERFACE_NAME,
-                                {"State", "MainPID", "ControlGroup", "Slice", "AllowedCPUs", "ReservedCores", "ExitCode",
-                                 "Signal", "OOMKilled", "FinishedAt", "Spec"});
+                                {"State", "MainPID", "ControlGroup", "Slice", "AllowedCPUs", "ReservedCores", "CPUWeight",
+                                 "CPUWeightUnit", "ExitCode", "Signal", "OOMKilled", "FinishedAt", "Spec"});
 }
 
 ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskRegistry& tasks, network::NetworkManager& networks,

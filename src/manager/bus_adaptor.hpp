@@ -48,6 +48,8 @@ private:
     std::string AllocSlice() override;
     std::string AllowedCPUs() override;
     bool ReservedCores() override { return record_.reservedCores; }
+    uint64_t CPUWeight() override;
+    std::string CPUWeightUnit() override;
     int32_t ExitCode() override { return record_.finished() ? record_.exit.exitCode : -1; }
     int32_t Signal() override { return record_.exit.signal; }
     bool OOMKilled() override { return record_.exit.oomKilled; }

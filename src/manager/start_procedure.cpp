@@ -242,7 +242,11 @@ void StartProcedure::begin() {
         slices_ = std::move(*placed);
         draft_.slice = slices_->parent();
         draft_.allocSlice = slices_->allocation;
-        weight_ = AllocationSlices::taskWeight(spec.resources);
+        cpu_ = AllocationSlices::taskCpu(spec.resources);
+        // Known at its entry (startScope); until then, as far as a record
+        // on disk says, not on its scope: a manager that recovers it sends
+        // the weight again should its allocation grow, rather than never.
+        draft_.weightOnScope = false;
         // A shared task's cores are its share slice's (one change moves
         // them all); AllowedCPUs on its scope would keep it on the old pool
         // when the pool grows (the kernel intersects a child's cpuset with
@@ -423,7 +427,7 @@ void StartProcedure::onPid(Result<std::string> line) {
     writeRecord();
     if (!slices_) {
         slicesMade_ = true;
-        startScope({}, [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> made) {
+        startScope({}, true, [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> made) {
             if (!alive.expired()) onScope(std::move(made));
         });
     } else {
@@ -435,13 +439,13 @@ void StartProcedure::onPid(Result<std::string> line) {
         // without its weight.
         const auto alive = std::weak_ptr<int>(lifetime_);
         ctx_.slices->enter(
-            draft_.unit, *slices_, weight_,
-            [this, alive](const scope::AuxUnits& aux, scope::SystemdClient::Completion started) {
+            draft_.unit, *slices_, cpu_,
+            [this, alive](const scope::AuxUnits& aux, bool carryWeight, scope::SystemdClient::Completion started) {
                 // A start abandoned meanwhile still answers, so that slices
                 // it was to carry are made for the others waiting on them.
                 if (alive.expired())
                     return started(common::makeError(common::errors::kSystemdFailed, "the start was abandoned"));
-                startScope(aux, std::move(started));
+                startScope(aux, carryWeight, std::move(started));
             },
             [this, alive](Result<void> made) {
                 if (!alive.expired()) onScope(std::move(made));
@@ -453,8 +457,16 @@ void StartProcedure::onPid(Result<std::string> line) {
     clock_.onLoop("record + systemd call");
 }
 
-void StartProcedure::startScope(const scope::AuxUnits& aux, scope::SystemdClient::Completion started) {
-    ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_, aux,
+void StartProcedure::startScope(const scope::AuxUnits& aux, bool carryWeight,
+                                scope::SystemdClient::Completion started) {
+    // Written with the cgroup, once the scope exists (onCgroup).
+    draft_.weightOnScope = carryWeight;
+    if (carryWeight)
+        return ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_, aux,
+                                            std::move(started));
+    auto properties = properties_;
+    std::erase_if(properties, [](const scope::UnitProperty& p) { return p.get<0>() == "CPUWeight"; });
+    ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties, aux,
                                  std::move(started));
 }
 

@@ -107,7 +107,9 @@ private:
     void onReport();
     void onPid(common::Result<std::string> line);
     /// Its scope, with the slices made in the same call (`aux`).
-    void startScope(const scope::AuxUnits& aux, scope::SystemdClient::Completion started);
+    /// Its scope, with its CPUWeight when `carryWeight` (a task alone in
+    /// its allocation leaves it to the slice: allocation_slices.hpp).
+    void startScope(const scope::AuxUnits& aux, bool carryWeight, scope::SystemdClient::Completion started);
     void onSlices(common::Result<void> made);
     void onScope(common::Result<void> made);
     void onCgroup(std::string cgroup);
@@ -142,7 +144,7 @@ private:
     common::StepClock clock_;
     scope::UnitProperties properties_;  ///< of the task's scope
     std::optional<scope::TaskSlices> slices_;  ///< where it goes in the nested layout
-    uint64_t weight_ = 0;                      ///< what it weighs in its slices' sums
+    AllocationSlices::TaskCpu cpu_;            ///< what it weighs in its slices' sums
     /// Its isolation as the node resolves it: which dirs are taskscope's.
     spec::Isolation dirIsolation_;
     bool slicesMade_ = false;                  ///< the slices above its scope exist, with their weights

@@ -88,7 +88,18 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       startWorker_(loop_),
       cgroupWorker_(loop_),
       killer_(scope::makeScopeKiller(host_, config_.slice, systemd_, cgroupWorker_)),
-      exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this) {}
+      exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this) {
+    allocSlices_.onWeightMoved([this](const std::string& unit) { weightMoved(unit); });
+}
+
+void TaskRegistry::weightMoved(const std::string& unit) {
+    auto* e = byUnit(unit);
+    // A task still starting takes it from the slices when its start ends.
+    if (!e || e->record.state == TaskState::Starting || e->record.weightOnScope) return;
+    e->record.weightOnScope = true;
+    records_.persist(e->record);
+    if (events_) events_->taskChanged(e->record);
+}
 
 // An entry's stop procedure cancels its own timer as it goes: the loop
 // outlives the registry (a restart in the unit tier).
@@ -324,6 +335,12 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
     }
     e.record = draft;
     auto& rec = e.record;
+    // Its weight went to its scope after its record was written (a task of
+    // its allocation started meanwhile): on disk too.
+    if (config_.nestedSlices && !rec.weightOnScope && allocSlices_.weightOnScope(rec.unit)) {
+        rec.weightOnScope = true;
+        records_.persist(rec);
+    }
     // Debug, not info: systemd already logs the scope's start with its
     // description, which names the task ("Started taskscope task a/t"), and
     // a line per start into a journald busy with a burst of starts held the

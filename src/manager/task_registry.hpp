@@ -191,6 +191,8 @@ private:
     void startProgressed(const TaskRecord& draft, StartStep step) override;
     void startEnded(const TaskRecord& draft, common::Result<void> outcome) override;
     void sharedPoolGrew() override;
+    /// allocation_slices.hpp's WeightMoved: the record follows.
+    void weightMoved(const std::string& unit);
     /// A finished start is destroyed on a later turn (it is on the stack).
     void retire(std::unique_ptr<StartProcedure> start);
 

@@ -151,8 +151,8 @@ common::Result<void> TaskRegistry::recover() {
     for (auto& [key, e] : tasks_) {
         auto& r = e->record;
         if (r.slice.empty()) continue;
-        allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskWeight(r.spec.resources),
-                             !r.finished(), r.cgroup);
+        allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskCpu(r.spec.resources),
+                             !r.finished(), r.cgroup, r.weightOnScope);
         if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
     }
     reapplySliceWeights();

@@ -196,7 +196,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
             done(makeError(errors::kNotRunning, "task " + taskLabel(key.first, key.second) + " has exited"));
             return operationDone(key);
         }
-        systemd_.setUnitPropertiesAsync(r.unit, props, [this, key, text, change, done](Result<void> ok) {
+        auto applied = [this, key, text, change, done](Result<void> ok) {
             auto found = find(key.first, key.second);
             if (!found) return done(found.error());
             auto& r = (*found)->record;
@@ -206,15 +206,28 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
             }
             // What GetTaskSpec shows from now on: the spec as it now is.
             r.spec.resources = spec::merged(r.spec.resources, change);
-            if (change.cpuShares)
-                allocSlices_.reweigh(r.unit, AllocationSlices::taskWeight(r.spec.resources));
+            if (change.cpuShares || change.cpuQuotaPercent) {
+                allocSlices_.reweigh(r.unit, AllocationSlices::taskCpu(r.spec.resources));
+                r.weightOnScope = allocSlices_.weightOnScope(r.unit);
+            }
             r.specText = spec::toText(r.spec);
             records_.persist(r);
             spdlog::info("Updated task {}: {}", taskLabel(key.first, key.second), text);
             if (events_) events_->taskChanged(r);
             done({});
             operationDone(key);
-        });
+        };
+        // A task alone in its allocation leaves its weight to the slice
+        // (allocation_slices.hpp): new shares change the slices' sums only,
+        // unless a quota comes with them (its scope then has the cpu
+        // controller, and its weight with it).
+        auto sent = props;
+        if (!allocSlices_.weightOnScope(r.unit) && !change.cpuQuotaPercent)
+            std::erase_if(sent, [](const scope::UnitProperty& p) { return p.get<0>() == "CPUWeight"; });
+        else if (change.cpuQuotaPercent && !change.cpuShares && r.spec.resources.cpuShares)
+            sent.emplace_back("CPUWeight", sdbus::Variant(scope::cpuWeightFromShares(*r.spec.resources.cpuShares)));
+        if (sent.empty()) return applied({});
+        systemd_.setUnitPropertiesAsync(r.unit, sent, std::move(applied));
     });
 }
 

@@ -1,5 +1,7 @@
 #include "scope/slice_weights.hpp"
 
+#include "scope/resources.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +13,17 @@ constexpr uint64_t kTargetLow = kCpuWeightMax / 2;   // the heaviest lands above
 constexpr uint64_t kRefitBelow = kCpuWeightMax / 4;  // ...and is refitted only below this
 
 }  // namespace
+
+uint64_t sharesOfDefaultWeight() {
+    // cpuWeightFromShares is monotonic: the first shares that reach the
+    // default (computed, not written down, so that it follows the map).
+    static const uint64_t shares = [] {
+        uint64_t s = kCpuSharesMin;
+        while (cpuWeightFromShares(s) < kCpuWeightDefault) ++s;
+        return s;
+    }();
+    return shares;
+}
 
 uint64_t unscaledWeight(uint64_t sum) { return std::clamp(sum, kCpuWeightMin, kCpuWeightMax); }
 

@@ -1,8 +1,11 @@
 #pragma once
 // CPU weights of the slices above the tasks (issue 31), so that nesting
 // changes nothing in how the CPU is shared: a slice weighs the sum of the
-// weights of the running tasks below it, and siblings keep the ratios of
-// their sums.
+// CPU shares of the running tasks below it, and siblings keep the ratios of
+// their sums. Shares are summed before any is mapped to a weight (issue
+// 49): the map (cpuWeightFromShares) rounds, and is affine, not linear, so
+// a sum of mapped weights set one task of 500 shares against three of
+// 300+100+100 at 19:20; summed first, equal asks weigh equal.
 //
 // cgroup v2's cpu.weight only compares siblings and takes 1..10000, while a
 // sum of task weights can be far larger. So each parent's children share
@@ -14,7 +17,7 @@
 //
 // Where the children sit beside task scopes (an overflow slice beside its
 // allocation's scopes) they must be in the scopes' own units: use
-// unscaledWeight(). Pure: the caller applies the changes through systemd.
+// unscaledWeight(), on a sum of the scopes' own weights. Pure: the caller applies the changes through systemd.
 
 #include <cstdint>
 #include <map>
@@ -34,7 +37,13 @@ using spec::kCpuSharesDefault;
 using spec::kCpuSharesMax;
 using spec::kCpuSharesMin;
 
-/// A sum of task weights as a weight beside task scopes: clamped, not scaled.
+/// What a task without CPU shares of its own weighs in a sum of shares:
+/// the least shares whose weight is the kernel's default (2598, whose
+/// weight is 100), so that a slice of such tasks weighs what their scopes do.
+uint64_t sharesOfDefaultWeight();
+
+/// A sum of task scopes' weights as a weight beside those scopes: clamped,
+/// not scaled.
 uint64_t unscaledWeight(uint64_t sum);
 
 /// What cgroup v1's cpu.shares holds for a unit's CPUWeight: systemd

@@ -47,6 +47,10 @@ nlohmann::json toJson(const TaskRecord& r) {
     // the configured slice), also one an older manager wrote.
     if (!r.slice.empty()) j["slice"] = r.slice;
     if (!r.allocSlice.empty()) j["alloc_slice"] = r.allocSlice;
+    // Only while its allocation's slice carries its weight: a record
+    // without it (also an older manager's, which put every weight on its
+    // scope) has it on its scope.
+    if (!r.weightOnScope) j["weight_on_scope"] = false;
     // Only while a stop waits its turn.
     if (r.queuedStopSignal) {
         j["queued_stop_signal"] = r.queuedStopSignal;
@@ -78,6 +82,7 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.processSpec = j.value("process_spec", std::string());
         r.slice = j.value("slice", std::string());
         r.allocSlice = j.value("alloc_slice", r.slice);
+        r.weightOnScope = j.value("weight_on_scope", true);
         r.startedAtUs = j.at("started_at_us").get<uint64_t>();
         auto cpus = common::parseCpuList(j.value("cpus", ""));
         if (!cpus) return cpus.error().context("task record cpus");

@@ -57,6 +57,9 @@ struct TaskRecord {
     /// holds `slice` when that is one of its overflow slices. Empty in a
     /// record written before overflow slices: then it is `slice`.
     std::string allocSlice;
+    /// Its scope carries its CPU weight (issue 49): false while it is
+    /// alone in its allocation, whose slice then carries it.
+    bool weightOnScope = true;
     std::set<unsigned> cpus;     ///< AllowedCPUs as applied; empty on cgroup v1
     bool reservedCores = false;  ///< cpus are this task's own, not the shared pool
     uint64_t startedAtUs = 0;

@@ -21,6 +21,8 @@ constexpr const char* kSlice = "slice";
 constexpr const char* kAllocSlice = "alloc_slice";
 constexpr const char* kCpus = "cpus";
 constexpr const char* kReservedCores = "reserved_cores";
+constexpr const char* kCpuWeight = "cpu_weight";
+constexpr const char* kCpuWeightUnit = "cpu_weight_unit";
 constexpr const char* kExitCode = "exit_code";
 constexpr const char* kSignal = "signal";
 constexpr const char* kOomKilled = "oom_killed";
@@ -51,6 +53,8 @@ std::string toJson(const TaskInfo& t) {
         {kProcessSpec, t.processSpec},
         {kCpus, t.cpus},
         {kReservedCores, t.reservedCores},
+        {kCpuWeight, t.cpuWeight},
+        {kCpuWeightUnit, t.cpuWeightUnit},
         {kExitCode, t.exitCode ? nlohmann::json(*t.exitCode) : nlohmann::json(nullptr)},
         {kSignal, t.signal},
         {kOomKilled, t.oomKilled},
@@ -81,6 +85,8 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         t.processSpec = j.value(kProcessSpec, std::string());
         t.cpus = j.value(kCpus, std::string());
         t.reservedCores = j.value(kReservedCores, false);
+        t.cpuWeight = j.value(kCpuWeight, uint64_t{0});
+        t.cpuWeightUnit = j.value(kCpuWeightUnit, std::string());
         if (j.contains(kExitCode) && j.at(kExitCode).is_number()) t.exitCode = j.at(kExitCode).get<int>();
         t.signal = j.value(kSignal, 0);
         t.oomKilled = j.value(kOomKilled, false);

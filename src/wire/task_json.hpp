@@ -35,6 +35,12 @@ struct TaskInfo {
     std::string processSpec;
     std::string cpus;  ///< AllowedCPUs as a CPU list
     bool reservedCores = false;
+    /// The task's CPU weight among its allocation's tasks (its shares
+    /// mapped, or the kernel's default 100), and the unit that carries it:
+    /// its scope, or its allocation's slice while it runs alone there
+    /// (whose own CPUWeight is the allocation's share among its siblings).
+    uint64_t cpuWeight = 0;
+    std::string cpuWeightUnit;
     std::optional<int> exitCode;  ///< once the task has ended
     int signal = 0;
     bool oomKilled = false;

@@ -52,6 +52,8 @@ allowed allowed MGR @T org.taskscope.Task1 get Slice
 allowed allowed MGR @T org.taskscope.Task1 get AllocSlice
 allowed allowed MGR @T org.taskscope.Task1 get AllowedCPUs
 allowed allowed MGR @T org.taskscope.Task1 get ReservedCores
+allowed allowed MGR @T org.taskscope.Task1 get CPUWeight
+allowed allowed MGR @T org.taskscope.Task1 get CPUWeightUnit
 allowed allowed MGR @T org.taskscope.Task1 get ExitCode
 allowed allowed MGR @T org.taskscope.Task1 get Signal
 allowed allowed MGR @T org.taskscope.Task1 get OOMKilled

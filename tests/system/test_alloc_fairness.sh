@@ -45,7 +45,8 @@ usage() {
 # scaled among its siblings by one power of two. CPU 0 is divided between
 # the two slices' ancestors that are siblings (the allocation slices, or
 # the hash buckets above them): theirs must be in the ratio of the tasks'
-# own weights (their scopes' CPUWeight), fa's one against fb's four.
+# shares summed, fa's one of 1000 against fb's four of 250: equal (issue
+# 49: summed before they are mapped to weights, so equal asks weigh equal).
 spinning() {
     local t pid
     for t in fa/t fb/t0 fb/t1 fb/t2 fb/t3; do
@@ -58,21 +59,24 @@ weight() { systemctl show -p CPUWeight --value "$1"; }
 parent() { systemctl show -p Slice --value "$1"; }
 ca=$sa cb=$sb
 while [[ "$(parent "$ca")" != "$(parent "$cb")" ]]; do ca=$(parent "$ca") cb=$(parent "$cb"); done
-weighed() {  # within 1% of the tasks' ratio
-    local wa wb ta tb=0 w i d
-    wa=$(weight "$ca") wb=$(weight "$cb") ta=$(weight fa-t.scope)
-    [[ "$wa" =~ ^[0-9]+$ && "$wb" =~ ^[0-9]+$ && "$ta" =~ ^[0-9]+$ ]] || return 1
-    for i in 0 1 2 3; do
-        w=$(weight "fb-t$i.scope")
-        [[ "$w" =~ ^[0-9]+$ ]] || return 1
-        tb=$((tb + w))
-    done
-    d=$((wa * tb - wb * ta))
+weighed() {  # within 1% of each other
+    local wa wb d
+    wa=$(weight "$ca") wb=$(weight "$cb")
+    [[ "$wa" =~ ^[0-9]+$ && "$wb" =~ ^[0-9]+$ ]] || return 1
+    d=$((wa - wb))
     ((d < 0)) && d=$((-d))
-    ((100 * d <= wb * ta))
+    ((100 * d <= wb))
 }
 wait_until "every task spinning" 300 spinning
 wait_until "$ca and $cb to weigh their tasks' sums" 300 weighed
+# fa/t is alone in fa: its weight is its slice's, its scope has none (and
+# no cpu cgroup); fb's four carry theirs (250 shares: 10).
+[[ "$(weight fa-t.scope)" =~ ^[0-9]+$ ]] && fail "fa-t.scope, alone in fa, has CPUWeight $(weight fa-t.scope)"
+assert_eq "$(task_field fa t cpu_weight_unit)" "$sa" "fa/t's weight carried by"
+for i in 0 1 2 3; do
+    assert_eq "$(weight "fb-t$i.scope")" 10 "fb-t$i.scope's CPUWeight"
+    assert_eq "$(task_field fb "t$i" cpu_weight_unit)" "fb-t$i.scope" "fb/t$i's weight carried by"
+done
 ok "every task spinning; $ca weighs $(weight "$ca"), $cb $(weight "$cb")"
 a0=$(usage "$sa") b0=$(usage "$sb")
 sleep 6  # the measurement window: CPU shares show only over seconds of contention

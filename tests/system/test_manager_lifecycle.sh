@@ -32,7 +32,12 @@ if [[ "$TASKSCOPE_VARIANT" == v2 ]]; then
     d=/sys/fs/cgroup$cg
     assert_eq "$(cat "$d/memory.max")" 67108864 "memory.max"
     assert_eq "$(cat "$d/memory.swap.max")" 0 "memory.swap.max"
-    assert_eq "$(cat "$d/cpu.weight")" 20 "cpu.weight (shares 512)"
+    # Alone in its allocation, the task leaves its weight to the
+    # allocation's slice (issue 49): its scope has no cpu controller.
+    [[ ! -e "$d/cpu.weight" ]] || fail "a1/web alone has a cpu cgroup: cpu.weight $(cat "$d/cpu.weight")"
+    grep -qw cpu "/sys/fs/cgroup${cg%/*}/cgroup.subtree_control" &&
+        fail "$slice gives its one task the cpu controller: $(cat "/sys/fs/cgroup${cg%/*}/cgroup.subtree_control")"
+    ok "a1/web alone: no cpu cgroup for its scope"
     assert_eq "$(cat "$d/pids.max")" 50 "pids.max"
 else
     assert_eq "$(cat /sys/fs/cgroup/memory$cg/memory.limit_in_bytes)" 67108864 "v1 memory.limit_in_bytes"
@@ -42,6 +47,9 @@ fi
 # The object and its properties, as monitoring sees them.
 path=$(task_field a1 web object_path)
 assert_eq "$(busctl get-property $I "$path" org.taskscope.Task1 State)" 's "running"' "Task1.State"
+assert_eq "$(task_field a1 web cpu_weight)" 20 "a1/web's cpu_weight (shares 512)"
+assert_eq "$(task_field a1 web cpu_weight_unit)" "$slice" "a1/web's weight carried by its allocation's slice"
+assert_eq "$(busctl get-property $I "$path" org.taskscope.Task1 CPUWeightUnit)" "s \"$slice\"" "Task1.CPUWeightUnit"
 busctl call $I $M org.freedesktop.DBus.ObjectManager GetManagedObjects | quiet_grep a1 || fail "ObjectManager"
 ok "ObjectManager lists the task"
 
@@ -56,6 +64,17 @@ check_exit three 3 'exit 3'
 check_exit killed 137 'kill -KILL $$'
 assert_eq "$(task_field a1 killed signal)" 9 "signal of the killed task"
 check_exit termed 143 'kill -TERM $$'
+# Those tasks shared a1 with web: its weight went to its scope when the
+# first of them started (before that task's first instruction), and stays.
+assert_eq "$(task_field a1 web cpu_weight_unit)" a1-web.scope "a1/web's weight once a1 had a second task"
+assert_eq "$(busctl get-property $I "$path" org.taskscope.Task1 CPUWeightUnit)" 's "a1-web.scope"' "Task1.CPUWeightUnit"
+assert_eq "$(systemctl show -p CPUWeight --value a1-web.scope)" 20 "a1-web.scope's CPUWeight"
+if [[ "$TASKSCOPE_VARIANT" == v2 ]]; then
+    assert_eq "$(cat "/sys/fs/cgroup$cg/cpu.weight")" 20 "cpu.weight (shares 512) on its scope"
+else
+    # systemd's v1 scale: weight * 1024 / 100.
+    assert_eq "$(cat "/sys/fs/cgroup/cpu$cg/cpu.shares")" 204 "cpu.shares (weight 20) on its scope"
+fi
 
 # A task runs as the user its spec names, with its output still collected.
 rc=0

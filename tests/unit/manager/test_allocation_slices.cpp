@@ -17,9 +17,17 @@ using test::FakeSystemdClient;
 
 namespace {
 
+/// A task asking `shares` (its scope's weight, when it carries one, their map).
+AllocationSlices::TaskCpu cpu(uint64_t shares) {
+    spec::Resources r;
+    r.cpuShares = shares;
+    return AllocationSlices::taskCpu(r);
+}
+
 struct Fixture {
     FakeSystemdClient systemd;  // no loop: every call answers at once
     AllocationSlices slices;
+    std::map<std::string, bool> carries;  ///< by unit: its scope was started with its weight
 
     explicit Fixture(unsigned cap = 100) : slices{scope::SliceLayout{"nomad.slice", 64, cap}, systemd} {}
 
@@ -30,23 +38,24 @@ struct Fixture {
     }
     /// Starts `unit`'s scope as the manager does, with the slices it carries.
     AllocationSlices::ScopeStart scopeStart(const std::string& unit) {
-        return [this, unit](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+        return [this, unit](const scope::AuxUnits& aux, bool carry, AllocationSlices::Completion started) {
+            carries[unit] = carry;
             systemd.startScopeAsync(unit, {}, {}, aux, std::move(started));
         };
     }
     /// Enters a task; returns whether its slices were made, and checks that
     /// every slice start was sent before its scope's.
-    bool enter(const std::string& unit, const std::string& alloc, uint64_t weight, bool reserved = false) {
+    bool enter(const std::string& unit, const std::string& alloc, uint64_t shares, bool reserved = false) {
         std::optional<bool> made, scope;
         size_t startsAtIssue = 0;
         auto claimed = slices.claim(unit, alloc, reserved);
         BOOST_REQUIRE(claimed.ok());
         auto start = scopeStart(unit);
         slices.enter(
-            unit, *claimed, weight,
-            [&](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+            unit, *claimed, cpu(shares),
+            [&](const scope::AuxUnits& aux, bool carry, AllocationSlices::Completion started) {
                 startsAtIssue = systemd.count("startSlice");
-                start(aux, std::move(started));
+                start(aux, carry, std::move(started));
             },
             [&](common::Result<void> r) { scope = r.ok(); }, [&](common::Result<void> r) { made = r.ok(); });
         BOOST_TEST(startsAtIssue == systemd.count("startSlice"));
@@ -93,15 +102,98 @@ BOOST_FIXTURE_TEST_CASE(a_second_task_changes_weights_and_makes_nothing, Fixture
     BOOST_TEST(enter("a1-db.scope", "a1", 100));
     BOOST_TEST(started().empty());
     // 200 * 2^6 leaves the range: refitted to 200 * 2^5, the same weight,
-    // so nothing is asked of systemd.
+    // so nothing is asked of systemd about a slice; the first task's
+    // weight goes to its scope (it no longer has the allocation alone).
     BOOST_TEST(weightOf(p.allocation) == 6400u);
-    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    BOOST_TEST(systemd.count("setUnitProperties") == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 1u);
     BOOST_TEST(slices.membersOf(p.allocation) == 2u);
 }
 
+// Issue 49: a scope with a weight wants the cpu controller, and each cpu
+// cgroup is one more step of the kernel's walk at every cpu.max write.
+BOOST_FIXTURE_TEST_CASE(a_task_alone_in_its_allocation_leaves_its_weight_to_the_slice, Fixture) {
+    std::vector<std::string> moved;
+    slices.onWeightMoved([&](const std::string& unit) { moved.push_back(unit); });
+    enter("a1-web.scope", "a1", 500);
+    BOOST_TEST(!carries.at("a1-web.scope"));
+    BOOST_TEST(!slices.weightOnScope("a1-web.scope"));
+    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    // A second task: the first's weight goes to its scope before the
+    // second's start is sent (one connection: systemd takes them in order),
+    // and the second starts with its own.
+    systemd.calls.clear();
+    enter("a1-db.scope", "a1", 300);
+    BOOST_TEST(carries.at("a1-db.scope"));
+    BOOST_REQUIRE(systemd.calls.size() >= 2u);
+    BOOST_TEST(systemd.calls[0].method == "setUnitProperties");
+    BOOST_TEST(systemd.calls[0].unit == "a1-web.scope");
+    BOOST_TEST(weightOf("a1-web.scope") == scope::cpuWeightFromShares(500));
+    BOOST_TEST(systemd.calls[1].method == "startScope");
+    BOOST_TEST(slices.weightOnScope("a1-web.scope"));
+    BOOST_TEST(slices.weightOnScope("a1-db.scope"));
+    BOOST_TEST(moved == std::vector<std::string>{"a1-web.scope"});
+    // Weights stay once set: the second leaves, a third comes, nothing is
+    // sent to the first again.
+    slices.leave("a1-db.scope");
+    systemd.calls.clear();
+    enter("a1-log.scope", "a1", 100);
+    BOOST_TEST(carries.at("a1-log.scope"));
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 0u);
+    BOOST_TEST(moved.size() == 1u);
+    // A task not known here (a flat one) has its weight on its scope.
+    BOOST_TEST(slices.weightOnScope("elsewhere.scope"));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_that_ended_leaves_the_next_alone, Fixture) {
+    enter("a1-init.scope", "a1", 100);
+    slices.stopped("a1-init.scope");  // a prestart task that ran to its end
+    systemd.calls.clear();
+    enter("a1-web.scope", "a1", 500);
+    BOOST_TEST(!carries.at("a1-web.scope"));
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-init.scope") == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_task_with_a_quota_keeps_its_weight_and_one_without_shares_needs_no_call, Fixture) {
+    spec::Resources quota;
+    quota.cpuShares = 500;
+    quota.cpuQuotaPercent = 50;
+    auto claimed = slices.claim("a1-web.scope", "a1", false);
+    BOOST_REQUIRE(claimed.ok());
+    slices.enter("a1-web.scope", *claimed, AllocationSlices::taskCpu(quota), scopeStart("a1-web.scope"),
+                 [](common::Result<void>) {}, [](common::Result<void>) {});
+    BOOST_TEST(carries.at("a1-web.scope"));  // its scope has the cpu controller anyway
+    // Two tasks that asked no shares weigh the kernel's default on their
+    // scopes: the second's start sends nothing for the first.
+    spec::Resources none;
+    for (const auto* unit : {"a2-web.scope", "a2-db.scope"}) {
+        auto c = slices.claim(unit, "a2", false);
+        BOOST_REQUIRE(c.ok());
+        slices.enter(unit, *c, AllocationSlices::taskCpu(none), scopeStart(unit), [](common::Result<void>) {},
+                     [](common::Result<void>) {});
+    }
+    BOOST_TEST(systemd.count("setUnitProperties", "a2-web.scope") == 0u);
+    BOOST_TEST(slices.weightOnScope("a2-web.scope"));
+    BOOST_TEST(AllocationSlices::taskCpu(none).shares == scope::sharesOfDefaultWeight());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_restored_lone_task_gets_its_weight_when_a_second_starts, Fixture) {
+    const auto p = place("a1");
+    slices.restore("a1-web.scope", p.allocation, p.allocation, cpu(500), true, "", /*onScope=*/false);
+    slices.restore("a2-web.scope", place("a2").allocation, "", cpu(500), true);  // an older manager's: on its scope
+    BOOST_TEST(!slices.weightOnScope("a1-web.scope"));
+    BOOST_TEST(slices.weightOnScope("a2-web.scope"));
+    enter("a1-db.scope", "a1", 100);
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 1u);
+    BOOST_TEST(slices.weightOnScope("a1-web.scope"));
+    enter("a2-db.scope", "a2", 100);
+    BOOST_TEST(systemd.count("setUnitProperties", "a2-web.scope") == 0u);
+}
+
 BOOST_FIXTURE_TEST_CASE(allocations_weigh_the_sums_of_their_running_tasks, Fixture) {
-    // The guest's fairness test: one task of 1000 shares against four of 250.
-    const uint64_t one = scope::cpuWeightFromShares(1000), quarter = scope::cpuWeightFromShares(250);
+    // The guest's fairness test: one task of 1000 shares against four of
+    // 250: the same CPU asked (shares are summed before they are mapped).
+    const uint64_t one = 1000, quarter = 250;
     enter("big-t.scope", "big", one);
     for (int i = 0; i < 4; ++i) enter("small-t" + std::to_string(i) + ".scope", "small", quarter);
     const auto big = place("big"), small = place("small");
@@ -154,10 +246,10 @@ BOOST_FIXTURE_TEST_CASE(a_start_racing_the_removal_waits_and_makes_the_slice_aga
     std::optional<bool> made;
     auto start = scopeStart("a1-db.scope");
     slices.enter(
-        "a1-db.scope", p, 100,
-        [&](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+        "a1-db.scope", p, cpu(100),
+        [&](const scope::AuxUnits& aux, bool carry, AllocationSlices::Completion started) {
             issued = true;
-            start(aux, std::move(started));
+            start(aux, carry, std::move(started));
         },
         [](common::Result<void>) {}, [&](common::Result<void> r) { made = r.ok(); });
     BOOST_TEST(!issued);  // its scope's start would come before the stop ends
@@ -203,7 +295,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_that_ends_while_waiting_for_a_removal_leaves_not
     slices.leave("a1-web.scope");
     bool issued = false;
     slices.enter(
-        "a1-db.scope", p, 100, [&](const scope::AuxUnits&, AllocationSlices::Completion) { issued = true; },
+        "a1-db.scope", p, cpu(100), [&](const scope::AuxUnits&, bool, AllocationSlices::Completion) { issued = true; },
         [](common::Result<void>) {}, [](common::Result<void>) {});
     slices.leave("a1-db.scope");
     systemd.release();
@@ -238,7 +330,7 @@ BOOST_FIXTURE_TEST_CASE(a_task_waits_for_the_call_that_carries_its_slices_not_fo
     for (const auto* unit : {"a1-web.scope", "a1-db.scope"}) {
         auto claimed = slices.claim(unit, "a1", false);
         BOOST_REQUIRE(claimed.ok());
-        slices.enter(unit, *claimed, 100, scopeStart(unit), [](common::Result<void>) {},
+        slices.enter(unit, *claimed, cpu(100), scopeStart(unit), [](common::Result<void>) {},
                      [&, unit](common::Result<void> r) {
                          if (std::string(unit) == "a1-db.scope") secondMade = r.ok();
                      });
@@ -257,7 +349,7 @@ BOOST_FIXTURE_TEST_CASE(slices_a_refused_call_carried_are_made_for_the_tasks_wai
         BOOST_REQUIRE(claimed.ok());
         const bool first = std::string(unit) == "a1-web.scope";
         slices.enter(
-            unit, *claimed, 100, scopeStart(unit),
+            unit, *claimed, cpu(100), scopeStart(unit),
             [&, first](common::Result<void> r) {
                 if (first) firstScope = r.ok();
             },
@@ -294,9 +386,9 @@ BOOST_FIXTURE_TEST_CASE(restored_tasks_get_their_weights_again, Fixture) {
     const auto p = place("a1");
     // A layout of another fan-out: the chain comes from the slice's name.
     const std::string other = "nomad-share-b03-a1.slice";
-    slices.restore("a1-web.scope", other, "", 100, true);
-    slices.restore("a1-old.scope", other, "", 100, false);
-    slices.restore("a2-web.scope", "nomad-share-b03-a2.slice", "", 300, true);
+    slices.restore("a1-web.scope", other, "", cpu(100), true);
+    slices.restore("a1-old.scope", other, "", cpu(100), false);
+    slices.restore("a2-web.scope", "nomad-share-b03-a2.slice", "", cpu(300), true);
     slices.reapplyWeights();
     // a2 weighs 3 times a1 in their bucket; the bucket alone in the share slice.
     BOOST_TEST(weightOf("nomad-share-b03-a2.slice") == 3 * weightOf(other));
@@ -313,9 +405,9 @@ BOOST_FIXTURE_TEST_CASE(restored_slices_that_hold_their_weight_are_not_sent_it_a
     const std::string a1 = "nomad-share-b03-a1.slice", a2 = "nomad-share-b03-a2.slice";
     const std::string bucket = "/nomad.slice/nomad-share.slice/nomad-share-b03.slice";
     auto restoreAll = [&](AllocationSlices& s) {
-        s.restore("a1-web.scope", a1, "", 100, true, bucket + "/" + a1 + "/a1-web.scope");
-        s.restore("a2-web.scope", a2, "", 300, true, bucket + "/" + a2 + "/a2-web.scope");
-        s.restore("a3-web.scope", "nomad-share-b03-a3.slice", "", 100, true);  // its cgroup not known
+        s.restore("a1-web.scope", a1, "", cpu(100), true, bucket + "/" + a1 + "/a1-web.scope");
+        s.restore("a2-web.scope", a2, "", cpu(300), true, bucket + "/" + a2 + "/a2-web.scope");
+        s.restore("a3-web.scope", "nomad-share-b03-a3.slice", "", cpu(100), true);  // its cgroup not known
     };
     restoreAll(slices);
     const auto cgroups = slices.weighedSliceCgroups();
@@ -347,7 +439,7 @@ BOOST_FIXTURE_TEST_CASE(a_changed_task_weight_moves_its_slices_weights, Fixture)
     const auto& x = sameBucket ? a1.allocation : a1.chain[1];
     const auto& y = sameBucket ? a2.allocation : a2.chain[1];
     BOOST_TEST(weightOf(x) == weightOf(y));
-    slices.reweigh("a1-web.scope", 300);
+    slices.reweigh("a1-web.scope", cpu(300));
     BOOST_TEST(weightOf(x) == 3 * weightOf(y));
 }
 
@@ -374,9 +466,10 @@ BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, S
     BOOST_TEST(starts(o1) == 1u);
     BOOST_TEST(starts(o2) == 1u);
     BOOST_TEST(starts(scope::overflowSlice(p.allocation, 3)) == 0u);
-    // Beside two scopes of 100, an overflow slice weighs its tasks unscaled.
-    BOOST_TEST(weightOf(o1) == 200u);
-    BOOST_TEST(weightOf(o2) == 100u);
+    // Beside two scopes, an overflow slice weighs its tasks' scope weights
+    // summed, unscaled.
+    BOOST_TEST(weightOf(o1) == 2 * scope::cpuWeightFromShares(100));
+    BOOST_TEST(weightOf(o2) == scope::cpuWeightFromShares(100));
     for (int i = 0; i < 5; ++i) BOOST_TEST(slices.allocationOf("a1-t" + std::to_string(i) + ".scope") == p.allocation);
     BOOST_TEST(slices.membersOf(p.allocation) == 5u);
     BOOST_TEST(slices.allocationSlices() == std::set<std::string>{p.allocation});
@@ -389,7 +482,7 @@ BOOST_FIXTURE_TEST_CASE(an_allocation_past_the_cap_grows_into_overflow_slices, S
     slices.leave("a1-t0.scope");
     const auto t5 = claim("a1-t5.scope", "a1");
     BOOST_TEST(t5.parent() == p.allocation);
-    slices.enter("a1-t5.scope", t5, 100, scopeStart("a1-t5.scope"), [](common::Result<void>) {},
+    slices.enter("a1-t5.scope", t5, cpu(100), scopeStart("a1-t5.scope"), [](common::Result<void>) {},
                  [](common::Result<void>) {});
     // The overflow tasks keep the allocation: only the last one removes it,
     // and its overflow slices go with it (one stop).
@@ -417,11 +510,11 @@ BOOST_FIXTURE_TEST_CASE(starts_under_way_hold_their_places, SmallCap) {
 BOOST_FIXTURE_TEST_CASE(restored_overflow_tasks_count_in_their_allocation, SmallCap) {
     const auto p = place("a1");
     const auto o1 = scope::overflowSlice(p.allocation, 1);
-    slices.restore("a1-a.scope", p.allocation, p.allocation, 100, true);
-    slices.restore("a1-b.scope", p.allocation, p.allocation, 100, true);
-    slices.restore("a1-c.scope", o1, p.allocation, 300, true);
+    slices.restore("a1-a.scope", p.allocation, p.allocation, cpu(100), true);
+    slices.restore("a1-b.scope", p.allocation, p.allocation, cpu(100), true);
+    slices.restore("a1-c.scope", o1, p.allocation, cpu(300), true);
     slices.reapplyWeights();
-    BOOST_TEST(weightOf(o1) == 300u);
+    BOOST_TEST(weightOf(o1) == scope::cpuWeightFromShares(300));  // one task of 300 shares
     BOOST_TEST(slices.allocationOf("a1-c.scope") == p.allocation);
     BOOST_TEST(slices.membersOf(p.allocation) == 3u);
     // The allocation's own slice is full: a new task goes beside c.
@@ -487,13 +580,18 @@ BOOST_FIXTURE_TEST_CASE(weights_wait_for_the_starts_under_way_and_go_once_per_sl
         const auto unit = "a1-t" + std::to_string(i) + ".scope";
         auto claimed = slices.claim(unit, "a1", false);
         BOOST_REQUIRE(claimed.ok());
-        slices.enter(unit, *claimed, 100 * i, scopeStart(unit), [](common::Result<void>) {}, [](common::Result<void>) {});
+        slices.enter(unit, *claimed, cpu(100 * i), scopeStart(unit), [](common::Result<void>) {}, [](common::Result<void>) {});
     }
-    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    // (t0's weight went to its scope with t1's start, once.)
+    BOOST_TEST(systemd.count("setUnitProperties", "a1-t0.scope") == 1u);
+    auto slicesSet = [&] {
+        return systemd.count("setUnitProperties", p.allocation) + systemd.count("setUnitProperties", p.chain[1]);
+    };
+    BOOST_TEST(slicesSet() == 0u);
     systemd.hold("startScope", false);
     BOOST_TEST(systemd.release("a1-t1.scope") == 1u);
     BOOST_TEST(systemd.release("a1-t2.scope") == 1u);
-    BOOST_TEST(systemd.count("setUnitProperties") == 0u);
+    BOOST_TEST(slicesSet() == 0u);
     BOOST_TEST(systemd.release() == 1u);
     // 100 + 100 + 200 + 300 = 700: the allocation alone in its bucket, the
     // bucket alone in the share slice, each scaled into (5000, 10000].
@@ -514,13 +612,13 @@ struct Paced {
     FakeSystemdClient systemd{&loop};
     AllocationSlices slices{scope::SliceLayout{"nomad.slice", 1, 100}, systemd, &loop, kInterval};
 
-    void enter(const std::string& unit, const std::string& alloc, uint64_t weight) {
+    void enter(const std::string& unit, const std::string& alloc, uint64_t shares) {
         auto claimed = slices.claim(unit, alloc, false);
         BOOST_REQUIRE(claimed.ok());
         bool answered = false;
         slices.enter(
-            unit, *claimed, weight,
-            [this, unit](const scope::AuxUnits& aux, AllocationSlices::Completion started) {
+            unit, *claimed, cpu(shares),
+            [this, unit](const scope::AuxUnits& aux, bool, AllocationSlices::Completion started) {
                 systemd.startScopeAsync(unit, {}, {}, aux, std::move(started));
             },
             [&](common::Result<void> r) {
@@ -553,15 +651,15 @@ BOOST_FIXTURE_TEST_CASE(a_slice_gets_a_new_weight_at_most_once_per_interval, Pac
 
     // a2 grows: a1's share shrinks. Its first change goes at once.
     const auto first = common::EventLoop::Clock::now();
-    slices.reweigh("a2-t.scope", 200);
+    slices.reweigh("a2-t.scope", cpu(200));
     idle(std::chrono::milliseconds(50));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 1u);
     const auto halved = weightOf(a1.allocation);
 
     // Two more changes right after: they wait for the interval, and go as
     // one call with the last weight.
-    slices.reweigh("a2-t.scope", 400);
-    slices.reweigh("a2-t.scope", 800);
+    slices.reweigh("a2-t.scope", cpu(400));
+    slices.reweigh("a2-t.scope", cpu(800));
     idle(std::chrono::milliseconds(100));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 1u);
     BOOST_TEST(weightOf(a1.allocation) == halved);
@@ -578,10 +676,10 @@ BOOST_FIXTURE_TEST_CASE(a_weight_unchanged_for_the_interval_goes_at_once, Paced)
     enter("a1-t.scope", "a1", 100);
     enter("a2-t.scope", "a2", 100);
     const auto a1 = *slices.place(std::string("a1"), false);
-    slices.reweigh("a2-t.scope", 200);
+    slices.reweigh("a2-t.scope", cpu(200));
     BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties", a1.allocation) == 1u; }));
     idle(kInterval + std::chrono::milliseconds(50));
-    slices.reweigh("a2-t.scope", 400);
+    slices.reweigh("a2-t.scope", cpu(400));
     idle(std::chrono::milliseconds(50));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 2u);
 }

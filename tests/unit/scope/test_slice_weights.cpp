@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "scope/slice_weights.hpp"
+#include "scope/resources.hpp"
 
 using namespace taskscope::scope;
 
@@ -75,6 +76,23 @@ BOOST_AUTO_TEST_CASE(beside_scopes_a_sum_is_clamped_not_scaled) {
     BOOST_TEST(unscaledWeight(0) == kCpuWeightMin);
     BOOST_TEST(unscaledWeight(400) == 400u);
     BOOST_TEST(unscaledWeight(1'000'000) == kCpuWeightMax);
+}
+
+BOOST_AUTO_TEST_CASE(a_task_without_shares_weighs_the_default_in_shares) {
+    BOOST_TEST(cpuWeightFromShares(sharesOfDefaultWeight()) == kCpuWeightDefault);
+    BOOST_TEST(cpuWeightFromShares(sharesOfDefaultWeight() - 1) < kCpuWeightDefault);
+    BOOST_TEST(sharesOfDefaultWeight() == 2598u);
+}
+
+// Issue 49: one task of 500 shares and three of 300+100+100 ask the same
+// CPU; mapped one by one and then summed they weighed 19 against 20.
+BOOST_AUTO_TEST_CASE(equal_asks_weigh_equal_when_shares_are_summed_first) {
+    const uint64_t mappedEach = cpuWeightFromShares(300) + 2 * cpuWeightFromShares(100);
+    BOOST_TEST(mappedEach != cpuWeightFromShares(500));
+    SiblingWeights w;
+    w.set("one", 500);
+    w.set("three", 300 + 100 + 100);
+    BOOST_TEST(w.weightOf("one") == w.weightOf("three"));
 }
 
 BOOST_AUTO_TEST_CASE(v1_shares_give_back_the_weight_systemd_wrote) {

@@ -112,6 +112,25 @@ $CTL stop --grace 0 as1 t4 >/dev/null
 for t in t1 t2 t3 t4; do $CTL forget as1 $t >/dev/null; done
 wait_until "$s to go" 300 gone "$s"
 
+# --- a lone task's weight, across a restart (issue 49) -------------------------
+# Alone, its weight is its allocation's slice's; a recovered lone task gets it
+# on its scope when a second task of its allocation starts.
+$CTL run --spec '{"resources":{"cpu_shares":500}}' lw1 web -- /bin/sleep 600 >/dev/null
+ls=$(task_field lw1 web alloc_slice)
+assert_eq "$(task_field lw1 web cpu_weight_unit)" "$ls" "lw1/web's weight carried by"
+[[ "$(systemctl show -p CPUWeight --value lw1-web.scope)" =~ ^[0-9]+$ ]] && fail "lw1-web.scope, alone, has a CPUWeight"
+systemctl restart taskscope-manager
+assert_eq "$(task_field lw1 web cpu_weight_unit)" "$ls" "lw1/web's weight carried by, after a manager restart"
+$CTL run --spec '{"resources":{"cpu_shares":300}}' lw1 db -- /bin/sleep 600 >/dev/null
+assert_eq "$(systemctl show -p CPUWeight --value lw1-web.scope)" 19 "lw1-web.scope's CPUWeight (500 shares) once lw1/db started"
+assert_eq "$(systemctl show -p CPUWeight --value lw1-db.scope)" 12 "lw1-db.scope's CPUWeight (300 shares)"
+assert_eq "$(task_field lw1 web cpu_weight_unit)" lw1-web.scope "lw1/web's weight carried by, beside lw1/db"
+ok "a recovered lone task's weight went to its scope when its allocation's second task started"
+for t in web db; do
+    $CTL stop --grace 0 lw1 $t >/dev/null
+    $CTL forget lw1 $t >/dev/null
+done
+
 # --- a flat task (an older manager's layout) is operated as before --------------
 mkdir -p "${FLAT%/*}"
 echo '{"nested_slices":false}' >"$FLAT"

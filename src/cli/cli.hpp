@@ -1,8 +1,8 @@
 #pragma once
 // What every taskscopectl command shares: how it fails, how it reaches the
 // bus, how it writes. Each command family lives in its own file
-// (main.cpp: the manager's commands; logs_command.cpp; exec_command.cpp;
-// stats_command.cpp).
+// (main.cpp: the manager's commands, with manager_client.hpp;
+// logs_command.cpp; exec_command.cpp; stats_command.cpp).
 
 #include <sdbus-c++/sdbus-c++.h>
 

@@ -67,6 +67,15 @@ void usage(FILE* out) {
                  "                      totals of every allocation's running tasks (one row each: TASKS, the\n"
                  "                      task columns, SLICE), or of one; an allocation slice is read as one\n"
                  "                      cgroup, a flat allocation's tasks are summed\n"
+                 "  alloc list          every allocation the manager knows, with its task counts\n"
+                 "  alloc status ALLOC  an allocation by its ID: its slice, its tasks (state, pid, exit)\n"
+                 "                      and its totals\n"
+                 "  alloc stats ALLOC   its totals (CPU, memory, pids) on one line\n"
+                 "  alloc stop [--signal SIG] [--grace MS] [--no-wait] ALLOC\n"
+                 "                      stop every running task of it at once, as stop does one; print\n"
+                 "                      each exit (unless --no-wait) and exit 0 once all have exited\n"
+                 "  alloc forget ALLOC  drop its exited tasks (its slice goes with the last); fails\n"
+                 "                      naming the tasks still running, which it leaves\n"
                  "  exec [-i] [-t] ALLOC TASK -- COMMAND [ARGS...]\n"
                  "                      run a command inside a running task; -t: on a terminal\n"
                  "                      (stdin relayed), -i: relay stdin; exits with its exit code\n"
@@ -139,6 +148,7 @@ int run(std::vector<std::string> args, bool json) {
     if (cmd == "logs") return taskscope::cli::logsCommand(*conn, args);
     if (cmd == "stats") return taskscope::cli::statsCommand(*conn, args, json);
     if (cmd == "exec") return taskscope::cli::execCommand(*conn, args);
+    if (cmd == "alloc") return taskscope::cli::allocCommand(*conn, args, json);
     ManagerProxy m(*conn);
     auto need = [&](size_t n) {
         if (args.size() != n) die("'" + cmd + "' takes " + std::to_string(n) + " arguments; see --help", 2);

@@ -1,8 +1,8 @@
 #pragma once
 // What every taskscopectl command shares: how it fails, how it reaches the
 // bus, how it writes. Each command family lives in its own file
-// (main.cpp: the manager's commands; logs_command.cpp; exec_command.cpp;
-// stats_command.cpp).
+// (main.cpp: the manager's task commands, with manager_client.hpp;
+// alloc_command.cpp; logs_command.cpp; exec_command.cpp; stats_command.cpp).
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -36,5 +36,9 @@ int logsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args);
 
 /// taskscopectl exec ARGS... (exec_command.cpp); returns the exit code.
 int execCommand(sdbus::IConnection& conn, const std::vector<std::string>& args);
+
+/// taskscopectl alloc ARGS... (alloc_command.cpp): an allocation addressed
+/// by its ID alone; json is the global --json. Returns the exit code.
+int allocCommand(sdbus::IConnection& conn, const std::vector<std::string>& args, bool json);
 
 }  // namespace taskscope::cli

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "cli/manager_client.hpp"
 #include "cli/stats_command.hpp"
 #include "common/bus_error.hpp"
 #include "common/files.hpp"
@@ -25,56 +26,11 @@
 
 namespace {
 
+using taskscope::cli::awaitTask;
 using taskscope::cli::connect;
 using taskscope::cli::die;
-
-struct Exited {
-    int exitCode;
-    int signal;
-    bool oom;
-};
-
-/// The manager (client/proxies.hpp), and the one task whose exit is waited for.
-class ManagerProxy {
-public:
-    explicit ManagerProxy(sdbus::IConnection& c) : proxy_(c, handlers()) {}
-
-    std::string watchAlloc, watchTask;
-    std::optional<Exited> exited;
-
-    /// GetTask, waiting for its reply: the generated GetTask is
-    /// asynchronous, since the streamer calls it from its event loop.
-    std::string getTask(sdbus::IConnection& conn, const std::string& alloc, const std::string& task) {
-        taskReply_.reset();
-        taskError_.reset();
-        proxy_.GetTask(alloc, task);
-        taskscope::cli::pumpUntil(conn, [&] { return taskReply_ || taskError_; });
-        if (taskError_) throw *taskError_;
-        return *taskReply_;
-    }
-
-    taskscope::client::ManagerProxy* operator->() { return &proxy_; }
-
-private:
-    taskscope::client::ManagerHandlers handlers() {
-        taskscope::client::ManagerHandlers on;
-        on.getTaskReply = [this](const std::string& json, const sdbus::Error* error) {
-            if (error)
-                taskError_ = *error;
-            else
-                taskReply_ = json;
-        };
-        on.taskExited = [this](const std::string& alloc, const std::string& task, int32_t code, int32_t sig,
-                               bool oom) {
-            if (alloc == watchAlloc && task == watchTask) exited = Exited{code, sig, oom};
-        };
-        return on;
-    }
-
-    std::optional<std::string> taskReply_;
-    std::optional<sdbus::Error> taskError_;
-    taskscope::client::ManagerProxy proxy_;  ///< last: its handlers point at the above
-};
+using taskscope::cli::ManagerProxy;
+using taskscope::cli::readTask;
 
 void usage(FILE* out) {
     std::fprintf(out,
@@ -111,6 +67,15 @@ void usage(FILE* out) {
                  "                      totals of every allocation's running tasks (one row each: TASKS, the\n"
                  "                      task columns, SLICE), or of one; an allocation slice is read as one\n"
                  "                      cgroup, a flat allocation's tasks are summed\n"
+                 "  alloc list          every allocation the manager knows, with its task counts\n"
+                 "  alloc status ALLOC  an allocation by its ID: its slice, its tasks (state, pid, exit)\n"
+                 "                      and its totals\n"
+                 "  alloc stats ALLOC   its totals (CPU, memory, pids) on one line\n"
+                 "  alloc stop [--signal SIG] [--grace MS] [--no-wait] ALLOC\n"
+                 "                      stop every running task of it at once, as stop does one; print\n"
+                 "                      each exit (unless --no-wait) and exit 0 once all have exited\n"
+                 "  alloc forget ALLOC  drop its exited tasks (its slice goes with the last); fails\n"
+                 "                      naming the tasks still running, which it leaves\n"
                  "  exec [-i] [-t] ALLOC TASK -- COMMAND [ARGS...]\n"
                  "                      run a command inside a running task; -t: on a terminal\n"
                  "                      (stdin relayed), -i: relay stdin; exits with its exit code\n"
@@ -118,42 +83,6 @@ void usage(FILE* out) {
                  "                      run it to its end within MS (exit 124 past it), print\n"
                  "                      its output (stdout and stderr, the first BYTES, default 65536)\n"
                  "Environment: TASKSCOPE_BUS_ADDRESS talks to a bus other than the system bus.\n");
-}
-
-// Pumps the connection until the task's TaskExited arrives. The caller
-// registered interest before asking anything, so the signal cannot slip by.
-Exited waitExit(sdbus::IConnection& conn, ManagerProxy& m) {
-    taskscope::cli::pumpUntil(conn, [&] { return m.exited.has_value(); });
-    return *m.exited;
-}
-
-// GetTask's reply through its one reader (wire/task_json.hpp).
-taskscope::wire::TaskInfo readTask(const std::string& json) {
-    auto t = taskscope::wire::parseTaskJson(json);
-    if (!t) throw taskscope::common::toBusError(t.error());
-    return std::move(*t);
-}
-
-std::optional<Exited> exitedNow(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc,
-                                const std::string& task) {
-    const auto t = readTask(m.getTask(conn, alloc, task));
-    if (t.finished()) return Exited{t.exitCode.value_or(-1), t.signal, t.oomKilled};
-    return std::nullopt;
-}
-
-int reportExit(const Exited& e, bool json) {
-    if (json)
-        std::cout << nlohmann::json{{"exit_code", e.exitCode}, {"signal", e.signal}, {"oom_killed", e.oom}} << "\n";
-    else
-        std::cout << "exited: code " << e.exitCode << (e.signal ? ", signal " + std::to_string(e.signal) : "")
-                  << (e.oom ? ", OOM killed" : "") << "\n";
-    return e.exitCode < 0 ? 1 : e.exitCode;
-}
-
-int awaitTask(sdbus::IConnection& conn, ManagerProxy& m, const std::string& alloc, const std::string& task,
-              bool json) {
-    if (auto e = exitedNow(conn, m, alloc, task)) return reportExit(*e, json);
-    return reportExit(waitExit(conn, m), json);
 }
 
 std::string readSpec(const std::string& arg) {
@@ -219,6 +148,7 @@ int run(std::vector<std::string> args, bool json) {
     if (cmd == "logs") return taskscope::cli::logsCommand(*conn, args);
     if (cmd == "stats") return taskscope::cli::statsCommand(*conn, args, json);
     if (cmd == "exec") return taskscope::cli::execCommand(*conn, args);
+    if (cmd == "alloc") return taskscope::cli::allocCommand(*conn, args, json);
     ManagerProxy m(*conn);
     auto need = [&](size_t n) {
         if (args.size() != n) die("'" + cmd + "' takes " + std::to_string(n) + " arguments; see --help", 2);
@@ -252,8 +182,7 @@ int run(std::vector<std::string> args, bool json) {
         auto typed = taskscope::spec::taskSpecFromJson(j);
         if (!typed)
             throw taskscope::common::toBusError(typed.error());
-        m.watchAlloc = positional[0];
-        m.watchTask = positional[1];
+        m.watch(positional[0], positional[1]);
         const auto path = m->StartTask(positional[0], positional[1], taskscope::spec::toText(*typed));
         if (!wait) {
             std::cout << (json ? nlohmann::json{{"object_path", std::string(path)}}.dump() : std::string(path)) << "\n";
@@ -277,8 +206,7 @@ int run(std::vector<std::string> args, bool json) {
                 positional.push_back(args[i]);
         }
         if (positional.size() != 2) die("stop takes ALLOC TASK; see --help", 2);
-        m.watchAlloc = positional[0];
-        m.watchTask = positional[1];
+        m.watch(positional[0], positional[1]);
         try {
             m->StopTask(positional[0], positional[1], sig, grace);
         } catch (const sdbus::Error& e) {
@@ -295,8 +223,7 @@ int run(std::vector<std::string> args, bool json) {
     }
     if (cmd == "wait") {
         need(2);
-        m.watchAlloc = args[0];
-        m.watchTask = args[1];
+        m.watch(args[0], args[1]);
         return awaitTask(*conn, m, args[0], args[1], json);
     }
     if (cmd == "signal") {

@@ -287,6 +287,22 @@ void show(const Args& a, const TaskStats& s, bool watching) {
 
 }  // namespace
 
+nlohmann::json allocationJson(const AllocationStats& a) { return toJson(a); }
+
+std::string allocationLine(const AllocationStats& a) {
+    const auto s = wire::taskShaped(a);
+    std::string cpuTime = "-";
+    if (has(s, wire::kCpuTotalUs)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f s used", static_cast<double>(s.get<wire::kCpuTotalUs>()) / 1e6);
+        cpuTime = buf;
+    }
+    return "tasks " + std::to_string(std::get<wire::kTasks>(a)) + ", cpu " +
+           percent(s, wire::kCpuPercent, s.get<wire::kCpuPercent>()) + " (" + cpuTime + "), memory " +
+           bytes(s, wire::kMemoryUsage, s.get<wire::kMemoryUsage>()) + ", pids " +
+           count(s, wire::kPids, s.get<wire::kPids>());
+}
+
 int statsCommand(sdbus::IConnection& conn, const std::vector<std::string>& args, bool json) {
     const Args a = parseArgs(args, json);
     bool headerDone = false;

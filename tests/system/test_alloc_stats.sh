@@ -6,7 +6,9 @@
 # within a sane band of systemd's MemoryCurrent of that slice, and a CPU
 # percent near the sum of its tasks'; an allocation of one task shows
 # tasks=1; everyone may read them; an unknown allocation gets the named
-# error; an allocation goes with its last task.
+# error; an allocation goes with its last task. Then (issue 49) an
+# allocation addressed by its ID alone: taskscopectl alloc status, stats,
+# stop and forget of an allocation of two tasks, and an unknown ID named.
 source "$(dirname "$0")/lib.sh"
 
 S=org.taskscope.Streamer1
@@ -14,10 +16,11 @@ P=/org/taskscope/Streamer1
 SI=org.taskscope.Stats1
 A=sa$$
 B=sb$$
+C=sc$$
 
 cleanup() {
     set +e
-    for t in $A/b1 $A/b2 $B/idle; do
+    for t in $A/b1 $A/b2 $B/idle $C/c1 $C/c2; do
         $CTL stop --grace 0 "${t%/*}" "${t#*/}" >/dev/null 2>&1
         $CTL forget "${t%/*}" "${t#*/}" >/dev/null 2>&1
     done
@@ -101,3 +104,60 @@ ok "unknown allocation: org.taskscope.Error.NoSuchAllocation ($out)"
 $CTL stop --grace 0 $B idle >/dev/null
 wait_until "$B to leave the streamer" 300 bash -c "! $CTL --json stats --alloc $B >/dev/null 2>&1"
 ok "allocation $B went with its last task"
+
+# Issue 49: an allocation by its ID alone. c2 ignores SIGTERM (the
+# disposition survives the exec), so alloc stop waits for its kill after
+# the grace.
+$CTL run $C c1 -- /bin/sleep 600 >/dev/null
+$CTL run $C c2 -- /bin/sh -c 'trap "" TERM; exec /bin/sleep 600' >/dev/null
+cslice=$(task_field $C c1 alloc_slice)
+[[ "$cslice" == nomad-share-b??-$C.slice ]] || fail "alloc_slice of $C/c1: $cslice"
+assert_eq "$(task_field $C c2 alloc_slice)" "$cslice" "alloc_slice of $C/c2"
+out=$($CTL alloc status $C)
+echo "$out"
+quiet_grep -x "slice: $cslice" <<<"$out" || fail "alloc status $C shows no slice $cslice"
+for t in c1 c2; do
+    quiet_grep -E "^$t +running +$(task_field $C $t pid) +-$" <<<"$out" || fail "alloc status $C shows no running $t"
+done
+j=$($CTL --json alloc status $C)
+assert_eq "$(jq -r '.slices | join(",")' <<<"$j")" "$cslice" "slices in alloc status --json"
+assert_eq "$(jq -r '[.tasks[] | .task + "=" + .alloc_slice] | sort | join(" ")' <<<"$j")" \
+    "c1=$cslice c2=$cslice" "tasks and their alloc_slice in alloc status --json"
+$CTL --json alloc list | jq -e --arg a $C 'any(.[]; .alloc_id == $a and .tasks == 2 and .running == 2)' >/dev/null ||
+    fail "alloc list: $($CTL alloc list)"
+ok "taskscopectl alloc status $C: both tasks, running, in $cslice"
+
+wait_until "a sample of allocation $C" 300 bash -c "$CTL --json alloc stats $C >/dev/null 2>&1"
+j=$($CTL --json alloc stats $C)
+jq -e '.tasks == 2 and .memory.usage > 0 and (.cpu.total_us | type) == "number" and .pids >= 2' <<<"$j" >/dev/null ||
+    fail "alloc stats --json $C: $j"
+line=$($CTL alloc stats $C)
+[[ "$line" =~ ^$C:\ tasks\ 2,\ cpu\ .*,\ memory\ [0-9.]+(B|KiB|MiB|GiB),\ pids\ [0-9]+$ ]] ||
+    fail "alloc stats $C: $line"
+ok "taskscopectl alloc stats $C: $line"
+
+out=$($CTL alloc forget $C 2>&1) && fail "alloc forget of running tasks succeeded: $out"
+quiet_grep -E "c1, c2|c2, c1" <<<"$out" || fail "alloc forget of running tasks names none: $out"
+assert_eq "$(task_field $C c1 state) $(task_field $C c2 state)" "running running" "states after a refused alloc forget"
+
+rc=0
+out=$($CTL alloc stop --grace 1000 $C) || rc=$?
+echo "$out"
+assert_eq "$rc" 0 "exit status of alloc stop $C"
+quiet_grep -E "^c1: exited: code " <<<"$out" || fail "alloc stop printed no exit of c1: $out"
+quiet_grep -E "^c2: exited: code .*signal 9" <<<"$out" || fail "alloc stop printed no kill of c2: $out"
+assert_eq "$(task_field $C c1 state) $(task_field $C c2 state)" "exited exited" "states after alloc stop"
+$CTL alloc stop $C >/dev/null || fail "alloc stop of an allocation already stopped failed"
+ok "taskscopectl alloc stop $C stopped both tasks"
+
+$CTL alloc forget $C || fail "alloc forget $C failed"
+busctl --json=short call $I $M $I ListTasks | jq -e --arg a $C '[.data[0][] | select(.[0] == $a)] | length == 0' >/dev/null ||
+    fail "ListTasks still has tasks of $C: $(mgr ListTasks)"
+wait_until "$cslice to go" 100 bash -c "! systemctl is-active --quiet $cslice"
+ok "taskscopectl alloc forget $C forgot both tasks; $cslice is $(systemctl is-active $cslice || true)"
+
+rc=0
+out=$($CTL alloc status nosuch$$ 2>&1) || rc=$?
+[[ $rc -ne 0 ]] || fail "alloc status of an unknown allocation exited 0: $out"
+quiet_grep "nosuch$$" <<<"$out" || fail "alloc status of an unknown allocation does not name it: $out"
+ok "unknown allocation: exit $rc, $out"

@@ -66,8 +66,17 @@ stop_all() { # PREFIX
 echo "guest: $(nproc) CPUs, systemd $(systemctl --version | awk 'NR==1 {print $2}'), kernel $(uname -r); kprobe on $fn"
 echo "filling the node with $FILL one-task allocations (default shape)"
 fillspec=$(spec_of false)
+base=$(cpu_cgroups)
+buckets0=$(find /sys/fs/cgroup/nomad.slice -maxdepth 2 -name 'nomad-share-b*.slice' 2>/dev/null | wc -l)
 for ((i = 0; i < FILL; i++)); do busctl call $I $M $I StartTask sss "fill$i" t "$fillspec" >/dev/null; done
-echo "cgroups with the cpu controller: $(cpu_cgroups)"
+filled=$(cpu_cgroups)
+buckets=$(find /sys/fs/cgroup/nomad.slice -maxdepth 2 -name 'nomad-share-b*.slice' 2>/dev/null | wc -l)
+# Each one-task allocation adds its slice (and the first into a bucket, the
+# bucket): the count at 10,000 is the node's base, the buckets and one per
+# allocation, which this measures.
+echo "cgroups with the cpu controller: $base before, $filled with $FILL one-task allocations in $buckets buckets" \
+    "($((buckets - buckets0)) new): $(awk -v a=$filled -v b=$base -v n=$FILL -v k=$((buckets - buckets0)) \
+        'BEGIN {printf "%.3f", (a - b - k) / n}') per allocation besides the buckets"
 printf '%-10s %5s | %-28s | %-28s | %-18s\n' shape round "cpu.max writes per new alloc" "per second task (existing)" "per stop (2 tasks)"
 for ((r = 1; r <= ROUNDS; r++)); do
     for shape in delegated default; do

@@ -20,6 +20,7 @@
 //                                         no scope of them left
 // BENCH_FILL_PER_ALLOC (default 100): tasks per allocation; 1 for the
 // worst drain, where each forget also removes its allocation's slice.
+// BENCH_FILL_FROM (default 0): the first index `start` starts (a fill in steps).
 // Each prints one line (and each error name once, counted); the exit
 // status is 0 unless a call failed.
 
@@ -63,6 +64,15 @@ int perAlloc() {
     }();
     return n;
 }
+/// BENCH_FILL_FROM (default 0): `start` starts indices FROM..FROM+N-1, so
+/// that a fill can go on in steps, each timed on its own.
+int fillFrom() {
+    static const int n = [] {
+        const char* v = std::getenv("BENCH_FILL_FROM");
+        return v && std::atoi(v) > 0 ? std::atoi(v) : 0;
+    }();
+    return n;
+}
 std::string allocOf(int i) { return "fill" + std::to_string(i / perAlloc()); }
 std::string taskOf(int i) { return "t" + std::to_string(i % perAlloc()); }
 
@@ -103,7 +113,8 @@ struct Progress {
 int start(sdbus::IProxy& m, int n, int level) {
     Errors errors;
     Progress progress;
-    const double ms = 1000.0 * fanOut(n, level, [&](int i, auto done) {
+    const double ms = 1000.0 * fanOut(n, level, [&](int k, auto done) {
+        const int i = fillFrom() + k;
         // The task writes one line, then sleeps: its log proves the spool.
         const std::string spec =
             nlohmann::json{{"command", "/bin/sh"},

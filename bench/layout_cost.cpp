@@ -4,6 +4,7 @@
 // boot on equal terms.
 //
 //   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--level L] [--step S] [--drain] [--bare-scopes]
+//                          [--as-taskscope]
 //
 //   SHAPE   single: one task per allocation; ten: allocations of 10 tasks;
 //           one: one allocation of N tasks
@@ -15,6 +16,9 @@
 //           the next ones in overflow slices of its own, M each
 //   --level L  tasks in flight (default 16)
 //   --step S   print PID 1's CPU per task over every S tasks (default 500)
+//   --as-taskscope  slices and scopes with taskscope's accounting
+//              properties, scopes delegated with no controller
+//              (DelegateControllers=): all a StartTask asks but weights
 //   --drain    then kill every task at once, as a drained node's tasks end,
 //              and follow systemd's collection: every 10 s the scopes left
 //              and how long one new task (a new allocation) takes to start;
@@ -62,6 +66,10 @@ struct Layout {
     std::vector<unsigned> fanOut;  // one entry per bucket level
     size_t cap = 100;
     bool bareScopes = false;
+    /// The units carry taskscope's other properties (--as-taskscope): the
+    /// accounting switches on slices and scopes, scopes delegated with no
+    /// controller (what a start through StartTask asks besides weights).
+    bool asTaskscope = false;
 };
 
 // FNV-1a: stable across runs and machines, as a bucket choice must be.
@@ -161,11 +169,22 @@ public:
         ::close(go[0]);
         children_.push_back(child);
         pending->go = go[1];
-        for (const auto& s : newSlices) startUnit(s, {{"CPUWeight", sdbus::Variant(uint64_t{100})}}, pending);
+        auto accounting = [&](Props& p) {
+            if (!layout_.asTaskscope) return;
+            for (const char* a : {"CPUAccounting", "MemoryAccounting", "TasksAccounting"})
+                p.emplace_back(a, sdbus::Variant(true));
+        };
+        for (const auto& s : newSlices) {
+            Props sliceProps = {{"CPUWeight", sdbus::Variant(uint64_t{100})}};
+            accounting(sliceProps);
+            startUnit(s, sliceProps, pending);
+        }
         Props props = {{"Slice", sdbus::Variant(slice)},
                        {"PIDs", sdbus::Variant(std::vector<uint32_t>{uint32_t(child)})},
                        {"CollectMode", sdbus::Variant(std::string("inactive-or-failed"))}};
         if (!layout_.bareScopes) props.emplace_back("CPUWeight", sdbus::Variant(uint64_t{100}));
+        accounting(props);
+        if (layout_.asTaskscope) props.emplace_back("DelegateControllers", sdbus::Variant(std::vector<std::string>{}));
         startUnit(scope, props, pending);
     }
 
@@ -373,7 +392,7 @@ Layout parseLayout(const std::string& text, size_t cap) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain] [--bare-scopes]\n",
+        std::fprintf(stderr, "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain] [--bare-scopes] [--as-taskscope]\n",
                      argv[0]);
         return 2;
     }
@@ -381,7 +400,7 @@ int main(int argc, char** argv) {
     const std::string shape = argv[2];
     size_t cap = 100, step = 500;
     int level = 16;
-    bool drain = false, bareScopes = false;
+    bool drain = false, bareScopes = false, asTaskscope = false;
     for (int i = 4; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--cap" && i + 1 < argc) cap = std::strtoul(argv[++i], nullptr, 10);
@@ -389,6 +408,7 @@ int main(int argc, char** argv) {
         else if (a == "--step" && i + 1 < argc) step = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--drain") drain = true;
         else if (a == "--bare-scopes") bareScopes = true;
+        else if (a == "--as-taskscope") asTaskscope = true;
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -402,12 +422,15 @@ int main(int argc, char** argv) {
     ::signal(SIGCHLD, SIG_IGN);  // killed holders are reaped by the kernel
     Layout layout = parseLayout(argv[3], cap);
     layout.bareScopes = bareScopes;
+    layout.asTaskscope = asTaskscope;
     auto bus = sdbus::createSystemBusConnection();
     bus->enterEventLoopAsync();
     Bench bench(*bus, layout);
 
-    std::printf("layout %s%s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3],
-                bareScopes ? " (scopes without a CPU weight)" : "", shape.c_str(), perAlloc, n, level);
+    std::printf("layout %s%s%s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3],
+                bareScopes ? " (scopes without a CPU weight)" : "",
+                asTaskscope ? " (accounting on, scopes delegated with no controller)" : "", shape.c_str(), perAlloc, n,
+                level);
     InFlight inflight(level);
     double c0 = bench::pid1CpuSeconds();
     auto t0 = Clock::now();

@@ -103,6 +103,7 @@ const spec::Schema<Config>& configSchema() {
             field("nested_slices", &Config::nestedSlices, spec::boolean()),
             field("bucket_fanout", &Config::bucketFanout, spec::integerAs<unsigned>(1, scope::kMaxBucketFanOut)),
             field("scopes_per_slice", &Config::scopesPerSlice, spec::integerAs<unsigned>(1, 10000)),
+            field("slice_weight_interval_ms", &Config::sliceWeightInterval, milliseconds(0, 3600 * 1000)),
             field("stop_window", &Config::stopWindow, spec::integerAs<unsigned>(0, 100000)),
             field("state_dir", &Config::stateDir, text(absolutePath())),
             field("shim_path", &Config::shimPath, text()),

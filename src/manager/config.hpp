@@ -45,6 +45,11 @@ struct Config {
     /// slices inside it, as many each. It bounds the members of every
     /// slice, also for one allocation of 10,000 tasks (bench/README.md).
     unsigned scopesPerSlice = 100;
+    /// The least time between two CPUWeight calls for one slice (key
+    /// slice_weight_interval_ms, 0..3600000): what a slice's tasks get of
+    /// the CPU lags its allocations by at most this; each call costs PID 1
+    /// an apply of the slice's CPU settings (allocation_slices.hpp).
+    std::chrono::milliseconds sliceWeightInterval{1000};
     /// StopTask signals in flight at once (key stop_window, 0..100000; 0:
     /// no limit): the others wait until systemd has collected what the
     /// earlier ones ended (stop_pacer.hpp). 64 by default: in a 3,000-task

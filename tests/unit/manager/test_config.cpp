@@ -135,6 +135,13 @@ BOOST_AUTO_TEST_CASE(nested_layout_keys) {
         BOOST_REQUIRE(!r.ok());
         BOOST_TEST(r.error().message.find("scopes_per_slice") != std::string::npos);
     }
+    BOOST_TEST(c->sliceWeightInterval == std::chrono::milliseconds(1000));
+    d.write("manager.json", R"({"slice_weight_interval_ms":0})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->sliceWeightInterval == std::chrono::milliseconds(0));
+    d.write("manager.json", R"({"slice_weight_interval_ms":-1})");
+    BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
 }
 
 BOOST_AUTO_TEST_CASE(stop_window_key) {

@@ -34,7 +34,8 @@
 // src/core/manager.c), and a burst of starts into one bucket sets its
 // weight once, not once per task.
 //
-// A slice gets a new weight at most once per kWeightInterval: a change
+// A slice gets a new weight at most once per interval (the manager's
+// slice_weight_interval_ms, kWeightInterval by default): a change
 // that comes sooner after the last one sent waits for the interval (and
 // is sent as the slice's weight then is). On cgroup v2 every weight set
 // costs the whole node more than its own slice: systemd rewrites the

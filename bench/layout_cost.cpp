@@ -392,7 +392,9 @@ Layout parseLayout(const std::string& text, size_t cap) {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain] [--bare-scopes] [--as-taskscope]\n",
+        std::fprintf(stderr,
+                     "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain] "
+                     "[--bare-scopes] [--as-taskscope]\n",
                      argv[0]);
         return 2;
     }

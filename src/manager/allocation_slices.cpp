@@ -236,8 +236,9 @@ void AllocationSlices::startCarrying(const std::string& unit, const std::vector<
             *accepted = true;
             for (const auto& s : carried) settle(s, {});
         };
-    startScope(aux, weightOnScope(unit), [this, unit, carried, accepted, startScope, scopeStarted = std::move(scopeStarted),
-                     alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
+    startScope(aux, weightOnScope(unit),
+               [this, unit, carried, accepted, startScope, scopeStarted = std::move(scopeStarted),
+                alive = std::weak_ptr<int>(lifetime_)](Result<void> r) mutable {
         if (alive.expired()) return scopeStarted(std::move(r));
         if (carried.empty() || *accepted || r) {
             if (!*accepted && r)
@@ -258,10 +259,11 @@ void AllocationSlices::startCarrying(const std::string& unit, const std::vector<
                          r.error().message);
             // (With its weight if a task of its allocation started
             // meanwhile: that sent it to a scope that was not there yet.)
-            return startScope({}, weightOnScope(unit), [this, scopeStarted = std::move(scopeStarted), alive](Result<void> again) {
-                if (!alive.expired()) scopeAnswered();
-                scopeStarted(std::move(again));
-            });
+            return startScope({}, weightOnScope(unit),
+                              [this, scopeStarted = std::move(scopeStarted), alive](Result<void> again) {
+                                  if (!alive.expired()) scopeAnswered();
+                                  scopeStarted(std::move(again));
+                              });
         }
         scopeAnswered();
         scopeStarted(std::move(r));
@@ -274,7 +276,8 @@ void AllocationSlices::addToSums(const std::vector<std::string>& chain, const Ta
     for (const auto& s : chain) {
         auto& slice = slices_[s];
         slice.sum = add ? slice.sum + cpu.shares : slice.sum - std::min(cpu.shares, slice.sum);
-        slice.scopeWeights = add ? slice.scopeWeights + weight : slice.scopeWeights - std::min(weight, slice.scopeWeights);
+        slice.scopeWeights =
+            add ? slice.scopeWeights + weight : slice.scopeWeights - std::min(weight, slice.scopeWeights);
         // An overflow slice sits beside its allocation's scopes: it weighs
         // its tasks' scope weights summed, in their units, unscaled (a full
         // slice of heavy tasks is held to 10000, as one scope asking for

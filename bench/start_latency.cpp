@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) started.emplace_back(allocOf(i), "t" + std::to_string(i));
     forgetAll(started);
     scopes.clear();
-    if (newAlloc) (void)std::system("systemctl stop 'bench-run-*.slice'");
+    if (newAlloc && std::system("systemctl stop 'bench-run-*.slice'") != 0)
+        std::fprintf(stderr, "(systemd-run's slices bench-run-*.slice were not all stopped)\n");
     std::vector<double> perFloor, perRun;
     for (int i = 0; i < n; ++i) {
         perFloor.push_back(ts[i] / floor[i]);

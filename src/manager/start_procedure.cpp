@@ -465,7 +465,7 @@ void StartProcedure::startScope(const scope::AuxUnits& aux, bool carryWeight,
         return ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties_, aux,
                                             std::move(started));
     auto properties = properties_;
-    std::erase_if(properties, [](const scope::UnitProperty& p) { return p.get<0>() == "CPUWeight"; });
+    scope::dropCpuWeight(properties);
     ctx_.systemd.startScopeAsync(draft_.unit, {static_cast<uint32_t>(draft_.pid)}, properties, aux,
                                  std::move(started));
 }

@@ -223,7 +223,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
         // controller, and its weight with it).
         auto sent = props;
         if (!allocSlices_.weightOnScope(r.unit) && !change.cpuQuotaPercent)
-            std::erase_if(sent, [](const scope::UnitProperty& p) { return p.get<0>() == "CPUWeight"; });
+            scope::dropCpuWeight(sent);
         else if (change.cpuQuotaPercent && !change.cpuShares && r.spec.resources.cpuShares)
             sent.emplace_back("CPUWeight", sdbus::Variant(scope::cpuWeightFromShares(*r.spec.resources.cpuShares)));
         if (sent.empty()) return applied({});

@@ -114,4 +114,8 @@ UnitProperties resourceProperties(const Resources& resources) {
     return out;
 }
 
+void dropCpuWeight(UnitProperties& properties) {
+    std::erase_if(properties, [](const UnitProperty& p) { return p.get<0>() == "CPUWeight"; });
+}
+
 }  // namespace taskscope::scope

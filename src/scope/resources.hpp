@@ -30,4 +30,8 @@ std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus);
 /// (systemd property, appender); unset limits produce no property.
 UnitProperties resourceProperties(const Resources& resources);
 
+/// `properties` without CPUWeight: a task alone in its allocation leaves its
+/// weight to the allocation's slice (manager/allocation_slices.hpp).
+void dropCpuWeight(UnitProperties& properties);
+
 }  // namespace taskscope::scope

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "common/error_names.hpp"
 #include "scope/cgroup_path.hpp"
@@ -42,8 +44,13 @@ constexpr unsigned kLastOverflow = 99999;
 }  // namespace
 
 AllocationSlices::AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop,
-                                   std::chrono::milliseconds weightInterval)
-    : layout_(std::move(layout)), systemd_(systemd), loop_(loop), weightInterval_(weightInterval) {}
+                                   std::chrono::milliseconds weightInterval,
+                                   std::chrono::milliseconds nodeWeightInterval)
+    : layout_(std::move(layout)),
+      systemd_(systemd),
+      loop_(loop),
+      weightInterval_(weightInterval),
+      nodeWeightInterval_(nodeWeightInterval) {}
 
 AllocationSlices::~AllocationSlices() {
     if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
@@ -411,7 +418,15 @@ void AllocationSlices::kickLane() {
     const auto alive = std::weak_ptr<int>(lifetime_);
     const auto now = loop_ ? common::EventLoop::Clock::now() : common::EventLoop::Clock::time_point{};
     std::optional<common::EventLoop::Clock::time_point> nextDue;
-    // Weights first: they are the running tasks' shares.
+    // Weights first: they are the running tasks' shares. One at a time,
+    // and node-wide at most one per nodeWeightInterval_: the slice whose
+    // share systemd holds is furthest off its sum goes first (so a large
+    // allocation's bucket is not kept behind the small drifts of a fill).
+    const bool nodePaced = loop_ && nodeWeightInterval_.count() > 0 &&
+                           lastWeightSent_ != common::EventLoop::Clock::time_point{} &&
+                           now < lastWeightSent_ + nodeWeightInterval_;
+    auto best = unsent_.end();
+    double bestDrift = -1;
     for (auto next = unsent_.begin(); flushDue_ && next != unsent_.end();) {
         const auto [slice, weight] = *next;
         auto own = slices_.find(slice);
@@ -429,9 +444,26 @@ void AllocationSlices::kickLane() {
                 continue;
             }
         }
-        unsent_.erase(next);
-        own->second.applied = weight;
-        own->second.weightSent = now;
+        const auto applied = own->second.applied;
+        const double drift = applied == 0 ? std::numeric_limits<double>::infinity()
+                                          : std::abs(double(weight) - double(applied)) / double(applied);
+        if (drift > bestDrift) {
+            best = next;
+            bestDrift = drift;
+        }
+        ++next;
+    }
+    if (best != unsent_.end() && nodePaced) {
+        // Another slice's weight went too recently: this one waits its turn.
+        const auto due = lastWeightSent_ + nodeWeightInterval_;
+        if (!nextDue || due < *nextDue) nextDue = due;
+    } else if (best != unsent_.end()) {
+        const auto [slice, weight] = *best;
+        auto& own = slices_[slice];
+        unsent_.erase(best);
+        own.applied = weight;
+        own.weightSent = now;
+        lastWeightSent_ = now;
         scope::UnitProperties p;
         p.emplace_back("CPUWeight", sdbus::Variant(weight));
         laneBusy_ = true;

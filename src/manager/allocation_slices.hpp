@@ -51,6 +51,16 @@
 // fills or drains; what a bucket's tasks get of the CPU lags its
 // allocations by at most the interval.
 //
+// Node-wide, the slices' weights go at most one per node interval (the
+// manager's slice_weight_node_interval_ms, kNodeWeightInterval by
+// default), the slice whose weight systemd holds is furthest off its sum
+// (relatively) first. Per slice alone, 64 buckets under a fill still cost
+// up to 64 calls a second, in the test bed nearly one per start, and each
+// is a cpu.max write whose walk grows with the node: PID 1's cost per
+// start at 5,000 tasks was 1.35x its cost at 300 with them, 1.27x with
+// them paced a minute apart (bench/README.md, stop 47). A fill's small
+// drifts then wait, while a large allocation's bucket goes first.
+//
 // A task alone in its allocation leaves its CPU weight to its allocation's
 // slice (issue 49): its scope carries no CPUWeight, as the slice's weight
 // is the task's own share among the other allocations, so the CPU it gets
@@ -98,11 +108,14 @@ public:
     static constexpr std::chrono::milliseconds kFlushDelay{100};
     /// The least time between two weights sent to one slice.
     static constexpr std::chrono::milliseconds kWeightInterval{1000};
+    /// The least time between two weights sent to any slices.
+    static constexpr std::chrono::milliseconds kNodeWeightInterval{250};
 
     /// Without a loop, weights wait only for the starts under way (and are
     /// not paced: there is no clock to wait on).
     AllocationSlices(scope::SliceLayout layout, scope::SystemdClient& systemd, common::EventLoop* loop = nullptr,
-                     std::chrono::milliseconds weightInterval = kWeightInterval);
+                     std::chrono::milliseconds weightInterval = kWeightInterval,
+                     std::chrono::milliseconds nodeWeightInterval = kNodeWeightInterval);
     ~AllocationSlices();
     AllocationSlices(const AllocationSlices&) = delete;
     AllocationSlices& operator=(const AllocationSlices&) = delete;
@@ -306,6 +319,8 @@ private:
     size_t startsUnanswered_ = 0;             ///< scope starts of enter() systemd has not answered
     uint64_t flushTimer_ = 0;
     std::chrono::milliseconds weightInterval_;
+    std::chrono::milliseconds nodeWeightInterval_;
+    common::EventLoop::Clock::time_point lastWeightSent_{};  ///< any slice's (paces the node)
     uint64_t paceTimer_ = 0;  ///< for the weights that wait for their slice's interval
     common::EventLoop::Clock::time_point paceDue_{};
     // The lane: calls no caller waits for (weights, and removals of

@@ -104,6 +104,7 @@ const spec::Schema<Config>& configSchema() {
             field("bucket_fanout", &Config::bucketFanout, spec::integerAs<unsigned>(1, scope::kMaxBucketFanOut)),
             field("scopes_per_slice", &Config::scopesPerSlice, spec::integerAs<unsigned>(1, 10000)),
             field("slice_weight_interval_ms", &Config::sliceWeightInterval, milliseconds(0, 3600 * 1000)),
+            field("slice_weight_node_interval_ms", &Config::sliceWeightNodeInterval, milliseconds(0, 60 * 1000)),
             field("stop_window", &Config::stopWindow, spec::integerAs<unsigned>(0, 100000)),
             field("state_dir", &Config::stateDir, text(absolutePath())),
             field("shim_path", &Config::shimPath, text()),

@@ -50,6 +50,11 @@ struct Config {
     /// the CPU lags its allocations by at most this; each call costs PID 1
     /// an apply of the slice's CPU settings (allocation_slices.hpp).
     std::chrono::milliseconds sliceWeightInterval{1000};
+    /// The least time between two CPUWeight calls for any slices (key
+    /// slice_weight_node_interval_ms, 0..60000; 0: per slice only): under
+    /// a fill the buckets' weights together cost at most one apply of a
+    /// slice's CPU settings per this, the furthest off first.
+    std::chrono::milliseconds sliceWeightNodeInterval{250};
     /// StopTask signals in flight at once (key stop_window, 0..100000; 0:
     /// no limit): the others wait until systemd has collected what the
     /// earlier ones ended (stop_pacer.hpp). 64 by default: in a 3,000-task

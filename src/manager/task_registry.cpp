@@ -75,7 +75,7 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       node_(NodeLimits::detect(host_)),
       pool_(std::move(usableCpus), config_.systemCores, host_.unified()),
       allocSlices_(scope::SliceLayout{config_.slice, config_.bucketFanout, config_.scopesPerSlice}, systemd_, &loop_,
-                   config_.sliceWeightInterval),
+                   config_.sliceWeightInterval, config_.sliceWeightNodeInterval),
       stops_(config_.stopWindow, kStopSlowAfter, &loop_, [this](const std::string& unit) { admitStop(unit); },
              [this](std::function<void()> answered) {
                  // Through the root slice: always active, and no operator

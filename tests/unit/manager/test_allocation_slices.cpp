@@ -606,11 +606,14 @@ namespace {
 /// Slices on a real loop, with systemd's answers coming from it, and a
 /// short weight interval; one bucket, so that every allocation is a
 /// sibling of every other.
-struct Paced {
+struct PacedSlices {
     static constexpr auto kInterval = std::chrono::milliseconds(300);
     common::EventLoop loop;
     FakeSystemdClient systemd{&loop};
-    AllocationSlices slices{scope::SliceLayout{"nomad.slice", 1, 100}, systemd, &loop, kInterval};
+    AllocationSlices slices;
+
+    explicit PacedSlices(std::chrono::milliseconds nodeInterval)
+        : slices(scope::SliceLayout{"nomad.slice", 1, 100}, systemd, &loop, kInterval, nodeInterval) {}
 
     void enter(const std::string& unit, const std::string& alloc, uint64_t shares) {
         auto claimed = slices.claim(unit, alloc, false);
@@ -638,6 +641,17 @@ struct Paced {
         const auto until = common::EventLoop::Clock::now() + d;
         test::runUntil(loop, [&] { return common::EventLoop::Clock::now() >= until; });
     }
+};
+
+/// Paced per slice only.
+struct Paced : PacedSlices {
+    Paced() : PacedSlices(std::chrono::milliseconds(0)) {}
+};
+
+/// Paced per slice and node-wide.
+struct NodePaced : PacedSlices {
+    static constexpr auto kNodeInterval = std::chrono::milliseconds(200);
+    NodePaced() : PacedSlices(kNodeInterval) {}
 };
 
 }  // namespace
@@ -682,4 +696,37 @@ BOOST_FIXTURE_TEST_CASE(a_weight_unchanged_for_the_interval_goes_at_once, Paced)
     slices.reweigh("a2-t.scope", cpu(400));
     idle(std::chrono::milliseconds(50));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(weights_go_one_per_node_interval_the_furthest_off_first, NodePaced) {
+    // Four allocations of 100 shares in one bucket: 6400 each.
+    for (const char* a : {"a1", "a2", "a3", "a4"}) enter(std::string(a) + "-t.scope", a, 100);
+    idle(kInterval + std::chrono::milliseconds(100));  // past every slice's own interval
+    const auto sliceOf = [&](const char* a) { return slices.place(std::string(a), false)->allocation; };
+    systemd.calls.clear();
+    // a4 grows by 1% and goes at once; then a3 by half and a2 by a tenth,
+    // under the same scale: both wait for the node's interval, and the
+    // one further off (a3, though a2 sorts first) goes first.
+    slices.reweigh("a4-t.scope", cpu(101));
+    idle(std::chrono::milliseconds(20));
+    BOOST_TEST(systemd.count("setUnitProperties", sliceOf("a4")) == 1u);
+    const auto first = common::EventLoop::Clock::now();
+    slices.reweigh("a3-t.scope", cpu(150));
+    slices.reweigh("a2-t.scope", cpu(110));
+    idle(std::chrono::milliseconds(100));
+    BOOST_TEST(systemd.count("setUnitProperties") == 1u);
+    BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties") == 2u; }));
+    const auto second = common::EventLoop::Clock::now();
+    BOOST_TEST(systemd.count("setUnitProperties", sliceOf("a3")) == 1u);
+    BOOST_TEST((second - first >= kNodeInterval - std::chrono::milliseconds(25)));
+    BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties") == 3u; }));
+    BOOST_TEST(systemd.count("setUnitProperties", sliceOf("a2")) == 1u);
+    BOOST_TEST((common::EventLoop::Clock::now() - second >= kNodeInterval));
+    // Every ratio is the shares' in the end: 100:110:150:101.
+    BOOST_TEST(weightOf(sliceOf("a3")) == 9600u);
+    BOOST_TEST(weightOf(sliceOf("a2")) == 7040u);
+    BOOST_TEST(weightOf(sliceOf("a4")) == 6464u);
+    BOOST_TEST(weightOf(sliceOf("a1")) == 6400u);
+    idle(kNodeInterval * 2);
+    BOOST_TEST(systemd.count("setUnitProperties") == 3u);
 }

@@ -142,6 +142,18 @@ BOOST_AUTO_TEST_CASE(nested_layout_keys) {
     BOOST_TEST(c->sliceWeightInterval == std::chrono::milliseconds(0));
     d.write("manager.json", R"({"slice_weight_interval_ms":-1})");
     BOOST_TEST(!loadConfig(d.path + "/manager.json").ok());
+    d.write("manager.json", "{}");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->sliceWeightNodeInterval == std::chrono::milliseconds(250));
+    d.write("manager.json", R"({"slice_weight_node_interval_ms":0})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(c->sliceWeightNodeInterval == std::chrono::milliseconds(0));
+    d.write("manager.json", R"({"slice_weight_node_interval_ms":60001})");
+    auto r = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().message.find("slice_weight_node_interval_ms") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(stop_window_key) {

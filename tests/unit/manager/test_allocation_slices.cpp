@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE allocation_slices
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>

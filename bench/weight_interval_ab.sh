@@ -6,7 +6,10 @@
 # whether the buckets' weight calls are what grows PID 1's cost per start
 # through StartTask when systemd alone stays near flat (bench/README.md,
 # stop 47).
-#   bench/weight_interval_ab.sh [N] [INTERVAL_MS ...]   (defaults 5000; 60000 1000)
+#   bench/weight_interval_ab.sh [N] [SETTING ...]   (defaults 5000; 60000 1000)
+# A SETTING is slice_weight_interval_ms alone (a number), or a JSON object
+# of manager keys, such as '{"slice_weight_node_interval_ms": 0}' (the
+# node-wide pacing off: stop 48's A/B).
 # Env: BUILD_DIR (default build/).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,10 +24,13 @@ exec "$root/testbed/run.sh" --variant v2 --smp 2 --mem 8192 --timeout $((1500 * 
   set -u
   tar -C '$build/stage' -cf - . | tar -C / -xf - --keep-directory-symlink && systemctl daemon-reload && systemctl reload dbus
   mkdir -p /etc/taskscope/manager.json.d
-  for iv in ${intervals[*]}; do
-    echo \"{\\\"slice_weight_interval_ms\\\": \$iv}\" >/etc/taskscope/manager.json.d/50-weight-interval.json
+  for iv in $(printf '%q ' "${intervals[@]}"); do
+    case \$iv in
+    '{'*) echo \"\$iv\" ;;
+    *) echo \"{\\\"slice_weight_interval_ms\\\": \$iv}\" ;;
+    esac >/etc/taskscope/manager.json.d/50-weight-interval.json
     systemctl restart taskscope-manager
-    echo \"=== slice_weight_interval_ms \$iv\"
+    echo \"=== \$(cat /etc/taskscope/manager.json.d/50-weight-interval.json)\"
     BENCH_FILL_BIN='$build/bench/taskscope-bench-fill' timeout 1500 bash '$root/bench/pid1_fill_steps.sh' $n 300 1 || echo \"rc=\\\$?\"
   done
 "

@@ -3,8 +3,8 @@
 // asked of systemd straight, so flat and nested layouts are compared in one
 // boot on equal terms.
 //
-//   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--level L] [--step S] [--drain] [--bare-scopes]
-//                          [--as-taskscope]
+//   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--level L] [--step S] [--drain | --stop-drain]
+//                          [--bare-scopes] [--as-taskscope]
 //
 //   SHAPE   single: one task per allocation; ten: allocations of 10 tasks;
 //           one: one allocation of N tasks
@@ -24,6 +24,13 @@
 //              and how long one new task (a new allocation) takes to start;
 //              nested, then stop every allocation slice (as forgetting the
 //              tasks does) and time that too
+//   --stop-drain  then drain as an operator would with systemd alone:
+//              StopUnit every task's scope (L in flight), as busctl would,
+//              until systemd has collected them all, then every allocation
+//              slice; meanwhile a new task (a new allocation) is started
+//              every 2 s on a connection of its own, and timed against
+//              the median of three started on the full node before (the
+//              control for taskscope's drain, bench/node_drain.sh)
 //
 // A task is a forked child held on a pipe until its scope exists (as a
 // task is), then pause(). Each slice is started explicitly, with a CPU
@@ -38,6 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +53,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -85,7 +94,8 @@ std::string hex2(unsigned v) {
     return buf;
 }
 
-size_t scopesLeft() {
+/// Scopes below probe.slice, but those whose name begins with `skip`.
+size_t scopesLeft(const std::string& skip = "") {
     size_t n = 0;
     std::error_code ec;
     for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup/probe.slice", ec);
@@ -96,7 +106,7 @@ size_t scopesLeft() {
         }
         const auto name = it->path().filename().string();
         if (name.size() > 6 && name.compare(name.size() - 6, 6, ".scope") == 0) {
-            ++n;
+            if (skip.empty() || name.rfind(skip, 0) != 0) ++n;
             it.disable_recursion_pending();
         }
     }
@@ -105,7 +115,9 @@ size_t scopesLeft() {
 
 class Bench {
 public:
-    Bench(sdbus::IConnection& bus, Layout layout) : layout_(std::move(layout)) {
+    /// `made`: the slices another Bench made already (a second connection's).
+    Bench(sdbus::IConnection& bus, Layout layout, const std::set<std::string>* made = nullptr)
+        : layout_(std::move(layout)) {
         systemd_ = sdbus::createProxy(bus, bench::kSystemd, bench::kSystemdPath);
         systemd_->uponSignal("JobRemoved")
             .onInterface(bench::kSystemdManager)
@@ -114,9 +126,15 @@ public:
             });
         systemd_->finishRegistration();
         systemd_->callMethod("Subscribe").onInterface(bench::kSystemdManager);
+        if (made) {
+            made_ = *made;
+            return;
+        }
         // The root slice, as taskscope's configured slice exists before any task.
         startSync(std::string(kRoot) + ".slice", {{"CPUWeight", sdbus::Variant(uint64_t{100})}});
     }
+
+    const std::set<std::string>& made() const { return made_; }
 
     // The slices (outermost first) and the scope of task `t` of allocation `alloc`.
     std::vector<std::string> unitsOf(const std::string& alloc, size_t t) {
@@ -145,6 +163,7 @@ public:
         auto units = unitsOf(alloc, t);
         const std::string scope = units.back();
         units.pop_back();
+        scopes_.push_back(scope);
         std::string slice = std::string(kRoot) + ".slice";
         auto pending = std::make_shared<Task>();
         pending->done = std::move(done);
@@ -269,6 +288,35 @@ public:
         return msSince(t0) / 1000;
     }
 
+    /// Stops every task's scope (StopUnit, `level` in flight), as an
+    /// operator's busctl would; returns the seconds until every stop job
+    /// has ended.
+    double stopScopes(int level) {
+        InFlight inflight(level);
+        const auto t0 = Clock::now();
+        for (const auto& unit : scopes_) {
+            inflight.acquire();
+            auto task = std::make_shared<Task>();
+            task->jobs = 1;
+            task->done = [&inflight] { inflight.release(); };
+            systemd_->callMethodAsync("StopUnit")
+                .onInterface(bench::kSystemdManager)
+                .withArguments(unit, "replace")
+                .withTimeout(std::chrono::minutes(10))
+                .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
+                    if (err) {
+                        std::fprintf(stderr, "stop %s: %s\n", unit.c_str(), err->getMessage().c_str());
+                        ++failures_;
+                        oneEnded(task);
+                        return;
+                    }
+                    track(job, task);
+                });
+        }
+        inflight.drain();
+        return msSince(t0) / 1000;
+    }
+
     size_t allocSliceCount() const { return allocSlices_.size(); }
     int failures() const { return failures_; }
 
@@ -356,6 +404,7 @@ private:
     std::unique_ptr<sdbus::IProxy> systemd_;
     std::set<std::string> made_;
     std::vector<std::string> allocSlices_;  ///< in the order made
+    std::vector<std::string> scopes_;       ///< every task's, in the order started
     std::vector<pid_t> children_;
     std::mutex m_;
     std::map<sdbus::ObjectPath, std::shared_ptr<Task>> waiting_;
@@ -402,13 +451,14 @@ int main(int argc, char** argv) {
     const std::string shape = argv[2];
     size_t cap = 100, step = 500;
     int level = 16;
-    bool drain = false, bareScopes = false, asTaskscope = false;
+    bool drain = false, stopDrain = false, bareScopes = false, asTaskscope = false;
     for (int i = 4; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--cap" && i + 1 < argc) cap = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--level" && i + 1 < argc) level = std::atoi(argv[++i]);
         else if (a == "--step" && i + 1 < argc) step = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--drain") drain = true;
+        else if (a == "--stop-drain") stopDrain = true;
         else if (a == "--bare-scopes") bareScopes = true;
         else if (a == "--as-taskscope") asTaskscope = true;
         else {
@@ -476,6 +526,42 @@ int main(int argc, char** argv) {
             std::printf("  PID 1 %.1f ms per allocation slice stopped\n",
                         (bench::pid1CpuSeconds() - s0) * 1000 / double(slices ? slices : 1));
         }
+    }
+    if (stopDrain) {
+        std::vector<double> idle;
+        for (int k = 0; k < 3; ++k) idle.push_back(bench.startAndWait("idle" + std::to_string(k)));
+        std::sort(idle.begin(), idle.end());
+        // The probe: a connection of its own, as a scheduler's would be.
+        auto pbus = sdbus::createSystemBusConnection();
+        pbus->enterEventLoopAsync();
+        Bench probe(*pbus, layout, &bench.made());
+        std::atomic<bool> done{false};
+        std::vector<double> during;
+        std::thread prober([&] {
+            for (int k = 0; !done; ++k) {
+                during.push_back(probe.startAndWait("drainprobe" + std::to_string(k)));
+                for (int w = 0; w < 20 && !done; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+        });
+        const double d0 = bench::pid1CpuSeconds();
+        const auto k0 = Clock::now();
+        const double stopped = bench.stopScopes(level);
+        while (scopesLeft("drainprobe") > 0 && msSince(k0) < 3600e3)
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        const double collected = msSince(k0) / 1000;
+        const double pid1 = bench::pid1CpuSeconds() - d0;
+        done = true;
+        prober.join();
+        const double slicesS = bench.stopAllocSlices(level);
+        std::sort(during.begin(), during.end());
+        auto q = [&](double f) { return during.empty() ? 0.0 : during[size_t(f * double(during.size() - 1))]; };
+        std::printf("stop-drain of %zu: every stop job ended after %.0f s, every scope collected after %.0f s (PID 1 "
+                    "%.1f ms per task), then the allocation slices in %.0f s: %.0f s in all\n",
+                    n, stopped, collected, pid1 * 1000 / double(n), slicesS, collected + slicesS);
+        std::printf("  a new task on the full node before: median %.0f ms of 3; %zu started during the drain, median "
+                    "%.0f ms (%.2fx), p90 %.0f ms, max %.0f ms (%.2fx)\n",
+                    idle[1], during.size(), q(0.5), q(0.5) / idle[1], q(0.9), q(1.0), q(1.0) / idle[1]);
+        probe.killAll();
     }
     bench.stopAll();
     bench.killAll();

@@ -194,15 +194,16 @@ int stop(sdbus::IProxy& m, int n, int level) {
     return errors.total || !left.empty() ? 1 : 0;
 }
 
-// Scopes of the filled tasks systemd still has loaded.
-size_t fillScopesLeft(sdbus::IProxy& systemd) {
+// Units matching `pattern` (the filled tasks' scopes, their allocations'
+// slices) systemd still has loaded.
+size_t unitsLeft(sdbus::IProxy& systemd, const std::string& pattern) {
     using Row = sdbus::Struct<std::string, std::string, std::string, std::string, std::string, std::string,
                               sdbus::ObjectPath, uint32_t, std::string, sdbus::ObjectPath>;
     std::vector<Row> rows;
     systemd.callMethod("ListUnitsByPatterns")
         .onInterface("org.freedesktop.systemd1.Manager")
         .withTimeout(kCallTimeout)
-        .withArguments(std::vector<std::string>{}, std::vector<std::string>{"fill*.scope"})
+        .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
         .storeResultsTo(rows);
     return rows.size();
 }
@@ -245,7 +246,9 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
             for (int w = 0; w < 20 && !done; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
     });
-    std::this_thread::sleep_for(std::chrono::seconds(3));  // one probe on the full node first
+    // Probes on the full node first (at 0, 2, 4 and 6 s): the idle start
+    // the ones during the drain compare with.
+    std::this_thread::sleep_for(std::chrono::seconds(7));
     const auto d0 = Clock::now();
     const double cpu0 = bench::pid1CpuSeconds();
     const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
@@ -266,18 +269,31 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
     std::printf("  every task exited and forgotten after %.0f s (%zu not)\n", forgotS, left.size());
     std::fflush(stdout);
     size_t scopes = 0;
-    while ((scopes = fillScopesLeft(*systemd)) > 0 && msSince(d0) < 3600e3)
+    while ((scopes = unitsLeft(*systemd, "fill*.scope")) > 0 && msSince(d0) < 3600e3)
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     const double collectedS = msSince(d0) / 1000;
     const double pid1 = bench::pid1CpuSeconds() - cpu0;
+    // And their allocations' slices, which go as each allocation's last
+    // task is forgotten (the manager's lane, after the scopes).
+    size_t slices = 0;
+    while ((slices = unitsLeft(*systemd, "*-fill*.slice")) > 0 && msSince(d0) < 3600e3)
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::printf("  every allocation slice removed after %.0f s (%zu left)\n", msSince(d0) / 1000, slices);
     done = true;
     probe.join();
-    std::vector<double> during;
-    for (const auto& [at, ms] : probes)
-        if (at * 1000 >= std::chrono::duration<double, std::milli>(d0 - t0).count() && at <= collectedS + 3)
-            during.push_back(ms);
+    std::vector<double> during, idle;
+    const double drainAt = std::chrono::duration<double>(d0 - t0).count();
+    for (const auto& [at, ms] : probes) {
+        if (at < drainAt) idle.push_back(ms);
+        else if (at <= collectedS + drainAt) during.push_back(ms);
+    }
     std::sort(during.begin(), during.end());
+    std::sort(idle.begin(), idle.end());
     auto q = [&](double f) { return during.empty() ? 0.0 : during[static_cast<size_t>(f * (during.size() - 1))]; };
+    const double idleMs = idle.empty() ? 0.0 : idle[idle.size() / 2];
+    std::printf("  a new task on the full node before the drain: StartTask median %.0f ms of %zu; during it the "
+                "median is %.2fx that, the max %.2fx\n",
+                idleMs, idle.size(), idleMs > 0 ? q(0.5) / idleMs : 0.0, idleMs > 0 ? q(1.0) / idleMs : 0.0);
     std::printf("drain of %d: systemd had every scope collected after %.0f s (PID 1 busy %.0f%% of it, %.1f ms per "
                 "task); %zu new tasks started meanwhile, StartTask median %.0f ms, p90 %.0f ms, max %.0f ms; "
                 "failed: %d\n",

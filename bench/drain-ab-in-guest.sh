@@ -8,9 +8,9 @@
 # (StopUnit, 32 in flight, as busctl would) and every allocation slice
 # (--stop-drain). Then taskscope: bench/node_drain.sh, the same N filled
 # through StartTask (logs on) and drained as Nomad drains a node, StopTask
-# and ForgetTask each (32 in flight, the default stop_window). Each side
-# starts a new task (a new allocation) every 2 s during its drain and
-# compares it with starts on the full node before.
+# and ForgetTask each (32 calls in flight, stop_window 64, the default).
+# Each side starts a new task (a new allocation) every 2 s during its
+# drain and compares it with starts on the full node before.
 #   bench/drain-ab-in-guest.sh [N]   (default 2000)
 # Env: BUILD_DIR (default build/), DRAIN_AB_MEM (MiB, default 8192).
 set -euo pipefail

@@ -9,8 +9,14 @@
 #               (what every task scope had before issue 49);
 #   default   - scopes delegated with no controllers (DelegateControllers=).
 # Each round starts K one-task allocations of each shape (cpu_shares 100,
-# Nomad's default for `cpu = 100`), then K second tasks into them, then
-# stops and forgets them all; the node holds FILL running tasks meanwhile.
+# Nomad's default for `cpu = 100`) and stops and forgets them; then K
+# more, K second tasks into them, and stops and forgets them all; the node
+# holds FILL running tasks meanwhile. A phase's count includes what the
+# manager sends after its calls were answered (slice weights, paced), until
+# no cpu.max was written for 3 s (at most 20 s). A second probe, on
+# do_sys_openat2, names the cgroup of each cpu.max PID 1 opened: each
+# phase's writes are printed by level too (scope, allocation slice,
+# bucket, above).
 #   cpu_max_writes.sh [K] [FILL] [ROUNDS]   (defaults 20 300 2)
 set -euo pipefail
 K=${1:-20}
@@ -25,17 +31,42 @@ grep -qw "$fn" $T/available_filter_functions || fn=tg_set_cfs_bandwidth
 grep -qw "$fn" $T/available_filter_functions || { echo "no kprobe point (cpu_max_write, tg_set_cfs_bandwidth)"; exit 2; }
 echo "p:taskscope_cpumax $fn" >>$T/kprobe_events
 ev=$T/events/kprobes/taskscope_cpumax/enable
+# x86-64: do_sys_openat2(dfd, filename, how), the filename in %si.
+echo 'p:taskscope_open do_sys_openat2 path=+0(%si):ustring' >>$T/kprobe_events
+echo 'path ~ "*cpu.max" && common_pid == 1' >$T/events/kprobes/taskscope_open/filter
+oev=$T/events/kprobes/taskscope_open/enable
 cleanup() {
     echo 0 >$ev 2>/dev/null || true
+    echo 0 >$oev 2>/dev/null || true
     echo "-:taskscope_cpumax" >>$T/kprobe_events 2>/dev/null || true
+    echo "-:taskscope_open" >>$T/kprobe_events 2>/dev/null || true
+    rm -f "$levels_file"
 }
 trap cleanup EXIT
 
-count_during() { # COMMAND...: cpu.max writes the kernel saw while it ran
+levels_file=$(mktemp)
+levels() { cat "$levels_file"; }
+count_during() { # COMMAND...: cpu.max writes the kernel saw while it ran and
+    # until the manager's paced calls were done; levels: where PID 1 opened them
+    local n last=-1 quiet=0 i
     echo >$T/trace
     echo 1 >$ev
+    echo 1 >$oev
     "$@"
+    for ((i = 0; i < 40 && quiet < 6; i++)); do
+        sleep 0.5  # the settle's pace: 3 s without a write ends it
+        n=$(grep -c taskscope_cpumax $T/trace || true)
+        if [[ $n == "$last" ]]; then quiet=$((quiet + 1)); else quiet=0; fi
+        last=$n
+    done
     echo 0 >$ev
+    echo 0 >$oev
+    grep taskscope_open $T/trace | sed -n 's/.*path="\([^"]*\)".*/\1/p' | awk '
+        /\.scope\/cpu\.max$/ {l["scope"]++; next}
+        /nomad-share-b[0-9a-f]+-[^/]*\.slice\/cpu\.max$/ {l["alloc"]++; next}
+        /nomad-share-b[0-9a-f]+\.slice\/cpu\.max$/ {l["bucket"]++; next}
+        {l["other"]++}
+        END {for (k in l) printf "%s%s %d", (n++ ? ", " : ""), k, l[k]}' >"$levels_file"
     grep -c taskscope_cpumax $T/trace || true
 }
 cpu_cgroups() { find /sys/fs/cgroup -name cpu.max 2>/dev/null | wc -l; }
@@ -48,17 +79,18 @@ start_all() { # PREFIX TASK DELEGATE
     spec=$(spec_of "$3")
     for ((i = 0; i < K; i++)); do busctl call $I $M $I StartTask sss "$1$i" "$2" "$spec" >/dev/null; done
 }
-stop_all() { # PREFIX
-    local i t
+stop_all() { # PREFIX TASK...
+    local i t p=$1
+    shift
     for ((i = 0; i < K; i++)); do
-        for t in a b; do busctl call $I $M $I StopTask sssx "$1$i" $t SIGKILL 0 >/dev/null; done
+        for t in "$@"; do busctl call $I $M $I StopTask sssx "$p$i" $t SIGKILL 0 >/dev/null; done
     done
     for ((i = 0; i < K; i++)); do
-        for t in a b; do
-            while [[ $(busctl --json=short call $I $M $I GetTask ss "$1$i" $t | jq -r '.data[0]' | jq -r .state) == running ]]; do
+        for t in "$@"; do
+            while [[ $(busctl --json=short call $I $M $I GetTask ss "$p$i" $t | jq -r '.data[0]' | jq -r .state) == running ]]; do
                 sleep 0.05  # the poll's pace
             done
-            busctl call $I $M $I ForgetTask ss "$1$i" $t >/dev/null
+            busctl call $I $M $I ForgetTask ss "$p$i" $t >/dev/null
         done
     done
 }
@@ -77,19 +109,27 @@ buckets=$(find /sys/fs/cgroup/nomad.slice -maxdepth 2 -name 'nomad-share-b*.slic
 echo "cgroups with the cpu controller: $base before, $filled with $FILL one-task allocations in $buckets buckets" \
     "($((buckets - buckets0)) new): $(awk -v a=$filled -v b=$base -v n=$FILL -v k=$((buckets - buckets0)) \
         'BEGIN {printf "%.3f", (a - b - k) / n}') per allocation besides the buckets"
-printf '%-10s %5s | %-28s | %-28s | %-18s\n' shape round "cpu.max writes per new alloc" "per second task (existing)" "per stop (2 tasks)"
+per() { awk -v n="$1" -v k=$K 'BEGIN {printf "%.2f", n / k}'; }
 for ((r = 1; r <= ROUNDS; r++)); do
     for shape in delegated default; do
         d=false
         [[ $shape == delegated ]] && d=true
         p="cm$r$shape"
-        a=$(count_during start_all "$p" a $d)
+        a=$(count_during start_all "${p}x" a $d)
+        la=$(levels)
+        s1=$(count_during stop_all "${p}x" a)
+        ls1=$(levels)
+        start_all "$p" a $d
         b=$(count_during start_all "$p" b $d)
+        lb=$(levels)
         cg=$(cpu_cgroups)
-        s=$(count_during stop_all "$p")
-        printf '%-10s %5d | %-28s | %-28s | %-18s  (%s cpu cgroups with them running)\n' $shape $r \
-            "$(awk -v n=$a -v k=$K 'BEGIN {printf "%.2f", n / k}')" "$(awk -v n=$b -v k=$K 'BEGIN {printf "%.2f", n / k}')" \
-            "$(awk -v n=$s -v k=$K 'BEGIN {printf "%.2f", n / k}')" "$cg"
+        s=$(count_during stop_all "$p" a b)
+        ls=$(levels)
+        echo "$shape, round $r ($cg cgroups with the cpu controller with the two-task allocations running), cpu.max writes:"
+        echo "  per new one-task allocation  $(per $a)   ($la)"
+        echo "  per stop of one              $(per $s1)   ($ls1)"
+        echo "  per second task              $(per $b)   ($lb)"
+        echo "  per stop of a two-task one   $(per $s)   ($ls)"
     done
 done
 for ((i = 0; i < FILL; i++)); do busctl call $I $M $I StopTask sssx "fill$i" t SIGKILL 0 >/dev/null; done

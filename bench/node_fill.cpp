@@ -18,6 +18,18 @@
 //                                         started and its StartTask timed;
 //                                         then the time until systemd has
 //                                         no scope of them left
+//   taskscope-bench-fill burst N DIR PREFIX
+//                                         N StartTask calls at once, in
+//                                         allocations PREFIX-1..N (task t),
+//                                         each task's first instruction
+//                                         touching DIR/out/<i>; per start
+//                                         DIR/ms/<i> (ms to its answer),
+//                                         DIR/rc/<i> (0, or 1 with the
+//                                         error in DIR/rc/<i>.out): the
+//                                         starts of fork_bomb.sh, sent by
+//                                         one process, so that under the
+//                                         bomb no fork of the bench's own
+//                                         is timed with them
 // BENCH_FILL_PER_ALLOC (default 100): tasks per allocation; 1 for the
 // worst drain, where each forget also removes its allocation's slice.
 // BENCH_FILL_FROM (default 0): the first index `start` starts (a fill in steps).
@@ -31,6 +43,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -135,6 +149,39 @@ int start(sdbus::IProxy& m, int n, int level) {
                 (n - errors.total) * 1000.0 / ms, level, errors.total);
     errors.print();
     return errors.total ? 1 : 0;
+}
+
+int burst(sdbus::IProxy& m, int n, const std::string& dir, const std::string& prefix) {
+    std::mutex mu;
+    std::condition_variable cv;
+    int left = n, failed = 0;
+    auto put = [&](const std::string& path, const std::string& text) { std::ofstream(path) << text << "\n"; };
+    for (int i = 1; i <= n; ++i) {
+        const std::string marker = dir + "/out/" + std::to_string(i);
+        const std::string spec = nlohmann::json{{"command", "/bin/sh"},
+                                                {"args", {"-c", "touch \"$0\"; exec sleep 3600", marker}},
+                                                {"logs", false}}
+                                     .dump();
+        const auto t0 = Clock::now();
+        m.callMethodAsync("StartTask")
+            .onInterface(kManager)
+            .withTimeout(kCallTimeout)
+            .withArguments(prefix + "-" + std::to_string(i), std::string("t"), spec)
+            .uponReplyInvoke([&, i, t0](const sdbus::Error* err, sdbus::ObjectPath) {
+                const auto ms = static_cast<long>(msSince(t0));
+                const std::string rc = dir + "/rc/" + std::to_string(i);
+                if (err) put(rc + ".out", err->getName() + ": " + err->getMessage());
+                put(dir + "/ms/" + std::to_string(i), std::to_string(ms));
+                put(rc, err ? "1" : "0");  // last: the shell waits for it
+                std::lock_guard lock(mu);
+                if (err) ++failed;
+                if (--left == 0) cv.notify_all();
+            });
+    }
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return left == 0; });
+    std::printf("burst of %d: %d answered success, %d an error\n", n, n - failed, failed);
+    return 0;
 }
 
 // Forgets every task once its exit is collected (a forget is refused
@@ -376,8 +423,10 @@ int waitRunning(sdbus::IProxy& m, int n, int seconds) {
 int main(int argc, char** argv) {
     const std::string what = argc > 1 ? argv[1] : "";
     const int a = argc > 2 ? std::atoi(argv[2]) : 0, b = argc > 3 ? std::atoi(argv[3]) : 32;
-    if ((what != "reads" && a <= 0) || b <= 0) {
-        std::fprintf(stderr, "usage: %s start N P | stop N P | drain N P | reads | wait-running N SECONDS\n", argv[0]);
+    if ((what != "reads" && a <= 0) || (what != "burst" && b <= 0) || (what == "burst" && argc != 5)) {
+        std::fprintf(stderr,
+                     "usage: %s start N P | stop N P | drain N P | reads | wait-running N SECONDS | burst N DIR PREFIX\n",
+                     argv[0]);
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);
@@ -390,6 +439,7 @@ int main(int argc, char** argv) {
     if (what == "drain") rc = drain(*bus, *m, a, b);
     if (what == "reads") rc = reads(*m);
     if (what == "wait-running") rc = waitRunning(*m, a, b);
+    if (what == "burst") rc = burst(*m, a, argv[3], argv[4]);
     std::fflush(stdout);
     bus->leaveEventLoop();
     return rc;

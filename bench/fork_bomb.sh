@@ -77,8 +77,15 @@ phase() { # NAME CONFIG_JSON
     for i in $(seq $N); do
         while [[ ! -s $W/rc/$i ]] && kill -0 $burst 2>/dev/null; do sleep 0.2; done  # the poll's pace
     done
-    local all_ms
+    local all_ms pressure
     all_ms=$(ms_since $t0)
+    # What the node was short of meanwhile (PSI, the last 60 s), and what
+    # the bomb held.
+    pressure=$(for r in cpu memory io; do
+        awk -v r=$r '{split($3, a, "="); printf "%s %s %s, ", r, $1, a[2]}' /proc/pressure/$r 2>/dev/null
+    done)
+    pressure+="the bomb: $(cat "$cg/pids.current" 2>/dev/null || echo ?) pids, memory.current"
+    pressure+=" $(($(cat "$cg/memory.current" 2>/dev/null || echo 0) / 1048576)) MiB"
     kill -TERM $sampler
     kill -TERM $reads
     wait $reads 2>/dev/null
@@ -111,6 +118,8 @@ phase() { # NAME CONFIG_JSON
     echo "$name: failed starts that left something (a marker, a record or a unit): $left; successes not running: $notrunning"
     echo "$name: time to each start's answer: median $(q 0.5 $W/all.ms) ms, max $(q 1 $W/all.ms) ms; all answered after $all_ms ms"
     sed "s/^/$name: /" $W/reads.txt
+    echo "$name: pressure over the last 60 s (avg60): $pressure"
+    sed "s/^/$name: /" $W/burst.txt
     echo "$name: systemctl status dbus.service: $(wc -l <$W/status.ms) samples, median $(q 0.5 $W/status.ms) ms, max $(q 1 $W/status.ms) ms"
     for i in $(seq $N); do
         busctl call $I $M $I StopTask sssx fb-$name-$i t SIGKILL 0 >/dev/null 2>&1

@@ -115,6 +115,8 @@ phase() { # NAME CONFIG_JSON
     done
     cat $W/ms/* >$W/all.ms
     echo "$name: $ok of $N starts succeeded, $failed failed ($(tr ' ' '\n' <<<"$errors" | sort | uniq -c | awk 'NF { printf "%s %s, ", $1, $2 }'))"
+    echo "$name: how far the failed starts got: $(cat $W/rc/*.out 2>/dev/null | grep -o 'it reached "[^"]*"' |
+        sort | uniq -c | awk '{ $1 = $1 " x"; printf "%s; ", $0 }')"
     echo "$name: failed starts that left something (a marker, a record or a unit): $left; successes not running: $notrunning"
     echo "$name: time to each start's answer: median $(q 0.5 $W/all.ms) ms, max $(q 1 $W/all.ms) ms; all answered after $all_ms ms"
     sed "s/^/$name: /" $W/reads.txt

@@ -7,7 +7,13 @@
 # the installed manager. Two shapes in one boot, interleaved per round:
 #   delegated - scopes with "delegate": true, every controller delegated
 #               (what every task scope had before issue 49);
-#   default   - scopes delegated with no controllers (DelegateControllers=).
+#   default   - scopes delegated with no controllers (DelegateControllers=);
+#   held      - the default, with the slices' weights held back
+#               (slice_weight_node_interval_ms 60000, the manager
+#               restarted for it, 5 s to settle: at most one weight call a
+#               minute on the node, which the levels show if one falls in
+#               a phase): what a start and a stop cost when their bucket's
+#               weight is left unchanged.
 # Each round starts K one-task allocations of each shape (cpu_shares 100,
 # Nomad's default for `cpu = 100`) and stops and forgets them; then K
 # more, K second tasks into them, and stops and forgets them all; the node
@@ -17,11 +23,14 @@
 # do_sys_openat2, names the cgroup of each cpu.max PID 1 opened: each
 # phase's writes are printed by level too (scope, allocation slice,
 # bucket, above).
-#   cpu_max_writes.sh [K] [FILL] [ROUNDS]   (defaults 20 300 2)
+#   cpu_max_writes.sh [K] [FILL] [ROUNDS] [SHAPES]
+#   (defaults 20 300 2 "delegated default")
 set -euo pipefail
 K=${1:-20}
 FILL=${2:-300}
 ROUNDS=${3:-2}
+SHAPES=${4:-delegated default}
+HOLD=/etc/taskscope/manager.json.d/70-bench-hold-weights.json
 I=org.taskscope.Manager1
 M=/org/taskscope/Manager1
 T=/sys/kernel/tracing
@@ -41,6 +50,7 @@ cleanup() {
     echo "-:taskscope_cpumax" >>$T/kprobe_events 2>/dev/null || true
     echo "-:taskscope_open" >>$T/kprobe_events 2>/dev/null || true
     rm -f "$levels_file"
+    [[ -e $HOLD ]] && rm -f $HOLD && systemctl restart taskscope-manager
 }
 trap cleanup EXIT
 
@@ -111,9 +121,15 @@ echo "cgroups with the cpu controller: $base before, $filled with $FILL one-task
         'BEGIN {printf "%.3f", (a - b - k) / n}') per allocation besides the buckets"
 per() { awk -v n="$1" -v k=$K 'BEGIN {printf "%.2f", n / k}'; }
 for ((r = 1; r <= ROUNDS; r++)); do
-    for shape in delegated default; do
+    for shape in $SHAPES; do
         d=false
         [[ $shape == delegated ]] && d=true
+        if [[ $shape == held ]]; then
+            mkdir -p "${HOLD%/*}"
+            echo '{"slice_weight_node_interval_ms": 60000}' >$HOLD
+            systemctl restart taskscope-manager
+            sleep 5  # the restart's first weight call, if any, goes now
+        fi
         p="cm$r$shape"
         a=$(count_during start_all "${p}x" a $d)
         la=$(levels)
@@ -130,6 +146,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
         echo "  per stop of one              $(per $s1)   ($ls1)"
         echo "  per second task              $(per $b)   ($lb)"
         echo "  per stop of a two-task one   $(per $s)   ($ls)"
+        if [[ $shape == held ]]; then
+            rm -f $HOLD
+            systemctl restart taskscope-manager
+        fi
     done
 done
 for ((i = 0; i < FILL; i++)); do busctl call $I $M $I StopTask sssx "fill$i" t SIGKILL 0 >/dev/null; done

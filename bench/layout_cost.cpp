@@ -257,30 +257,9 @@ public:
     /// time, as forgetting a drained node's tasks does; the buckets stay.
     /// Returns the seconds it took.
     double stopAllocSlices(int level) {
-        InFlight inflight(level);
         const auto t0 = Clock::now();
         // Innermost first: an overflow slice before its allocation's.
-        for (auto it = allocSlices_.rbegin(); it != allocSlices_.rend(); ++it) {
-            inflight.acquire();
-            auto task = std::make_shared<Task>();
-            task->jobs = 1;
-            task->done = [&inflight] { inflight.release(); };
-            const std::string unit = *it;
-            systemd_->callMethodAsync("StopUnit")
-                .onInterface(bench::kSystemdManager)
-                .withArguments(unit, "replace")
-                .withTimeout(std::chrono::minutes(10))
-                .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
-                    if (err) {
-                        std::fprintf(stderr, "stop %s: %s\n", unit.c_str(), err->getMessage().c_str());
-                        ++failures_;
-                        oneEnded(task);
-                        return;
-                    }
-                    track(job, task);
-                });
-        }
-        inflight.drain();
+        stopUnits({allocSlices_.rbegin(), allocSlices_.rend()}, level);
         const size_t n = allocSlices_.size();
         for (const auto& slice : allocSlices_) made_.erase(slice);
         allocSlices_.clear();
@@ -288,32 +267,11 @@ public:
         return msSince(t0) / 1000;
     }
 
-    /// Stops every task's scope (StopUnit, `level` in flight), as an
-    /// operator's busctl would; returns the seconds until every stop job
-    /// has ended.
+    /// Stops every task's scope, as an operator's busctl would; returns
+    /// the seconds until every stop job has ended.
     double stopScopes(int level) {
-        InFlight inflight(level);
         const auto t0 = Clock::now();
-        for (const auto& unit : scopes_) {
-            inflight.acquire();
-            auto task = std::make_shared<Task>();
-            task->jobs = 1;
-            task->done = [&inflight] { inflight.release(); };
-            systemd_->callMethodAsync("StopUnit")
-                .onInterface(bench::kSystemdManager)
-                .withArguments(unit, "replace")
-                .withTimeout(std::chrono::minutes(10))
-                .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
-                    if (err) {
-                        std::fprintf(stderr, "stop %s: %s\n", unit.c_str(), err->getMessage().c_str());
-                        ++failures_;
-                        oneEnded(task);
-                        return;
-                    }
-                    track(job, task);
-                });
-        }
-        inflight.drain();
+        stopUnits(scopes_, level);
         return msSince(t0) / 1000;
     }
 
@@ -326,6 +284,32 @@ private:
         int go = -1;
         std::function<void()> done;
     };
+
+    /// StopUnit of each of `units`, `level` in flight; returns once every
+    /// stop job has ended.
+    void stopUnits(const std::vector<std::string>& units, int level) {
+        InFlight inflight(level);
+        for (const auto& unit : units) {
+            inflight.acquire();
+            auto task = std::make_shared<Task>();
+            task->jobs = 1;
+            task->done = [&inflight] { inflight.release(); };
+            systemd_->callMethodAsync("StopUnit")
+                .onInterface(bench::kSystemdManager)
+                .withArguments(unit, "replace")
+                .withTimeout(std::chrono::minutes(10))
+                .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
+                    if (err) {
+                        std::fprintf(stderr, "stop %s: %s\n", unit.c_str(), err->getMessage().c_str());
+                        ++failures_;
+                        oneEnded(task);
+                        return;
+                    }
+                    track(job, task);
+                });
+        }
+        inflight.drain();
+    }
 
     void startUnit(const std::string& unit, Props props, std::shared_ptr<Task> task) {
         systemd_->callMethodAsync("StartTransientUnit")

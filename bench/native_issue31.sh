@@ -32,18 +32,7 @@ phases=${1:?phases}
 end=$(($(date +%s) + ${2:-400}))
 B=$(cd "$(dirname "$0")" && pwd)
 export PATH=$B:$PATH
-left() { echo $((end - $(date +%s))); }
-sec() { echo; echo "=== $* ($(left) s left)"; }
-# limited CAP CMD...: CMD limited to CAP seconds, or to what is left
-limited() {
-	local cap=$1 t
-	shift
-	t=$(left)
-	((t > cap)) && t=$cap
-	((t < 5)) && { echo "[skipped: no time left]"; return 0; }
-	timeout -k 5 "$t" stdbuf -oL -eL "$@"
-	echo "[rc=$? (limit $t s)]"
-}
+source "$B/native_phases.sh"
 # every 5 s: scopes under nomad.slice and PID 1's CPU seconds, until killed
 monitor() {
 	local hz

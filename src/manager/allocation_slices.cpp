@@ -414,12 +414,29 @@ void AllocationSlices::flush() {
 }
 
 void AllocationSlices::kickLane() {
-    if (laneBusy_) return;
+    const auto alive = std::weak_ptr<int>(lifetime_);
+    if (!weightBusy_ && flushDue_ && !sendNextWeight()) flushDue_ = false;
+    // Removals: a few at a time, each slot given again once its job is
+    // done.
+    while (removalsInFlight_ < kRemovalsInFlight && !removals_.empty()) {
+        const auto name = removals_.front();
+        removals_.pop_front();
+        ++removalsInFlight_;
+        systemd_.stopUnitAsync(name, [this, name, alive](Result<void> r) {
+            if (alive.expired()) return;
+            --removalsInFlight_;
+            removed(name, std::move(r));
+            kickLane();
+        });
+    }
+}
+
+bool AllocationSlices::sendNextWeight() {
     const auto alive = std::weak_ptr<int>(lifetime_);
     const auto now = loop_ ? common::EventLoop::Clock::now() : common::EventLoop::Clock::time_point{};
     std::optional<common::EventLoop::Clock::time_point> nextDue;
-    // Weights first: they are the running tasks' shares. One at a time,
-    // and node-wide at most one per nodeWeightInterval_: the slice whose
+    // The running tasks' shares: one at a time (the caller's), and
+    // node-wide at most one per nodeWeightInterval_: the slice whose
     // share systemd holds is furthest off its sum goes first (so a large
     // allocation's bucket is not kept behind the small drifts of a fill).
     const bool nodePaced = loop_ && nodeWeightInterval_.count() > 0 &&
@@ -427,7 +444,7 @@ void AllocationSlices::kickLane() {
                            now < lastWeightSent_ + nodeWeightInterval_;
     auto best = unsent_.end();
     double bestDrift = -1;
-    for (auto next = unsent_.begin(); flushDue_ && next != unsent_.end();) {
+    for (auto next = unsent_.begin(); next != unsent_.end();) {
         const auto [slice, weight] = *next;
         auto own = slices_.find(slice);
         if (own == slices_.end() || own->second.applied == weight) {
@@ -466,8 +483,8 @@ void AllocationSlices::kickLane() {
         lastWeightSent_ = now;
         scope::UnitProperties p;
         p.emplace_back("CPUWeight", sdbus::Variant(weight));
-        laneBusy_ = true;
-        return systemd_.setUnitPropertiesAsync(slice, p, [this, slice, weight, alive](Result<void> r) {
+        weightBusy_ = true;
+        systemd_.setUnitPropertiesAsync(slice, p, [this, slice, weight, alive](Result<void> r) {
             if (alive.expired()) return;
             if (!r) {
                 // The ratios are off until the next change of the slice's
@@ -476,9 +493,10 @@ void AllocationSlices::kickLane() {
                 if (auto it = slices_.find(slice); it != slices_.end() && it->second.applied == weight)
                     it->second.applied = 0;
             }
-            laneBusy_ = false;
+            weightBusy_ = false;
             kickLane();
         });
+        return true;
     }
     if (nextDue && (!paceTimer_ || *nextDue < paceDue_)) {
         if (paceTimer_) loop_->cancelTimer(paceTimer_);
@@ -488,17 +506,7 @@ void AllocationSlices::kickLane() {
             flushSoon();
         });
     }
-    flushDue_ = false;
-    if (removals_.empty()) return;
-    const auto name = removals_.front();
-    removals_.pop_front();
-    laneBusy_ = true;
-    systemd_.stopUnitAsync(name, [this, name, alive](Result<void> r) {
-        if (alive.expired()) return;
-        removed(name, std::move(r));
-        laneBusy_ = false;
-        kickLane();
-    });
+    return false;
 }
 
 void AllocationSlices::scopeAnswered() {

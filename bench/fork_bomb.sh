@@ -41,6 +41,8 @@ phase() { # NAME CONFIG_JSON
     echo "=== $name: manager drop-in $cfg"
     echo "$cfg" >"$DROPIN"
     systemctl restart taskscope-manager
+    local since
+    since=$(date '+%Y-%m-%d %H:%M:%S')
     rm -rf $W
     mkdir -p $W/out $W/rc $W/ms
     busctl call $I $M $I StartTask sss $bomb t \
@@ -117,6 +119,9 @@ phase() { # NAME CONFIG_JSON
     echo "$name: $ok of $N starts succeeded, $failed failed ($(tr ' ' '\n' <<<"$errors" | sort | uniq -c | awk 'NF { printf "%s %s, ", $1, $2 }'))"
     echo "$name: how far the failed starts got: $(cat $W/rc/*.out 2>/dev/null | grep -o 'it reached "[^"]*"' |
         sort | uniq -c | awk '{ $1 = $1 " x"; printf "%s; ", $0 }')"
+    echo "$name: the manager's warnings of failed starts' undo: $(journalctl -u taskscope-manager --since "$since" \
+        --no-pager -o cat | grep -oE 'did not exit within|Failed to remove the dirs|was not stopped|was not removed' |
+        sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s x%s; ", c, $0 }')"
     echo "$name: failed starts that left something (a marker, a record or a unit): $left; successes not running: $notrunning"
     echo "$name: time to each start's answer: median $(q 0.5 $W/all.ms) ms, max $(q 1 $W/all.ms) ms; all answered after $all_ms ms"
     sed "s/^/$name: /" $W/reads.txt

@@ -117,8 +117,12 @@ phase() { # NAME CONFIG_JSON
     done
     cat $W/ms/* >$W/all.ms
     echo "$name: $ok of $N starts succeeded, $failed failed ($(tr ' ' '\n' <<<"$errors" | sort | uniq -c | awk 'NF { printf "%s %s, ", $1, $2 }'))"
-    echo "$name: how far the failed starts got: $(cat $W/rc/*.out 2>/dev/null | grep -o 'it reached "[^"]*"' |
-        sort | uniq -c | awk '{ $1 = $1 " x"; printf "%s; ", $0 }')"
+    echo "$name: how far the failed starts got, and their answers' median ms: $(for f in $W/rc/*.out; do
+        i=${f##*/}
+        i=${i%.out}
+        echo "$(grep -o 'it reached "[^"]*"' "$f" | tr -d '"' | sed 's/it reached //; s/ /_/g') $(cat $W/ms/$i)"
+    done 2>/dev/null | sort -k1,1 -k2,2n | awk '{ n[$1]++; v[$1, n[$1]] = $2 }
+        END { for (k in n) printf "%s %d x, %d ms; ", k, n[k], v[k, int((n[k] + 1) / 2)] }')"
     echo "$name: the manager's warnings of failed starts' undo: $(journalctl -u taskscope-manager --since "$since" \
         --no-pager -o cat | grep -oE 'did not exit within|Failed to remove the dirs|was not stopped|was not removed' |
         sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s x%s; ", c, $0 }')"

@@ -143,7 +143,8 @@ const StartProcedure::Undo StartProcedure::kOwned[] = {
      &StartProcedure::undoRecord},
     {"its spool entry (fifos and description)", StartStep::Preparing, &StartProcedure::undoSpool},
     {"its process spec file", StartStep::Preparing, &StartProcedure::undoProcessSpec},
-    {"the task dirs taskscope made for it (its allocation's with its last task), on the start worker",
+    {"the task dirs taskscope made for it (its allocation's with its last task), on the start worker (not "
+     "waited for by a start past its start_timeout_ms)",
      StartStep::Preparing, &StartProcedure::undoDirs},
     {"its place in its allocation's slices (a slice goes with the allocation's last task)", StartStep::Placed,
      &StartProcedure::undoSlices},
@@ -664,20 +665,28 @@ void StartProcedure::undoDirs(Next next) {
     // answer finds the allocation's dir made again by its own worker turn,
     // which comes after this one (one worker, in order).
     const bool last = ctx_.lastOfAlloc && ctx_.lastOfAlloc(draft_.allocId, draft_.name);
+    // A start that ran out of its start_timeout_ms is answered without
+    // waiting for them: the worker may be held by another start's spawn
+    // that the kernel holds (under a fork bomb, seconds of the cgroup
+    // lock), and the caller was promised its answer by then. They still go
+    // on the worker, in order, before any later start's dirs; and nothing
+    // of the task ran (its shim has left), so nothing else writes them.
+    const bool answerFirst = failure_ && failure_->name == common::errors::kOverloaded;
+    Next whenRemoved = answerFirst ? Next{} : std::move(next);
     ctx_.startWorker.submit([iso = dirIsolation_, stateDir = ctx_.config.stateDir, allocId = draft_.allocId,
-                             task = draft_.name, last, next = std::move(next),
+                             task = draft_.name, last, whenRemoved,
                              alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
         auto removed = removeTaskDirs(iso, stateDir, allocId, task, last);
-        return [removed, allocId, task, next, alive] {
-            if (alive.expired()) return;
+        return [removed, allocId, task, whenRemoved, alive] {
             // What stays is no task's: the next manager's recovery sweeps it.
             if (!removed)
                 spdlog::warn("Failed to remove the dirs of the failed start of {}/{}: {}; the next start of the "
                              "manager removes them",
                              allocId, task, removed.error().message);
-            next();
+            if (!alive.expired() && whenRemoved) whenRemoved();
         };
     });
+    if (answerFirst) next();
 }
 
 void StartProcedure::undoSlices(Next next) {

@@ -65,11 +65,13 @@ bool processGone(pid_t pid) {
 
 struct Heard final : manager::StartEvents {
     std::vector<StartStep> steps;
+    std::function<void(StartStep)> onStep;  ///< run as each step is reached
     std::optional<common::Result<void>> ended;
     task::TaskRecord last;
     void startProgressed(const task::TaskRecord& draft, StartStep step) override {
         steps.push_back(step);
         last = draft;
+        if (onStep) onStep(step);
     }
     void startEnded(const task::TaskRecord& draft, common::Result<void> outcome) override {
         last = draft;
@@ -400,6 +402,40 @@ BOOST_FIXTURE_TEST_CASE(a_start_systemd_leaves_unanswered_fails_overloaded_with_
     BOOST_TEST(!heard.reached(StartStep::Released));
     BOOST_TEST(heard.ended.has_value());
     BOOST_TEST(!*heard.ended);
+}
+
+// A start past its worker turn when systemd stops answering, while the
+// worker is held by another job (a spawn the kernel holds under a fork
+// bomb): it fails at its deadline without waiting for the worker to remove
+// its dirs, which goes once the worker is free.
+BOOST_FIXTURE_TEST_CASE(an_overloaded_start_is_answered_without_waiting_for_the_worker, Fixture) {
+    config.startTimeoutMs = 300;
+    systemd.hold("startScope");
+    auto held = std::make_shared<std::atomic<bool>>(true);
+    auto queued = std::make_shared<std::atomic<bool>>(false);
+    heard.onStep = [this, held, queued](StartStep step) {
+        if (step != StartStep::Recorded || *queued) return;
+        *queued = true;
+        startWorker->submit([held]() -> std::function<void()> {
+            while (*held) std::this_thread::sleep_for(10ms);
+            return [] {};
+        });
+    };
+    const auto t0 = common::EventLoop::Clock::now();
+    auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));
+    const auto took = common::EventLoop::Clock::now() - t0;
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "Overloaded");
+    BOOST_TEST(*queued);
+    BOOST_TEST(took < 3s);
+    BOOST_TEST(*held);  // answered while the worker was still held
+    BOOST_TEST(processGone(heard.last.shimPid));
+    BOOST_TEST(processGone(heard.last.pid));
+    *held = false;
+    loop.addTimer(common::EventLoop::Clock::now() + 200ms, [this] { loop.quit(); });
+    loop.run();
+    leftNothing();
+    systemd.release();
 }
 
 // A start queued on the start worker behind a job the kernel holds (a

@@ -412,6 +412,8 @@ BOOST_FIXTURE_TEST_CASE(an_overloaded_start_is_answered_without_waiting_for_the_
     config.startTimeoutMs = 300;
     systemd.hold("startScope");
     auto held = std::make_shared<std::atomic<bool>>(true);
+    // Frees the worker however the test ends (before the fixture joins it).
+    std::shared_ptr<void> freed(nullptr, [held](void*) { *held = false; });
     auto queued = std::make_shared<std::atomic<bool>>(false);
     heard.onStep = [this, held, queued](StartStep step) {
         if (step != StartStep::Recorded || *queued) return;

@@ -118,6 +118,7 @@ phase() { # NAME CONFIG_JSON
     cat $W/ms/* >$W/all.ms
     echo "$name: $ok of $N starts succeeded, $failed failed ($(tr ' ' '\n' <<<"$errors" | sort | uniq -c | awk 'NF { printf "%s %s, ", $1, $2 }'))"
     echo "$name: how far the failed starts got, and their answers' median ms: $(for f in $W/rc/*.out; do
+        [[ -e $f ]] || continue  # none failed
         i=${f##*/}
         i=${i%.out}
         echo "$(grep -o 'it reached "[^"]*"' "$f" | tr -d '"' | sed 's/it reached //; s/ /_/g') $(cat $W/ms/$i)"

@@ -58,8 +58,10 @@
 // up to 64 calls a second, in the test bed nearly one per start, and each
 // is a cpu.max write whose walk grows with the node: PID 1's cost per
 // start at 5,000 tasks was 1.35x its cost at 300 with them, 1.27x with
-// them paced a minute apart (bench/README.md, stop 47). A fill's small
-// drifts then wait, while a large allocation's bucket goes first.
+// them paced a minute apart (bench/README.md, stop 47); in one boot, 1.23x
+// paced per slice only and 0.99x paced node-wide too, 6% less per start at
+// 5,000 (stop 48). A fill's small drifts then wait, while a large
+// allocation's bucket goes first.
 //
 // A task alone in its allocation leaves its CPU weight to its allocation's
 // slice (issue 49): its scope carries no CPUWeight, as the slice's weight

@@ -33,6 +33,7 @@
 // BENCH_FILL_PER_ALLOC (default 100): tasks per allocation; 1 for the
 // worst drain, where each forget also removes its allocation's slice.
 // BENCH_FILL_FROM (default 0): the first index `start` starts (a fill in steps).
+// BENCH_FILL_CPU_SHARES: the cpu_shares each task `start` starts asks.
 // Each prints one line (and each error name once, counted); the exit
 // status is 0 unless a call failed.
 
@@ -75,6 +76,15 @@ int perAlloc() {
     static const int n = [] {
         const char* v = std::getenv("BENCH_FILL_PER_ALLOC");
         return v && std::atoi(v) > 0 ? std::atoi(v) : 100;
+    }();
+    return n;
+}
+/// BENCH_FILL_CPU_SHARES (default none): each started task's cpu_shares,
+/// as Nomad's `cpu` sets it (100 by default there).
+int cpuShares() {
+    static const int n = [] {
+        const char* v = std::getenv("BENCH_FILL_CPU_SHARES");
+        return v && std::atoi(v) > 0 ? std::atoi(v) : 0;
     }();
     return n;
 }
@@ -130,11 +140,11 @@ int start(sdbus::IProxy& m, int n, int level) {
     const double ms = 1000.0 * fanOut(n, level, [&](int k, auto done) {
         const int i = fillFrom() + k;
         // The task writes one line, then sleeps: its log proves the spool.
-        const std::string spec =
-            nlohmann::json{{"command", "/bin/sh"},
-                           {"args", {"-c", "echo up $0; exec sleep infinity", taskOf(i)}},
-                           {"kill_timeout_ms", 0}}
-                .dump();
+        nlohmann::json j{{"command", "/bin/sh"},
+                         {"args", {"-c", "echo up $0; exec sleep infinity", taskOf(i)}},
+                         {"kill_timeout_ms", 0}};
+        if (cpuShares() > 0) j["resources"]["cpu_shares"] = cpuShares();
+        const std::string spec = j.dump();
         m.callMethodAsync("StartTask")
             .onInterface(kManager)
             .withTimeout(kCallTimeout)

@@ -215,6 +215,10 @@ common::Error StartProcedure::overloaded() const {
                          "the task ran or is left, and the start may be retried");
 }
 
+bool StartProcedure::failedOverloaded() const {
+    return failure_ && failure_->name == common::errors::kOverloaded;
+}
+
 void StartProcedure::reach(StartStep step) {
     step_ = step;
     events_.startProgressed(draft_, step);
@@ -604,8 +608,7 @@ void StartProcedure::undoShim(Next next) {
         if (*once) std::exchange(*once, nullptr)();
     };
     pidfdWatch_ = ctx_.loop.addFd(pidfd_, POLLIN, [finish](short) { finish(); });
-    const auto wait =
-        failure_->name == common::errors::kOverloaded ? kOverloadedShimExitWait : kShimExitWait;
+    const auto wait = failedOverloaded() ? kOverloadedShimExitWait : kShimExitWait;
     waitTimer_ = ctx_.loop.addTimer(common::EventLoop::Clock::now() + wait, [this, finish, wait] {
         waitTimer_ = 0;
         spdlog::warn("The shim {} of a failed start of {} did not exit within {} s; its files go all the same",
@@ -683,7 +686,7 @@ void StartProcedure::undoDirs(Next next) {
     // lock), and the caller was promised its answer by then. They still go
     // on the worker, in order, before any later start's dirs; and nothing
     // of the task ran (its shim has left), so nothing else writes them.
-    const bool answerFirst = failure_ && failure_->name == common::errors::kOverloaded;
+    const bool answerFirst = failedOverloaded();
     Next whenRemoved = answerFirst ? Next{} : std::move(next);
     ctx_.startWorker.submit([iso = dirIsolation_, stateDir = ctx_.config.stateDir, allocId = draft_.allocId,
                              task = draft_.name, last, whenRemoved,

@@ -133,6 +133,8 @@ private:
     /// start_timeout_ms passed: a start not yet released fails (Overloaded).
     void onDeadline();
     common::Error overloaded() const;
+    /// It failed at its deadline: its caller was promised an answer by now.
+    bool failedOverloaded() const;
 
     std::string label() const { return draft_.allocId + "/" + draft_.name; }
 

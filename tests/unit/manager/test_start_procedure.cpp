@@ -162,6 +162,15 @@ struct Fixture {
         return j.dump();
     }
 
+    /// Holds the start worker with a job of its own until `held` is false
+    /// (a spawn the kernel holds under a fork bomb).
+    void holdWorker(std::shared_ptr<std::atomic<bool>> held) {
+        startWorker->submit([held]() -> std::function<void()> {
+            while (*held) std::this_thread::sleep_for(10ms);
+            return [] {};
+        });
+    }
+
     /// Nothing of the start is left: record, exit record or mark, process
     /// spec, spool entry; its shim has exited.
     void leftNothing() {
@@ -418,10 +427,7 @@ BOOST_FIXTURE_TEST_CASE(an_overloaded_start_is_answered_without_waiting_for_the_
     heard.onStep = [this, held, queued](StartStep step) {
         if (step != StartStep::Recorded || *queued) return;
         *queued = true;
-        startWorker->submit([held]() -> std::function<void()> {
-            while (*held) std::this_thread::sleep_for(10ms);
-            return [] {};
-        });
+        holdWorker(held);
     };
     const auto t0 = common::EventLoop::Clock::now();
     auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));
@@ -447,10 +453,7 @@ BOOST_FIXTURE_TEST_CASE(a_start_stuck_behind_the_worker_fails_at_its_deadline, F
     config.startTimeoutMs = 300;
     auto held = std::make_shared<std::atomic<bool>>(true);
     beforeBegin = [this, held] {
-        startWorker->submit([held]() -> std::function<void()> {
-            while (*held) std::this_thread::sleep_for(10ms);
-            return [] {};
-        });
+        holdWorker(held);
     };
     const auto t0 = common::EventLoop::Clock::now();
     auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));

@@ -3,8 +3,8 @@
 // asked of systemd straight, so flat and nested layouts are compared in one
 // boot on equal terms.
 //
-//   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--level L] [--step S] [--drain | --stop-drain]
-//                          [--bare-scopes] [--as-taskscope]
+//   taskscope-bench-layout N SHAPE LAYOUT [--cap M] [--overflow-group G] [--level L] [--step S]
+//                          [--drain | --stop-drain] [--bare-scopes] [--as-taskscope]
 //
 //   SHAPE   single: one task per allocation; ten: allocations of 10 tasks;
 //           one: one allocation of N tasks
@@ -14,6 +14,10 @@
 //           scopes; nested:FxG: two levels of buckets (F, then G in each);
 //           an allocation slice holding M scopes (--cap, default 100) puts
 //           the next ones in overflow slices of its own, M each
+//   --overflow-group G  nests the overflow slices: the allocation slice
+//           holds group slices (-g0, -g1, ...) of G overflow slices each,
+//           not the overflow slices themselves (issue 49: does nesting
+//           keep one large allocation's starts flat?)
 //   --level L  tasks in flight (default 16)
 //   --step S   print PID 1's CPU per task over every S tasks (default 500)
 //   --as-taskscope  slices and scopes with taskscope's accounting
@@ -74,6 +78,7 @@ struct Layout {
     bool flat = true;
     std::vector<unsigned> fanOut;  // one entry per bucket level
     size_t cap = 100;
+    size_t overflowGroup = 0;  ///< 0: overflow slices beside the allocation's scopes
     bool bareScopes = false;
     /// The units carry taskscope's other properties (--as-taskscope): the
     /// accounting switches on slices and scopes, scopes delegated with no
@@ -150,7 +155,12 @@ public:
             stem += "-" + alloc;
             units.push_back(stem + ".slice");
             if (t >= layout_.cap) {
-                stem += "-o" + std::to_string(t / layout_.cap);
+                const size_t o = t / layout_.cap;  // 1, 2, ...
+                if (layout_.overflowGroup) {
+                    stem += "-g" + std::to_string((o - 1) / layout_.overflowGroup);
+                    units.push_back(stem + ".slice");
+                }
+                stem += "-o" + std::to_string(o);
                 units.push_back(stem + ".slice");
             }
         }
@@ -426,19 +436,20 @@ Layout parseLayout(const std::string& text, size_t cap) {
 int main(int argc, char** argv) {
     if (argc < 4) {
         std::fprintf(stderr,
-                     "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--level L] [--step S] [--drain] "
-                     "[--bare-scopes] [--as-taskscope]\n",
+                     "usage: %s N single|ten|one flat|nested:F[xG] [--cap M] [--overflow-group G] [--level L] "
+                     "[--step S] [--drain] [--bare-scopes] [--as-taskscope]\n",
                      argv[0]);
         return 2;
     }
     const size_t n = std::strtoul(argv[1], nullptr, 10);
     const std::string shape = argv[2];
-    size_t cap = 100, step = 500;
+    size_t cap = 100, step = 500, overflowGroup = 0;
     int level = 16;
     bool drain = false, stopDrain = false, bareScopes = false, asTaskscope = false;
     for (int i = 4; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--cap" && i + 1 < argc) cap = std::strtoul(argv[++i], nullptr, 10);
+        else if (a == "--overflow-group" && i + 1 < argc) overflowGroup = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--level" && i + 1 < argc) level = std::atoi(argv[++i]);
         else if (a == "--step" && i + 1 < argc) step = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--drain") drain = true;
@@ -457,13 +468,15 @@ int main(int argc, char** argv) {
     }
     ::signal(SIGCHLD, SIG_IGN);  // killed holders are reaped by the kernel
     Layout layout = parseLayout(argv[3], cap);
+    layout.overflowGroup = overflowGroup;
     layout.bareScopes = bareScopes;
     layout.asTaskscope = asTaskscope;
     auto bus = sdbus::createSystemBusConnection();
     bus->enterEventLoopAsync();
     Bench bench(*bus, layout);
 
-    std::printf("layout %s%s%s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3],
+    std::printf("layout %s%s%s%s, shape %s (%zu tasks per allocation), %zu tasks, %d in flight\n", argv[3],
+                overflowGroup ? (" (overflow slices nested, " + std::to_string(overflowGroup) + " a group)").c_str() : "",
                 bareScopes ? " (scopes without a CPU weight)" : "",
                 asTaskscope ? " (accounting on, scopes delegated with no controller)" : "", shape.c_str(), perAlloc, n,
                 level);

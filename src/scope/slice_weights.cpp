@@ -9,8 +9,17 @@ namespace taskscope::scope {
 
 namespace {
 
-constexpr uint64_t kTargetLow = kCpuWeightMax / 2;   // the heaviest lands above this...
-constexpr uint64_t kRefitBelow = kCpuWeightMax / 4;  // ...and is refitted only below this
+// The heaviest child lands in (kTargetLow, kTargetHigh], and the scale moves
+// only when it leaves (kRefitBelow, kCpuWeightMax]: a factor of two of room
+// each way. So the commonest change at scale, an allocation's second task
+// doubling its sum (or its stop halving it back), rewrites that one slice,
+// not every sibling: with the heaviest in (5000, 10000], at 10,000 one-task
+// allocations each second task moved the scale of a bucket of ~156 and
+// the stop of a two-task allocation cost 17.5 cpu.max writes, not 1-2
+// (bench/README.md, stop 49). Ratios hold to 1/1250 at worst.
+constexpr uint64_t kTargetHigh = kCpuWeightMax / 2;
+constexpr uint64_t kTargetLow = kCpuWeightMax / 4;
+constexpr uint64_t kRefitBelow = kCpuWeightMax / 8;
 
 }  // namespace
 
@@ -46,14 +55,14 @@ uint64_t SiblingWeights::scaled(uint64_t sum) const {
 }
 
 int SiblingWeights::shiftFor(uint64_t heaviest) {
-    // The shift that puts the heaviest in (kTargetLow, kCpuWeightMax].
+    // The shift that puts the heaviest in (kTargetLow, kTargetHigh].
     int shift = 0;
     long double w = static_cast<long double>(heaviest);
-    while (w > kCpuWeightMax) {
+    while (w > kTargetHigh) {
         w /= 2;
         --shift;
     }
-    while (w * 2 <= kCpuWeightMax && w <= kTargetLow) {
+    while (w <= kTargetLow) {
         w *= 2;
         ++shift;
     }
@@ -89,6 +98,8 @@ std::vector<SiblingWeights::Change> SiblingWeights::set(const std::string& child
         if (name != child) note(name, s);
     return changes;
 }
+
+void SiblingWeights::keepShift(int shift) { shift_ = shift; }
 
 uint64_t SiblingWeights::weightOf(const std::string& child) const {
     auto it = weights_.find(child);

@@ -10,10 +10,11 @@
 // cgroup v2's cpu.weight only compares siblings and takes 1..10000, while a
 // sum of task weights can be far larger. So each parent's children share
 // one power-of-two scale: weight = round(sum * 2^shift), the shift chosen
-// so that the heaviest child lands in (5000, 10000]. The shift changes (and
-// every sibling is rewritten) only when the heaviest leaves (2500, 10000],
-// so a start or an exit rewrites one sibling almost always. A child lighter
-// than 1/10000 of the heaviest still gets 1: the kernel's range ends there.
+// so that the heaviest child lands in (2500, 5000]. The shift changes (and
+// every sibling is rewritten) only when the heaviest leaves (1250, 10000],
+// so a start or an exit rewrites one sibling almost always, also when an
+// allocation's second task doubles its sum. A child lighter than 1/5000 of
+// the heaviest still gets 1: the kernel's range ends there.
 //
 // Where the children sit beside task scopes (an overflow slice beside its
 // allocation's scopes) they must be in the scopes' own units: use
@@ -71,6 +72,10 @@ public:
     /// The weight a child has now (kCpuWeightDefault for one not known).
     uint64_t weightOf(const std::string& child) const;
     uint64_t sumOf(const std::string& child) const;
+    /// The scale the children hold already (read back from systemd at a
+    /// restart): kept while the heaviest fits it, so that a restart, or an
+    /// upgrade from a manager with another band, rewrites no sibling.
+    void keepShift(int shift);
     int shift() const { return shift_; }
     size_t size() const { return sums_.size(); }
 

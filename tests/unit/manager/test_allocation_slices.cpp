@@ -88,9 +88,9 @@ BOOST_FIXTURE_TEST_CASE(first_task_makes_its_slices_outermost_first_with_weights
     BOOST_TEST(systemd.count("startSlice") == 0u);
     BOOST_TEST(systemd.calls.size() == 1u + p.chain.size());
     BOOST_TEST(p.chain.size() == 3u);
-    // The heaviest sibling lands in (5000, 10000]: 100 * 2^6.
-    BOOST_TEST(weightOf(p.allocation) == 6400u);
-    BOOST_TEST(weightOf(p.chain[1]) == 6400u);
+    // The heaviest sibling lands in (2500, 5000]: 100 * 2^5.
+    BOOST_TEST(weightOf(p.allocation) == 3200u);
+    BOOST_TEST(weightOf(p.chain[1]) == 3200u);
     // Share and reserve sit beside flat tasks: no weight of their own.
     BOOST_TEST(!systemd.propertyOf(p.chain[0], "CPUWeight").has_value());
     BOOST_TEST(slices.allocationOf("a1-web.scope") == p.allocation);
@@ -102,12 +102,15 @@ BOOST_FIXTURE_TEST_CASE(a_second_task_changes_weights_and_makes_nothing, Fixture
     systemd.calls.clear();
     BOOST_TEST(enter("a1-db.scope", "a1", 100));
     BOOST_TEST(started().empty());
-    // 200 * 2^6 leaves the range: refitted to 200 * 2^5, the same weight,
-    // so nothing is asked of systemd about a slice; the first task's
-    // weight goes to its scope (it no longer has the allocation alone).
+    // 200 * 2^5 still fits the scale: the allocation's slice and its
+    // bucket weigh twice what they did (one call each; no sibling is
+    // rewritten), and the first task's weight goes to its scope (it no
+    // longer has the allocation alone).
     BOOST_TEST(weightOf(p.allocation) == 6400u);
-    BOOST_TEST(systemd.count("setUnitProperties") == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties") == 3u);
     BOOST_TEST(systemd.count("setUnitProperties", "a1-web.scope") == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", p.chain[1]) == 1u);
     BOOST_TEST(slices.membersOf(p.allocation) == 2u);
 }
 
@@ -315,7 +318,7 @@ BOOST_FIXTURE_TEST_CASE(a_slice_that_exists_gets_our_properties, Fixture) {
     BOOST_TEST(enter("a1-web.scope", "a1", 100));
     BOOST_TEST(systemd.count("startSlice") == 3u);
     BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
-    BOOST_TEST(weightOf(p.allocation) == 6400u);
+    BOOST_TEST(weightOf(p.allocation) == 3200u);
     BOOST_TEST(systemd.count("startScope", "a1-web.scope") == 2u);
 }
 
@@ -434,6 +437,26 @@ BOOST_FIXTURE_TEST_CASE(restored_slices_that_hold_their_weight_are_not_sent_it_a
     BOOST_TEST(systemd.count("setUnitProperties", "nomad-share-b03-a3.slice") == 1u);
 }
 
+// An upgrade from a manager that put each parent's heaviest child in
+// (5000, 10000] (before stop 49): the scale the weights systemd holds imply
+// is kept, as it fits, so no weight is sent but the one systemd does not
+// hold. (Fitted afresh, the bucket alone in the share slice would weigh
+// 500 * 2^3 = 4000, and be sent.)
+BOOST_FIXTURE_TEST_CASE(an_upgrade_keeps_the_scale_systemd_holds, Fixture) {
+    const std::string a1 = "nomad-share-b03-a1.slice", a2 = "nomad-share-b03-a2.slice";
+    const std::string bucket = "/nomad.slice/nomad-share.slice/nomad-share-b03.slice";
+    slices.restore("a1-web.scope", a1, "", cpu(100), true, bucket + "/" + a1 + "/a1-web.scope");
+    slices.restore("a2-web.scope", a2, "", cpu(300), true, bucket + "/" + a2 + "/a2-web.scope");
+    slices.restore("a3-web.scope", "nomad-share-b03-a3.slice", "", cpu(100), true);  // its cgroup not known
+    // The older band's weights: 2^5 in the bucket (a2, 300, the heaviest:
+    // 9600), 2^4 in the share slice (the bucket, 500: 8000).
+    slices.heldWeights({{a1, 3200}, {a2, 9600}, {"nomad-share-b03.slice", 8000}});
+    slices.reapplyWeights();
+    BOOST_TEST(systemd.count("setUnitProperties") == 1u);
+    BOOST_TEST(systemd.count("setUnitProperties", "nomad-share-b03-a3.slice") == 1u);
+    BOOST_TEST(weightOf("nomad-share-b03-a3.slice") == 3200u);  // on the scale a1 (100) holds
+}
+
 BOOST_FIXTURE_TEST_CASE(a_changed_task_weight_moves_its_slices_weights, Fixture) {
     enter("a1-web.scope", "a1", 100);
     enter("a2-web.scope", "a2", 100);
@@ -543,8 +566,8 @@ BOOST_FIXTURE_TEST_CASE(share_and_bucket_are_made_once_allocations_again_after_t
     BOOST_TEST(started().empty());
     BOOST_TEST(systemd.count("unitState", p.allocation) == 1u);
     BOOST_TEST(systemd.count("setUnitProperties") == 0u);  // the weight it had
-    BOOST_TEST(weightOf(p.allocation) == 6400u);
-    BOOST_TEST(weightOf(p.chain[1]) == 6400u);
+    BOOST_TEST(weightOf(p.allocation) == 3200u);
+    BOOST_TEST(weightOf(p.chain[1]) == 3200u);
     // An exit that leaves a slice with no running task sets no weight on it.
     systemd.calls.clear();
     slices.stopped("a1-t1.scope");
@@ -553,7 +576,7 @@ BOOST_FIXTURE_TEST_CASE(share_and_bucket_are_made_once_allocations_again_after_t
     systemd.scopes.erase(p.allocation);
     BOOST_TEST(enter("a1-t2.scope", "a1", 100));
     BOOST_TEST(systemd.count("startSlice", p.allocation) == 1u);
-    BOOST_TEST(weightOf(p.allocation) == 6400u);
+    BOOST_TEST(weightOf(p.allocation) == 3200u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_weight_systemd_holds_is_not_set_again, Fixture) {
@@ -597,7 +620,8 @@ BOOST_FIXTURE_TEST_CASE(weights_wait_for_the_starts_under_way_and_go_once_per_sl
     BOOST_TEST(slicesSet() == 0u);
     BOOST_TEST(systemd.release() == 1u);
     // 100 + 100 + 200 + 300 = 700: the allocation alone in its bucket, the
-    // bucket alone in the share slice, each scaled into (5000, 10000].
+    // bucket alone in the share slice, each refitted once on the way (400
+    // at 2^5 left the range) to 2^3.
     BOOST_TEST(systemd.count("setUnitProperties", p.allocation) == 1u);
     BOOST_TEST(systemd.count("setUnitProperties", p.chain[1]) == 1u);
     BOOST_TEST(weightOf(p.allocation) == 5600u);
@@ -666,25 +690,26 @@ BOOST_FIXTURE_TEST_CASE(a_slice_gets_a_new_weight_at_most_once_per_interval, Pac
     idle(std::chrono::milliseconds(50));
     systemd.calls.clear();
 
-    // a2 grows: a1's share shrinks. Its first change goes at once.
+    // a2 grows fourfold (past the scale): a1's weight shrinks. Its first
+    // change goes at once.
     const auto first = common::EventLoop::Clock::now();
-    slices.reweigh("a2-t.scope", cpu(200));
+    slices.reweigh("a2-t.scope", cpu(400));
     idle(std::chrono::milliseconds(50));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 1u);
-    const auto halved = weightOf(a1.allocation);
+    const auto quartered = weightOf(a1.allocation);
 
     // Two more changes right after: they wait for the interval, and go as
     // one call with the last weight.
-    slices.reweigh("a2-t.scope", cpu(400));
-    slices.reweigh("a2-t.scope", cpu(800));
+    slices.reweigh("a2-t.scope", cpu(1600));
+    slices.reweigh("a2-t.scope", cpu(6400));
     idle(std::chrono::milliseconds(100));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 1u);
-    BOOST_TEST(weightOf(a1.allocation) == halved);
+    BOOST_TEST(weightOf(a1.allocation) == quartered);
     BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties", a1.allocation) == 2u; }));
     BOOST_TEST((common::EventLoop::Clock::now() - first >= kInterval));
-    // 800 against 100: the ratio survives the pacing.
-    BOOST_TEST(weightOf(a1.allocation) * 8 == weightOf(slices.place(std::string("a2"), false)->allocation));
-    BOOST_TEST(weightOf(a1.allocation) * 4 == halved);
+    // 6400 against 100: the ratio survives the pacing.
+    BOOST_TEST(weightOf(a1.allocation) * 64 == weightOf(slices.place(std::string("a2"), false)->allocation));
+    BOOST_TEST(weightOf(a1.allocation) * 16 == quartered);
     idle(kInterval * 2);
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 2u);
 }
@@ -693,16 +718,17 @@ BOOST_FIXTURE_TEST_CASE(a_weight_unchanged_for_the_interval_goes_at_once, Paced)
     enter("a1-t.scope", "a1", 100);
     enter("a2-t.scope", "a2", 100);
     const auto a1 = *slices.place(std::string("a1"), false);
-    slices.reweigh("a2-t.scope", cpu(200));
+    // Fourfold each time: past the scale, so a1's weight changes too.
+    slices.reweigh("a2-t.scope", cpu(400));
     BOOST_REQUIRE(test::runUntil(loop, [&] { return systemd.count("setUnitProperties", a1.allocation) == 1u; }));
     idle(kInterval + std::chrono::milliseconds(50));
-    slices.reweigh("a2-t.scope", cpu(400));
+    slices.reweigh("a2-t.scope", cpu(1600));
     idle(std::chrono::milliseconds(50));
     BOOST_TEST(systemd.count("setUnitProperties", a1.allocation) == 2u);
 }
 
 BOOST_FIXTURE_TEST_CASE(weights_go_one_per_node_interval_the_furthest_off_first, NodePaced) {
-    // Four allocations of 100 shares in one bucket: 6400 each.
+    // Four allocations of 100 shares in one bucket: 3200 each.
     for (const char* a : {"a1", "a2", "a3", "a4"}) enter(std::string(a) + "-t.scope", a, 100);
     idle(kInterval + std::chrono::milliseconds(100));  // past every slice's own interval
     const auto sliceOf = [&](const char* a) { return slices.place(std::string(a), false)->allocation; };
@@ -736,8 +762,8 @@ BOOST_FIXTURE_TEST_CASE(weights_go_one_per_node_interval_the_furthest_off_first,
     for (const char* a : {"a2", "a3", "a4"}) BOOST_TEST(systemd.count("setUnitProperties", sliceOf(a)) == 1u);
     BOOST_TEST(at(sliceOf("a3")) < at(sliceOf("a2")));
     // Every ratio is the shares' in the end: 100:110:150:101.
-    BOOST_TEST(weightOf(sliceOf("a3")) == 9600u);
-    BOOST_TEST(weightOf(sliceOf("a2")) == 7040u);
-    BOOST_TEST(weightOf(sliceOf("a4")) == 6464u);
-    BOOST_TEST(weightOf(sliceOf("a1")) == 6400u);
+    BOOST_TEST(weightOf(sliceOf("a3")) == 4800u);
+    BOOST_TEST(weightOf(sliceOf("a2")) == 3520u);
+    BOOST_TEST(weightOf(sliceOf("a4")) == 3232u);
+    BOOST_TEST(weightOf(sliceOf("a1")) == 3200u);
 }

@@ -50,7 +50,7 @@ cleanup() {
     echo "-:taskscope_cpumax" >>$T/kprobe_events 2>/dev/null || true
     echo "-:taskscope_open" >>$T/kprobe_events 2>/dev/null || true
     rm -f "$levels_file"
-    [[ -e $HOLD ]] && rm -f $HOLD && systemctl restart taskscope-manager
+    if [[ -e $HOLD ]]; then rm -f $HOLD && systemctl restart taskscope-manager; fi  # (an && list last would be the exit status)
 }
 trap cleanup EXIT
 

@@ -683,7 +683,7 @@ void AllocationSlices::reapplyWeights() {
             if (slice.sum > h.first) h = {slice.sum, slice.applied};
         }
     for (const auto& [parent, h] : heaviest)
-        scales_[parent].keepShift(int(std::lround(std::log2(double(h.second) / double(h.first)))));
+        scales_[parent].keepScaleOf(h.first, h.second);
     for (const auto& [name, slice] : slices_)
         if (!slice.overflow && weighed(name) && slice.sum) scales_[slice.parent].set(name, slice.sum);
     for (const auto& [name, slice] : slices_)

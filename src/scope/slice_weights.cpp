@@ -99,7 +99,9 @@ std::vector<SiblingWeights::Change> SiblingWeights::set(const std::string& child
     return changes;
 }
 
-void SiblingWeights::keepShift(int shift) { shift_ = shift; }
+void SiblingWeights::keepScaleOf(uint64_t sum, uint64_t weight) {
+    if (sum && weight) shift_ = int(std::lround(std::log2(double(weight) / double(sum))));
+}
 
 uint64_t SiblingWeights::weightOf(const std::string& child) const {
     auto it = weights_.find(child);

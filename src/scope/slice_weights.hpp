@@ -72,10 +72,11 @@ public:
     /// The weight a child has now (kCpuWeightDefault for one not known).
     uint64_t weightOf(const std::string& child) const;
     uint64_t sumOf(const std::string& child) const;
-    /// The scale the children hold already (read back from systemd at a
-    /// restart): kept while the heaviest fits it, so that a restart, or an
-    /// upgrade from a manager with another band, rewrites no sibling.
-    void keepShift(int shift);
+    /// The scale the children hold already, implied by one child's `sum`
+    /// and the `weight` systemd holds for it (read back at a restart):
+    /// kept while the heaviest fits it, so that a restart, or an upgrade
+    /// from a manager with another band, rewrites no sibling.
+    void keepScaleOf(uint64_t sum, uint64_t weight);
     int shift() const { return shift_; }
     size_t size() const { return sums_.size(); }
 

@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(a_scale_held_already_is_kept_while_it_fits) {
     // A restart (or an upgrade from a band of (5000, 10000]): systemd holds
     // 100 shares as 6400, 2^6; sums set afterwards keep that scale.
     SiblingWeights w;
-    w.keepShift(6);
+    w.keepScaleOf(100, 6400);
     BOOST_TEST(w.set("a", 100).size() == 1u);
     w.set("b", 150);
     BOOST_TEST(w.weightOf("a") == 6400u);
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_scale_held_already_is_kept_while_it_fits) {
     BOOST_TEST(w.shift() == 6);
     // One that no longer fits is refitted as usual.
     SiblingWeights past;
-    past.keepShift(10);
+    past.keepScaleOf(1, 8192);  // 2^13: 100 would weigh 819,200
     past.set("a", 100);
     BOOST_TEST(past.weightOf("a") == 3200u);
 }

@@ -48,13 +48,20 @@ systemctl restart taskscope-manager
 # into successes and failures (then there is nothing to compare).
 burst() { # ROUND THRESHOLD
     local round=$1 threshold=$2 i spec t0
+    local -a specs
     rm -rf $W && mkdir -p $W/out
+    # Every spec is made before the first start is sent: a jq run between
+    # two sends made the burst a trickle the manager kept up with (each
+    # start released before the next arrived), so the stall, which falls
+    # only once the sending is over, found no start under way.
     for i in $(seq $N); do
-        spec=$(jq -cn --arg m $W/out/$i '{command:"/bin/sh", args:["-c","touch \"$0\"; exec sleep 600",$m], logs:false}')
+        specs[i]=$(jq -cn --arg m $W/out/$i '{command:"/bin/sh", args:["-c","touch \"$0\"; exec sleep 600",$m], logs:false}')
+    done
+    for i in $(seq $N); do
         (
             rc=0
             dbus-send --system --print-reply --reply-timeout=120000 --dest=$I $M $I.StartTask \
-                string:ovl${i}z string:t "string:$spec" >$W/answer.$i 2>&1 || rc=$?
+                string:ovl${i}z string:t "string:${specs[i]}" >$W/answer.$i 2>&1 || rc=$?
             echo $rc >$W/rc.$i
         ) &
     done

@@ -137,11 +137,10 @@ burst() { # ROUND ran|recorded THRESHOLD
 }
 
 # Where the stall falls in the burst depends on the node's speed. Placed by
-# the records alone (3, then 1, then 8), it found every start under way on
-# one boot of the v1 guest (all 30 failed twice) and none on the CI
-# machine; placed by the first command that ran it split the burst on both
-# variants. A round that did not split it is run again with the stall
-# placed earlier.
+# the records alone (at 3, then 1), it found every start still under way on
+# one boot of the v1 guest (all 30 failed, twice); placed by the first
+# command that ran, it split the burst on both variants. A round that did
+# not split it is run again with the stall placed earlier.
 round=0
 for trigger in "ran 1" "recorded 3" "recorded 1"; do
     round=$((round + 1))

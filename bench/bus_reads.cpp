@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -65,8 +67,10 @@ int main(int argc, char** argv) {
     ::signal(SIGINT, [](int) { gStop = true; });
     auto taskscopeConn = sdbus::createSystemBusConnection();
     auto busConn = sdbus::createSystemBusConnection();
-    auto mgr = sdbus::createProxy(*taskscopeConn, "org.taskscope.Manager1", "/org/taskscope/Manager1");
-    auto bus = sdbus::createProxy(*busConn, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    auto mgr = sdbus::createProxy(*taskscopeConn, taskscope::sdbus_compat::ServiceName{"org.taskscope.Manager1"},
+                                  sdbus::ObjectPath{"/org/taskscope/Manager1"});
+    auto bus = sdbus::createProxy(*busConn, taskscope::sdbus_compat::ServiceName{"org.freedesktop.DBus"},
+                                  sdbus::ObjectPath{"/org/freedesktop/DBus"});
     std::vector<double> ts, floor;
     int tsLost = 0, floorLost = 0;
     const auto end = Clock::now() + std::chrono::seconds(seconds);

@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -168,9 +170,12 @@ std::vector<double> echoRoundTrips(int master, int n) {
 int main(int argc, char** argv) {
     const int n = argc > 1 ? std::atoi(argv[1]) : 50;
     auto bus = sdbus::createSystemBusConnection();
-    auto manager = sdbus::createProxy(*bus, kManager, "/org/taskscope/Manager1");
-    auto exec = sdbus::createProxy(*bus, "org.taskscope.Streamer1", "/org/taskscope/Streamer1");
-    auto systemd = sdbus::createProxy(*bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
+    auto manager = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{kManager},
+                                      sdbus::ObjectPath{"/org/taskscope/Manager1"});
+    auto exec = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{"org.taskscope.Streamer1"},
+                                   sdbus::ObjectPath{"/org/taskscope/Streamer1"});
+    auto systemd = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{"org.freedesktop.systemd1"},
+                                      sdbus::ObjectPath{"/org/freedesktop/systemd1"});
 
     const std::string spec = nlohmann::json{{"command", "/bin/sleep"}, {"args", {"100000"}}, {"logs", false}}.dump();
     sdbus::ObjectPath path;

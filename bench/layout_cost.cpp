@@ -61,6 +61,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
 #include "pid1_cpu.hpp"
 #include "scope_floor.hpp"
 
@@ -123,13 +124,14 @@ public:
     /// `made`: the slices another Bench made already (a second connection's).
     Bench(sdbus::IConnection& bus, Layout layout, const std::set<std::string>* made = nullptr)
         : layout_(std::move(layout)) {
-        systemd_ = sdbus::createProxy(bus, bench::kSystemd, bench::kSystemdPath);
+        systemd_ = sdbus::createProxy(bus, taskscope::sdbus_compat::ServiceName{bench::kSystemd},
+                                      sdbus::ObjectPath{bench::kSystemdPath});
         systemd_->uponSignal("JobRemoved")
             .onInterface(bench::kSystemdManager)
             .call([this](uint32_t, const sdbus::ObjectPath& job, const std::string&, const std::string& result) {
                 jobEnded(job, result);
             });
-        systemd_->finishRegistration();
+        taskscope::sdbus_compat::finishRegistration(*systemd_);
         systemd_->callMethod("Subscribe").onInterface(bench::kSystemdManager);
         if (made) {
             made_ = *made;
@@ -308,7 +310,7 @@ private:
                 .onInterface(bench::kSystemdManager)
                 .withArguments(unit, "replace")
                 .withTimeout(std::chrono::minutes(10))
-                .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
+                .uponReplyInvoke([this, unit, task](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath job) {
                     if (err) {
                         std::fprintf(stderr, "stop %s: %s\n", unit.c_str(), err->getMessage().c_str());
                         ++failures_;
@@ -326,7 +328,7 @@ private:
             .onInterface(bench::kSystemdManager)
             .withArguments(unit, "fail", props, Aux{})
             .withTimeout(std::chrono::minutes(10))
-            .uponReplyInvoke([this, unit, task](const sdbus::Error* err, sdbus::ObjectPath job) {
+            .uponReplyInvoke([this, unit, task](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath job) {
                 if (err) {
                     std::fprintf(stderr, "start %s: %s\n", unit.c_str(), err->getMessage().c_str());
                     ++failures_;

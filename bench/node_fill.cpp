@@ -56,6 +56,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
 #include "pid1_cpu.hpp"
 #include "scope_floor.hpp"
 
@@ -149,7 +150,7 @@ int start(sdbus::IProxy& m, int n, int level) {
             .onInterface(kManager)
             .withTimeout(kCallTimeout)
             .withArguments(allocOf(i), taskOf(i), spec)
-            .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
+            .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath) {
                 if (err) errors.add(*err);
                 progress.tick();
                 done();
@@ -177,7 +178,7 @@ int burst(sdbus::IProxy& m, int n, const std::string& dir, const std::string& pr
             .onInterface(kManager)
             .withTimeout(kCallTimeout)
             .withArguments(prefix + "-" + std::to_string(i), std::string("t"), spec)
-            .uponReplyInvoke([&, i, t0](const sdbus::Error* err, sdbus::ObjectPath) {
+            .uponReplyInvoke([&, i, t0](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath) {
                 const auto ms = static_cast<long>(msSince(t0));
                 const std::string rc = dir + "/rc/" + std::to_string(i);
                 if (err) put(rc + ".out", err->getName() + ": " + err->getMessage());
@@ -213,7 +214,7 @@ std::vector<int> forgetAll(sdbus::IProxy& m, std::vector<int> left, int level, E
                 .onInterface(kManager)
                 .withTimeout(kCallTimeout)
                 .withArguments(allocOf(i), taskOf(i))
-                .uponReplyInvoke([&, i, done](const sdbus::Error* err) {
+                .uponReplyInvoke([&, i, done](taskscope::sdbus_compat::ReplyError err) {
                     if (err && err->getName() == "org.taskscope.Error.StillRunning") {
                         std::lock_guard lock(lm);
                         again.push_back(i);
@@ -232,15 +233,15 @@ std::vector<int> forgetAll(sdbus::IProxy& m, std::vector<int> left, int level, E
 int stop(sdbus::IProxy& m, int n, int level) {
     Errors errors;
     const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
-        m.callMethodAsync("StopTask")
-            .onInterface(kManager)
-            .withTimeout(kCallTimeout)
-            .withArguments(allocOf(i), taskOf(i), std::string("SIGKILL"), int64_t{0})
-            .uponReplyInvoke([&, done](const sdbus::Error* err) {
-                if (err) errors.add(*err);
-                done();
-            });
-    });
+                              m.callMethodAsync("StopTask")
+                                  .onInterface(kManager)
+                                  .withTimeout(kCallTimeout)
+                                  .withArguments(allocOf(i), taskOf(i), std::string("SIGKILL"), int64_t{0})
+                                  .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err) {
+                                      if (err) errors.add(*err);
+                                      done();
+                                  });
+                          });
     const auto t0 = Clock::now();
     std::vector<int> all(n);
     for (int i = 0; i < n; ++i) all[i] = i;
@@ -266,7 +267,8 @@ size_t unitsLeft(sdbus::IProxy& systemd, const std::string& pattern) {
 }
 
 int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
-    auto systemd = sdbus::createProxy(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
+    auto systemd = sdbus::createProxy(bus, taskscope::sdbus_compat::ServiceName{"org.freedesktop.systemd1"},
+                                      sdbus::ObjectPath{"/org/freedesktop/systemd1"});
     Errors errors;
     const auto t0 = Clock::now();
     // The probe: one new allocation's task every 2 s, as a scheduler
@@ -276,8 +278,10 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
     std::thread probe([&] {
         // A connection of its own, as a scheduler's would be.
         auto pbus = sdbus::createSystemBusConnection();
-        auto pm = sdbus::createProxy(*pbus, kManager, kManagerPath);
-        auto ps = sdbus::createProxy(*pbus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
+        auto pm =
+            sdbus::createProxy(*pbus, taskscope::sdbus_compat::ServiceName{kManager}, sdbus::ObjectPath{kManagerPath});
+        auto ps = sdbus::createProxy(*pbus, taskscope::sdbus_compat::ServiceName{"org.freedesktop.systemd1"},
+                                     sdbus::ObjectPath{"/org/freedesktop/systemd1"});
         const std::string spec = nlohmann::json{{"command", "/bin/sleep"}, {"args", {"1000"}}, {"logs", false}}.dump();
         for (int k = 0; !done; ++k) {
             const double at = msSince(t0) / 1000;
@@ -309,15 +313,15 @@ int drain(sdbus::IConnection& bus, sdbus::IProxy& m, int n, int level) {
     const auto d0 = Clock::now();
     const double cpu0 = bench::pid1CpuSeconds();
     const double stopMs = 1000.0 * fanOut(n, level, [&](int i, auto done) {
-        m.callMethodAsync("StopTask")
-            .onInterface(kManager)
-            .withTimeout(kCallTimeout)
-            .withArguments(allocOf(i), taskOf(i), std::string("SIGTERM"), int64_t{5000})
-            .uponReplyInvoke([&, done](const sdbus::Error* err) {
-                if (err) errors.add(*err);
-                done();
-            });
-    });
+                              m.callMethodAsync("StopTask")
+                                  .onInterface(kManager)
+                                  .withTimeout(kCallTimeout)
+                                  .withArguments(allocOf(i), taskOf(i), std::string("SIGTERM"), int64_t{5000})
+                                  .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err) {
+                                      if (err) errors.add(*err);
+                                      done();
+                                  });
+                          });
     std::printf("  every StopTask answered after %.0f ms\n", stopMs);
     std::vector<int> all(n);
     for (int i = 0; i < n; ++i) all[i] = i;
@@ -441,7 +445,7 @@ int main(int argc, char** argv) {
     }
     ::signal(SIGPIPE, SIG_IGN);
     auto bus = sdbus::createSystemBusConnection();
-    auto m = sdbus::createProxy(*bus, kManager, kManagerPath);
+    auto m = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{kManager}, sdbus::ObjectPath{kManagerPath});
     bus->enterEventLoopAsync();
     int rc = 2;
     if (what == "start") rc = start(*m, a, b);

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
 #include "driver.grpc.pb.h"
 
 namespace {
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
     const char* busAddress = std::getenv("TASKSCOPE_BUS_ADDRESS");
     auto conn = busAddress && *busAddress ? sdbus::createSessionBusConnectionWithAddress(busAddress)
                                           : sdbus::createSystemBusConnection();
-    auto mgr = sdbus::createProxy(*conn, "org.taskscope.Manager1", "/org/taskscope/Manager1");
+    auto mgr = sdbus::createProxy(*conn, taskscope::sdbus_compat::ServiceName{"org.taskscope.Manager1"},
+                                  sdbus::ObjectPath{"/org/taskscope/Manager1"});
     const std::string alloc = "nbench" + std::to_string(::getpid());
     // What the driver makes of ctyConfig() for a task without alloc_dir.
     const std::string spec = R"({"args":["3600"],"command":"/bin/sleep"})";

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
+
 namespace bench {
 
 using Clock = std::chrono::steady_clock;
@@ -87,13 +89,15 @@ class Floor {
     };
 
 public:
-    explicit Floor(sdbus::IConnection& bus) : systemd_(sdbus::createProxy(bus, kSystemd, kSystemdPath)) {
+    explicit Floor(sdbus::IConnection& bus)
+        : systemd_(sdbus::createProxy(bus, taskscope::sdbus_compat::ServiceName{kSystemd},
+                                      sdbus::ObjectPath{kSystemdPath})) {
         systemd_->uponSignal("JobRemoved")
             .onInterface(kSystemdManager)
             .call([this](uint32_t, const sdbus::ObjectPath& job, const std::string&, const std::string& result) {
                 jobDone(job, result);
             });
-        systemd_->finishRegistration();
+        taskscope::sdbus_compat::finishRegistration(*systemd_);
         systemd_->callMethod("Subscribe").onInterface(kSystemdManager);
     }
 
@@ -147,7 +151,7 @@ public:
         systemd_->callMethodAsync("StartTransientUnit")
             .onInterface(kSystemdManager)
             .withArguments(unit, "fail", props, aux)
-            .uponReplyInvoke([this, p](const sdbus::Error* err, sdbus::ObjectPath job) {
+            .uponReplyInvoke([this, p](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath job) {
                 if (err) {
                     std::fprintf(stderr, "floor start: %s\n", err->getMessage().c_str());
                     ++failures_;

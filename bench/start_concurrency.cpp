@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
 #include "scope_floor.hpp"
 
 namespace {
@@ -83,8 +84,10 @@ struct Reads {
 // Reads in a loop on its own connection until `stop`.
 Reads readLoop(const std::atomic<bool>& stop, const std::string& alloc, const std::string& task) {
     auto bus = sdbus::createSystemBusConnection();
-    auto m = sdbus::createProxy(*bus, kTaskscope, kTaskscopePath);
-    auto daemon = sdbus::createProxy(*bus, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    auto m =
+        sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{kTaskscope}, sdbus::ObjectPath{kTaskscopePath});
+    auto daemon = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{"org.freedesktop.DBus"},
+                                     sdbus::ObjectPath{"/org/freedesktop/DBus"});
     Reads r;
     while (!stop) {
         auto t0 = Clock::now();
@@ -186,7 +189,7 @@ int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level, 
             .onInterface(kTaskscope)
             .withArguments(alloc, "t" + std::to_string(i), sleeper)
             .withTimeout(kCallTimeout)
-            .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
+            .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath) {
                 if (err) ++failed;
                 done();
             });
@@ -196,7 +199,7 @@ int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level, 
             .onInterface(kTaskscope)
             .withArguments(alloc, "t" + std::to_string(i), std::string(), int64_t{0})
             .withTimeout(kCallTimeout)
-            .uponReplyInvoke([done](const sdbus::Error*) { done(); });
+            .uponReplyInvoke([done](taskscope::sdbus_compat::ReplyError) { done(); });
     });
     const auto tasksAfter = systemctlShow("TasksCurrent", bombUnit);
     stop = true;
@@ -227,7 +230,7 @@ int forkBomb(sdbus::IConnection& bus, sdbus::IProxy& manager, int n, int level, 
             manager.callMethodAsync("ForgetTask")
                 .onInterface(kTaskscope)
                 .withArguments(a, t)
-                .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err) {
                     if (err && err->getName() == "org.taskscope.Error.StillRunning") ++left;
                     done();
                 });
@@ -296,7 +299,8 @@ int main(int argc, char** argv) {
 
     auto bus = sdbus::createSystemBusConnection();
     Floor floor(*bus);
-    auto manager = sdbus::createProxy(*bus, kTaskscope, kTaskscopePath);
+    auto manager =
+        sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{kTaskscope}, sdbus::ObjectPath{kTaskscopePath});
     bus->enterEventLoopAsync();
     if (bomb) {
         const int rc = forkBomb(*bus, *manager, n, levels.front(), bombMemoryMb);
@@ -342,7 +346,7 @@ int main(int argc, char** argv) {
                     .onInterface(kTaskscope)
                     .withArguments(alloc, "t" + std::to_string(from + i), spec)
                     .withTimeout(kCallTimeout)
-                    .uponReplyInvoke([&, done](const sdbus::Error* err, sdbus::ObjectPath) {
+                    .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err, sdbus::ObjectPath) {
                         if (err && failed++ == 0) {
                             std::lock_guard lock(errMutex);
                             firstError = err->getName() + ": " + err->getMessage();
@@ -365,8 +369,8 @@ int main(int argc, char** argv) {
             manager->callMethodAsync("StopTask")
                 .onInterface(kTaskscope)
                 .withArguments(alloc, "t" + std::to_string(i), std::string(), int64_t{0})
-            .withTimeout(kCallTimeout)
-                .uponReplyInvoke([done](const sdbus::Error*) { done(); });
+                .withTimeout(kCallTimeout)
+                .uponReplyInvoke([done](taskscope::sdbus_compat::ReplyError) { done(); });
         });
         // Forget once every exit has arrived (the exit follows the stop's reply).
         int left = n;
@@ -376,7 +380,7 @@ int main(int argc, char** argv) {
                 manager->callMethodAsync("ForgetTask")
                     .onInterface(kTaskscope)
                     .withArguments(alloc, "t" + std::to_string(i))
-                    .uponReplyInvoke([&, done](const sdbus::Error* err) {
+                    .uponReplyInvoke([&, done](taskscope::sdbus_compat::ReplyError err) {
                         if (err && err->getName() == "org.taskscope.Error.StillRunning") ++notYet;
                         done();
                     });

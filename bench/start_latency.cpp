@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
 #include "pid1_cpu.hpp"
 #include "scope_floor.hpp"
 
@@ -96,7 +97,8 @@ int main(int argc, char** argv) {
     auto bus = sdbus::createSystemBusConnection();
     bench::Floor scopes(*bus);
     bus->enterEventLoopAsync();
-    auto manager = sdbus::createProxy(*bus, "org.taskscope.Manager1", "/org/taskscope/Manager1");
+    auto manager = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{"org.taskscope.Manager1"},
+                                      sdbus::ObjectPath{"/org/taskscope/Manager1"});
     const char* iface = "org.taskscope.Manager1";
     const std::string spec = nlohmann::json{{"command", "/bin/true"}, {"logs", false}}.dump();
 

@@ -41,6 +41,8 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/sdbus_compat.hpp"
+
 #include "scope/cgroup_stats.hpp"
 #include "stream/daemon/stats_adaptor.hpp"
 #include "stream/stats/stats_math.hpp"
@@ -137,7 +139,7 @@ int signalCost(int n, int rounds) {
     const double cpu0 = cpuSeconds();
     for (int r = 0; r < rounds; ++r) {
         object.samplesTaken(samples);
-        while (bus->processPendingRequest()) {
+        while (taskscope::sdbus_compat::processPending(*bus)) {
         }
     }
     const double us = (cpuSeconds() - cpu0) / (static_cast<double>(n) * rounds) * 1e6;
@@ -170,7 +172,7 @@ int samplerCost(const std::string& root, CgroupVersion version, const std::strin
         const auto batch = sampler.sampleDue(t);
         samples += batch.size();
         object.samplesTaken(batch);
-        while (bus->processPendingRequest()) {
+        while (taskscope::sdbus_compat::processPending(*bus)) {
         }
     }
     const double us = (cpuSeconds() - cpu0) / static_cast<double>(samples ? samples : 1) * 1e6;

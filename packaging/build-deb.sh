@@ -16,6 +16,12 @@
 # Env: BUILD_DIR (default build/), DEB_BUILD_OPTIONS (e.g. nocheck).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/suites.sh"
+# The suite this runs on decides the package's dependencies (its own
+# dpkg-shlibdeps) and version suffix: Debian 12 builds here, Debian 13 in
+# its build root (scripts/suite-build.sh).
+suite=$(suite_of_host)
+suite_require "$suite" build-deb
 out=${BUILD_DIR:-$root/build}/packages
 prebuilt=""
 case "${1:-}" in
@@ -24,7 +30,7 @@ case "${1:-}" in
 	prebuilt=$(realpath -e "${2:?--prebuilt takes the build directory}")
 	[ -f "$prebuilt/CMakeCache.txt" ] || { echo "build-deb: $prebuilt is not a CMake build directory" >&2; exit 2; }
 	# The package must hold Debian's hardening and layout: refuse a tree configured otherwise.
-	grep -qx 'TASKSCOPE_UNITDIR:PATH=/lib/systemd/system' "$prebuilt/CMakeCache.txt" || {
+	grep -qx "TASKSCOPE_UNITDIR:PATH=$(suite_unitdir "$suite")" "$prebuilt/CMakeCache.txt" || {
 		echo "build-deb: $prebuilt was not configured with scripts/debian-flags.sh (run scripts/build.sh)" >&2
 		exit 2
 	}
@@ -43,8 +49,17 @@ mkdir -p "$src"
 tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git \
 	--exclude=./debian --exclude='./obj-*' -cf - . | tar -C "$src" -xf -
 cp -r "$root/packaging/debian" "$src/debian"
+version=$(bash "$root/packaging/deb-version.sh" "$root" "$suite")
+# The build's own changelog entry on top of the committed one: its version
+# sorts after every earlier build's (scripts: packaging/deb-version.sh).
+{
+	printf 'taskscope (%s) %s; urgency=medium\n\n' "$version" "$suite"
+	printf '  * Built from %s for Debian %s (%s).\n\n' "$(git -C "$root" describe --always --dirty 2>/dev/null || echo "a source tree without git")" "$(suite_number "$suite")" "$suite"
+	printf ' -- %s  %s\n\n' "$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$root/packaging/debian/changelog" | head -n1)" "$(date -R)"
+	cat "$root/packaging/debian/changelog"
+} >"$src/debian/changelog"
 
-echo "build-deb: dpkg-buildpackage in $src${prebuilt:+ (prebuilt: $prebuilt)}"
+echo "build-deb: dpkg-buildpackage $version for $suite in $src${prebuilt:+ (prebuilt: $prebuilt)}"
 (cd "$src" && TASKSCOPE_PREBUILT=$prebuilt dpkg-buildpackage -us -uc -b) >"$scratch/build.log" 2>&1 || {
 	tail -n 60 "$scratch/build.log" >&2
 	echo "build-deb: dpkg-buildpackage failed (log above)" >&2

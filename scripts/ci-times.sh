@@ -5,7 +5,7 @@
 #   testbed/run.sh) and testbed/run.sh's "guest ready after" line;
 # - ctest's JUnit file (BUILD_DIR/ctest-junit.xml): each unit, bus and
 #   package test's own time;
-# - the guest suite's report (BUILD_DIR/system-results/VARIANT/*.time):
+# - the guest suite's report (BUILD_DIR/system-results/GUEST/*.time):
 #   each guest's boot, the package's install and each system test's time.
 # Prints the table, then a WARNING naming the slowest tests when TOTAL_S
 # passes BUDGET_S: growth shows at the change that causes it, not when CI
@@ -48,13 +48,24 @@ junit_times | awk '
 		printf "  %-52s %8.0f\n", "  unit tier, " nu " tests (summed; beside the guests)", u
 		printf "  %-52s %8.0f\n", "  bus tier, " nb " tests (summed; beside the guests)", b
 	}'
-pkg=$(junit_times | awk '$1 == "system.package.build" {print $2}')
-row "  package: dpkg-buildpackage --prebuilt + lintian" "$(awk -v p="${pkg:--}" 'BEGIN{ if (p == "-") print p; else printf "%.0f", p }')"
-for variant in v2 v1; do
-	res=$build/system-results/$variant
+secs() { junit_times | awk -v n="$1" '$1 == n {printf "%.0f", $2; f = 1} END {if (!f) print "-"}'; }
+row "  package: dpkg-buildpackage --prebuilt + lintian" "$(secs system.package.build)"
+# The other suite, in its own build root: root, compile, tiers and package.
+for suite in bookworm trixie; do
+	[ "$(secs "suite.$suite.build")" != - ] || continue
+	row "  $suite (build root): root + compile + package" "$(secs "suite.$suite.build")"
+	for step in root build package; do
+		v=$(awk -v n="suite.$step" '$1 == "timing:" && $2 == n {v = $3} END {print (v == "" ? "-" : v)}' "$build/suite-$suite/timings.txt" 2>/dev/null)
+		row "    $step" "$v"
+	done
+	row "    unit tier (ctest in the root)" "$(secs "suite.$suite.unit")"
+	row "    bus tier (ctest in the root)" "$(secs "suite.$suite.bus")"
+done
+for guest in deb13-v2 deb12-v2 deb12-v1; do
+	res=$build/system-results/$guest
 	[ -d "$res" ] || continue
-	bootwall=$(junit_times | awk -v n="system.$variant.boot" '$1 == n {printf "%.0f", $2}')
-	row "  $variant guest: wall (boot, install, tests)" "${bootwall:--}"
+	variant=$guest
+	row "  $guest guest: wall (boot, install, tests)" "$(secs "system.$guest.boot")"
 	row "    boot to the suite's start" "$(cat "$res/boot.time" 2>/dev/null || echo -)"
 	row "    apt install of the .debs" "$(cat "$res/install.time" 2>/dev/null || echo -)"
 	ran=0 skipped=0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints, one per line, the CMake options with which Debian's debhelper
-# (13.11, Debian 12: Debian/Debhelper/Buildsystem/cmake.pm, compat 13) and
+# (13.11, Debian 12; 13.24, Debian 13: Debian/Debhelper/Buildsystem/cmake.pm, compat 13) and
 # packaging/debian/rules configure the package build: dpkg-buildflags'
 # compiler and linker flags with hardening=+all, CPPFLAGS folded into
 # C(XX)FLAGS as debhelper does (CMake ignores CPPFLAGS), the install
@@ -9,6 +9,9 @@
 # very compile the tests ran (CI compiles once). Run it from the source
 # root: dpkg-buildflags maps the current directory to "." in debug info.
 set -euo pipefail
+. "$(dirname "$0")/suites.sh"
+suite=$(suite_of_host)
+suite_require "$suite" debian-flags
 eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 printf '%s\n' \
@@ -29,4 +32,4 @@ printf '%s\n' \
 	-DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
 	-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DTASKSCOPE_UNITDIR=/lib/systemd/system
+	"-DTASKSCOPE_UNITDIR=$(suite_unitdir "$suite")"

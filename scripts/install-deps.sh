@@ -1,43 +1,33 @@
 #!/usr/bin/env bash
-# Installs every build, test and test-bed dependency from Debian's packages,
-# plus any package names given as arguments (packaging/build-deb.sh passes
-# its tools). Idempotent: a second run only checks. Needs root on Debian 12.
+# Installs every build, test and test-bed dependency from Debian's packages
+# of the suite this machine runs (Debian 12 bookworm or Debian 13 trixie,
+# scripts/suites.sh), plus any package names given as arguments
+# (packaging/build-deb.sh passes its tools). Idempotent: a second run only
+# checks. Needs root. On any other system it stops before installing
+# anything, naming the suites it supports.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/suites.sh"
+suite=$(suite_of_host)
+suite_require "$suite" install-deps
 
-build_deps=(
-  build-essential cmake ninja-build pkg-config git
-  libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev
-  nlohmann-json3-dev libspdlog-dev libfmt-dev libboost-test-dev
-  musl-tools
-  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libmsgpack-cxx-dev
-)
-# The go-plugin tier (tests/goplugin): HashiCorp's go-plugin client and the
-# Go code generated from the driver's .proto files, built in GOPATH mode
-# from Debian's Go sources (/usr/share/gocode), no network. protobuf 1.5
-# (on the v2 API, which protoc-gen-go's code needs) instead of the 1.3
-# that golang-google-grpc-dev would otherwise pull in.
-goplugin_deps=(
-  golang-go golang-github-hashicorp-go-plugin-dev golang-google-grpc-dev
-  golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev protoc-gen-go protoc-gen-go-grpc
-  golang-github-zclconf-go-cty-dev golang-github-hashicorp-hcl-v2-dev
-)
-# The bus tier starts its own dbus-daemon; the README's API reference is
-# generated from the interface XML with xsltproc (a unit-tier check).
-bus_deps=(dbus xsltproc)
-# The system tier boots a Debian guest under qemu.
-testbed_deps=(qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio zstd xz-utils)
-# The system tier installs the .deb that packaging/build-deb.sh builds.
-package_deps=(debhelper dpkg-dev lintian fakeroot)
+# The system tier boots Debian guests under qemu (testbed/), made with
+# mmdebstrap, and builds the other suite's .deb in a build root of its own
+# (scripts/suite-root.sh).
+testbed_deps=(qemu-system-x86 qemu-utils mmdebstrap e2fsprogs busybox-static cpio zstd xz-utils
+	debian-archive-keyring)
 
-all=("${build_deps[@]}" "${goplugin_deps[@]}" "${bus_deps[@]}" "${testbed_deps[@]}" "${package_deps[@]}" "$@")
+all=("${suite_build_deps[@]}" "${suite_goplugin_deps[@]}" "${suite_bus_deps[@]}" "${testbed_deps[@]}"
+	"${suite_package_deps[@]}" "$@")
 missing=()
 for p in "${all[@]}"; do
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	echo "install-deps: Debian $(suite_number "$suite") ($suite): installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# One transaction: apt installs all of them or none.
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "install-deps: all ${#all[@]} packages present"
+echo "install-deps: Debian $(suite_number "$suite") ($suite): all ${#all[@]} packages present"

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Builds (or reuses) the Debian 12 guest image of the system-test bed.
+# Builds (or reuses) a guest image of the system-test bed: Debian 12
+# (bookworm, the default) or Debian 13 (trixie).
 # Prints the cache directory (rootfs.img, vmlinuz, initrd.img) as its last line.
+#   build-image.sh [SUITE]
 #   TASKSCOPE_TESTBED_CACHE  where images live (default /var/cache/taskscope-testbed)
 #   TASKSCOPE_TESTBED_DEBS   where downloaded .debs are kept between builds
 #                            (default: debs/ in the image cache)
@@ -9,22 +11,24 @@ set -euo pipefail
 trap 'echo "build-image: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../scripts/suites.sh"
 cache_root=${TASKSCOPE_TESTBED_CACHE:-/var/cache/taskscope-testbed}
-suite=bookworm
+suite=${1:-bookworm}
+suite_require "$suite" build-image
 
 say() { echo "build-image: $*" >&2; }
 
 key=$(
 	cd "$here"
 	{
-		printf '%s\n' packages.txt build-image.sh
+		printf '%s\n' packages.txt "packages.$suite.txt" build-image.sh ../scripts/suites.sh
 		find guest initramfs -type f | LC_ALL=C sort
 	} | while read -r f; do
 		printf '%s\n' "$f"
 		sha256sum <"$f"
-	done | sha256sum | cut -c1-16
+	done | { echo "$suite"; cat; } | sha256sum | cut -c1-16
 )
-out=$cache_root/$key
+out=$cache_root/$suite-$key
 
 if [ -f "$out/complete" ]; then
 	echo "$out"
@@ -44,32 +48,14 @@ cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 t0=$(date +%s)
 
-# Reuse the host's own mirrors (Debian only here) rather than naming one.
-main_uri="" sec_uri=""
-for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] || continue
-	while IFS='|' read -r uris suites; do
-		for u in $uris; do
-			case " $suites " in
-			*-security*) [ -n "$sec_uri" ] || sec_uri=$u ;;
-			*) [ -n "$main_uri" ] || main_uri=$u ;;
-			esac
-		done
-	done < <(awk 'BEGIN{RS="";FS="\n"} {u="";s="";for(i=1;i<=NF;i++){if($i~/^URIs:/){sub(/^URIs:[ \t]*/,"",$i);u=$i} if($i~/^Suites:/){sub(/^Suites:[ \t]*/,"",$i);s=$i}} if(u!="") print u "|" s}' "$f")
-done
-if [ -z "$main_uri" ] && [ -f /etc/apt/sources.list ]; then
-	main_uri=$(awk '$1=="deb" && $3 !~ /security/ {print $2; exit}' /etc/apt/sources.list)
-	sec_uri=$(awk '$1=="deb" && $3 ~ /security/ {print $2; exit}' /etc/apt/sources.list)
-fi
-[ -n "$main_uri" ] || { say "no Debian mirror found in /etc/apt"; exit 1; }
-mirrors=("deb $main_uri $suite main" "deb $main_uri $suite-updates main")
-[ -z "$sec_uri" ] || mirrors+=("deb $sec_uri $suite-security main")
+# The host's own mirrors (Debian only here) rather than naming one.
+mapfile -t mirrors < <(suite_mirrors "$suite") || { say "no Debian mirror found in /etc/apt"; exit 1; }
 
-pkgs=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/packages.txt" | grep -v '^$' | paste -sd,)
+pkgs=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$here/packages.txt" "$here/packages.$suite.txt" | grep -v '^$' | paste -sd,)
 root=$tmp/root
 
 # Keep the downloaded .debs between builds: a rebuild after a script change then needs no download.
-debs=${TASKSCOPE_TESTBED_DEBS:-$cache_root/debs}
+debs=${TASKSCOPE_TESTBED_DEBS:-$cache_root/debs}/$suite
 mkdir -p "$debs" "$tmp/debs"
 say "mmdebstrap $suite (${mirrors[*]})"
 mmdebstrap --quiet --variant=minbase --mode=root --format=directory \
@@ -189,7 +175,7 @@ date -u +%FT%TZ >"$tmp/complete"
 rm -rf "$out"
 mv "$tmp" "$out"
 trap - EXIT
-# Keep the two newest images; a running guest keeps its open (deleted) image alive anyway.
-ls -1dt "$cache_root"/[0-9a-f]*/ 2>/dev/null | tail -n +3 | xargs -r rm -rf
+# Keep the two newest images of each suite; a running guest keeps its open (deleted) image alive anyway.
+ls -1dt "$cache_root/$suite"-*/ 2>/dev/null | tail -n +3 | xargs -r rm -rf
 say "built $out in $(($(date +%s) - t0)) s (mmdebstrap $((t1 - t0)) s, rootfs ${used_mb} MB, image ${size_mb} MB)"
 echo "$out"

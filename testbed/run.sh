@@ -1,6 +1,6 @@
 #!/bin/bash
-# Boots the Debian 12 test guest under qemu, runs one command in it, returns its exit code.
-#   testbed/run.sh [--variant v2|v1] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
+# Boots a Debian test guest under qemu, runs one command in it, returns its exit code.
+#   testbed/run.sh [--suite bookworm|trixie] [--variant v2|v1] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
 #   testbed/run.sh --prepare    builds the image and decides the accelerator, boots nothing
 #                               (scripts/demo.sh runs it beside the compile)
 set -euo pipefail
@@ -8,6 +8,10 @@ set -euo pipefail
 trap 'echo "testbed: run.sh line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The suite defaults to this machine's own (its builds run in the guest
+# unchanged), Debian 12 elsewhere.
+suite=$(bash -c '. "$1/../scripts/suites.sh" && suite_of_host' _ "$here")
+suite=${suite:-bookworm}
 variant=v2 smp=2 mem=2048 timeout_s=1800
 shares=()
 prepare=0
@@ -23,6 +27,7 @@ die() {
 
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--suite) suite=${2:?}; shift 2 ;;
 	--variant) variant=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
@@ -40,6 +45,13 @@ v2) cg_args="systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all" ;;
 v1) cg_args="systemd.unified_cgroup_hierarchy=0" ;;
 *) die "unknown variant '$variant' (v2 or v1)" ;;
 esac
+case "$suite" in
+bookworm) ;;
+# systemd 256 and later refuse the legacy and hybrid hierarchies (they stop
+# at boot unless forced): a Debian 13 guest is cgroup v2 only.
+trixie) [ "$variant" = v2 ] || die "Debian 13 (systemd 257) boots on cgroup v2 only; v1 is a Debian 12 variant" ;;
+*) die "unknown suite '$suite' (bookworm or trixie)" ;;
+esac
 [[ "$smp" =~ ^[1-9][0-9]*$ && "$mem" =~ ^[1-9][0-9]*$ && "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||
 	die "--smp, --mem and --timeout take positive integers"
 
@@ -47,7 +59,7 @@ if [ -n "${TASKSCOPE_TESTBED_IMAGE:-}" ]; then
 	img=$TASKSCOPE_TESTBED_IMAGE
 else
 	t_img=$SECONDS
-	img=$("$here/build-image.sh" | tail -n1) || die "the guest image did not build (build-image.sh's output is above)"
+	img=$("$here/build-image.sh" "$suite" | tail -n1) || die "the guest image did not build (build-image.sh's output is above)"
 	# For CI's table of times (scripts/ci-times.sh); 0 when the image was cached.
 	echo "timing: testbed.image $((SECONDS - t_img))" >&2
 fi
@@ -136,7 +148,7 @@ if [ -f "$ctl/rc" ]; then
 	rc=$(cat "$ctl/rc")
 	started=$(cat "$ctl/started" 2>/dev/null || echo "?")
 	finished=$(cat "$ctl/finished" 2>/dev/null || echo "?")
-	echo "testbed: $variant ${accel[1]%%,*} smp=$smp: guest ready after ${started}s uptime, command done at ${finished}s, wall ${wall}s, rc=$rc" >&2
+	echo "testbed: $suite $variant ${accel[1]%%,*} smp=$smp: guest ready after ${started}s uptime, command done at ${finished}s, wall ${wall}s, rc=$rc" >&2
 	if [ "$rc" = 0 ] && [ "${TASKSCOPE_TESTBED_KEEP:-0}" != 1 ]; then
 		rm -rf "$ctl"
 	else

@@ -1,4 +1,5 @@
 #include "cli/cli.hpp"
+#include "common/sdbus_compat.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -44,11 +45,9 @@ void writeAll(int fd, const char* data, size_t len) {
 
 void pumpUntil(sdbus::IConnection& conn, const std::function<bool()>& done) {
     while (!done()) {
-        if (conn.processPendingRequest()) continue;
-        const auto pd = conn.getEventLoopPollData();
-        pollfd p{pd.fd, pd.events, 0};
+        if (sdbus_compat::processPending(conn)) continue;
         // Until the bus's own deadline at most: a call's timeout fires from here.
-        if (::poll(&p, 1, pd.getPollTimeout()) < 0 && errno != EINTR) die(std::string("poll: ") + std::strerror(errno));
+        if (sdbus_compat::pollBus(conn) < 0 && errno != EINTR) die(std::string("poll: ") + std::strerror(errno));
     }
 }
 

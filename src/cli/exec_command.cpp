@@ -24,8 +24,9 @@
 #include <vector>
 
 #include "cli/cli.hpp"
-#include "common/bus_error.hpp"
 #include "client/proxies.hpp"
+#include "common/bus_error.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::cli {
 
@@ -191,7 +192,7 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
             .onInterface(kInterface)
             .withTimeout(UINT64_MAX)  // as long as the command runs
             .withArguments(session)
-            .uponReplyInvoke([&](const sdbus::Error* e, int32_t code, int32_t sig) {
+            .uponReplyInvoke([&](sdbus_compat::ReplyError e, int32_t code, int32_t sig) {
                 if (e)
                     waitError = *e;
                 else
@@ -239,22 +240,16 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
             askForExit();
         }
         std::vector<pollfd> p;
-        const auto bus = conn.getEventLoopPollData();
-        p.push_back({bus.fd, bus.events, 0});
+        const auto bus = sdbus_compat::busWait(conn);
+        bus.addTo(p);
+        const size_t sigIdx = p.size();
         p.push_back({sigfd, POLLIN, 0});
         const size_t firstOut = p.size();
         for (size_t k = 0; k < outputs.size(); ++k) p.push_back({open[k] ? outputs[k].first : -1, POLLIN, 0});
         const size_t inIdx = p.size();
         p.push_back({relayIn && !inputEof && toCommand.empty() ? STDIN_FILENO : -1, POLLIN, 0});
         p.push_back({relayIn && !toCommand.empty() ? input : -1, POLLOUT, 0});
-        int timeout = -1;
-        if (bus.timeout_usec != UINT64_MAX) {
-            timespec now{};
-            ::clock_gettime(CLOCK_MONOTONIC, &now);
-            const uint64_t nowUs =
-                static_cast<uint64_t>(now.tv_sec) * 1000000 + static_cast<uint64_t>(now.tv_nsec) / 1000;
-            timeout = bus.timeout_usec <= nowUs ? 0 : static_cast<int>((bus.timeout_usec - nowUs + 999) / 1000);
-        }
+        int timeout = bus.timeoutMs();
         if (askAgain) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(askAgainAt - Clock::now());
             const int ms = static_cast<int>(std::max<int64_t>(0, left.count()));
@@ -264,9 +259,9 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
             if (errno == EINTR) continue;
             die(std::string("poll: ") + std::strerror(errno));
         }
-        while (conn.processPendingRequest()) {
+        while (sdbus_compat::processPending(conn)) {
         }
-        if (p[1].revents) {
+        if (p[sigIdx].revents) {
             signalfd_siginfo si;
             while (::read(sigfd, &si, sizeof si) == sizeof si) {
             }

@@ -24,6 +24,7 @@
 
 #include "cli/cli.hpp"
 #include "client/proxies.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::cli {
 
@@ -41,14 +42,15 @@ using client::StreamerProxy;
 /// Who owns org.taskscope.Streamer1, as the bus says.
 class StreamerOwner {
 public:
-    explicit StreamerOwner(sdbus::IConnection& conn) : conn_(conn), bus_(sdbus::createProxy(conn, kBus, kBusPath)) {
+    explicit StreamerOwner(sdbus::IConnection& conn)
+        : conn_(conn), bus_(sdbus::createProxy(conn, sdbus_compat::ServiceName{kBus}, sdbus::ObjectPath{kBusPath})) {
         // Subscribed before any question, so that no change slips by.
-        match_ = conn_.addMatch(kOwnerMatch, [this](sdbus::Message& m) {
+        match_ = sdbus_compat::addMatch(conn_, kOwnerMatch, [this](sdbus::Message& m) {
             std::string name, oldOwner, newOwner;
             m >> name >> oldOwner >> newOwner;
             latest_ = newOwner;
         });
-        bus_->finishRegistration();
+        sdbus_compat::finishRegistration(*bus_);
     }
 
     /// The unique name owning it now; "" when nobody does.
@@ -72,7 +74,7 @@ public:
     bool stillThere(const std::string& unique) {
         if (now() != unique) return false;
         try {
-            auto peer = sdbus::createProxy(conn_, unique, "/");
+            auto peer = sdbus::createProxy(conn_, sdbus_compat::ServiceName{unique}, sdbus::ObjectPath{"/"});
             peer->callMethod("Ping").onInterface("org.freedesktop.DBus.Peer").withTimeout(std::chrono::seconds(60));
             return true;
         } catch (const sdbus::Error& e) {

@@ -4,6 +4,7 @@
 
 #include "cli/cli.hpp"
 #include "common/bus_error.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::cli {
 
@@ -23,7 +24,7 @@ std::string ManagerProxy::getTask(sdbus::IConnection& conn, const std::string& a
 
 client::ManagerHandlers ManagerProxy::handlers() {
     client::ManagerHandlers on;
-    on.getTaskReply = [this](const std::string& json, const sdbus::Error* error) {
+    on.getTaskReply = [this](const std::string& json, sdbus_compat::ReplyError error) {
         if (error)
             taskError_ = *error;
         else

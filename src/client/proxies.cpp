@@ -1,4 +1,5 @@
 #include "client/proxies.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::client {
 
@@ -17,25 +18,25 @@ ManagerObjectsProxy::ManagerObjectsProxy(sdbus::IConnection& connection, Manager
 ManagerObjectsProxy::~ManagerObjectsProxy() { unregisterProxy(); }
 
 StreamerProxy::StreamerProxy(sdbus::IConnection& connection, Signals signals)
-    : ProxyInterfaces(connection, kStreamerName, kStreamerPath) {
+    : ProxyInterfaces(connection, sdbus_compat::ServiceName{kStreamerName}, sdbus::ObjectPath{kStreamerPath}) {
     if (signals == Signals::Heard) registerProxy();
 }
 StreamerProxy::~StreamerProxy() { unregisterProxy(); }
 
 ExecProxy::ExecProxy(sdbus::IConnection& connection, Signals signals)
-    : ProxyInterfaces(connection, kStreamerName, kStreamerPath) {
+    : ProxyInterfaces(connection, sdbus_compat::ServiceName{kStreamerName}, sdbus::ObjectPath{kStreamerPath}) {
     if (signals == Signals::Heard) registerProxy();
 }
 ExecProxy::~ExecProxy() { unregisterProxy(); }
 
 StatsProxy::StatsProxy(sdbus::IConnection& connection, Signals signals)
-    : ProxyInterfaces(connection, kStreamerName, kStreamerPath) {
+    : ProxyInterfaces(connection, sdbus_compat::ServiceName{kStreamerName}, sdbus::ObjectPath{kStreamerPath}) {
     if (signals == Signals::Heard) registerProxy();
 }
 StatsProxy::~StatsProxy() { unregisterProxy(); }
 
 SystemdManagerProxy::SystemdManagerProxy(sdbus::IConnection& connection, Signals signals)
-    : ProxyInterfaces(connection, kSystemdName, kSystemdPath) {
+    : ProxyInterfaces(connection, sdbus_compat::ServiceName{kSystemdName}, sdbus::ObjectPath{kSystemdPath}) {
     if (signals == Signals::Heard) registerProxy();
 }
 SystemdManagerProxy::~SystemdManagerProxy() { unregisterProxy(); }

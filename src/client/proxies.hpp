@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
 #include "dbus/exec1_proxy.h"
 #include "dbus/manager1_proxy.h"
 #include "dbus/stats1_proxy.h"
@@ -50,7 +51,7 @@ struct ManagerHandlers {
     std::function<void(const std::string& allocId, const std::string& netnsPath)> networkCreated;
     std::function<void(const std::string& allocId)> networkDestroyed;
     /// GetTask's reply: the JSON, or the error (then the JSON is empty).
-    std::function<void(const std::string& taskJson, const sdbus::Error* error)> getTaskReply;
+    std::function<void(const std::string& taskJson, sdbus_compat::ReplyError error)> getTaskReply;
     /// The manager's task objects (its ObjectManager), for ManagerObjectsProxy.
     using Interfaces = std::map<std::string, std::map<std::string, sdbus::Variant>>;
     std::function<void(const sdbus::ObjectPath& path, const Interfaces& interfaces)> interfacesAdded;
@@ -69,7 +70,7 @@ public:
 
 protected:
     ManagerHandled(sdbus::IConnection& connection, ManagerHandlers handlers, const std::string& name)
-        : Base(connection, name, kManagerPath), on(std::move(handlers)) {}
+        : Base(connection, sdbus_compat::ServiceName{name}, sdbus::ObjectPath{kManagerPath}), on(std::move(handlers)) {}
 
 private:
     void onTaskStarted(const std::string& a, const std::string& t, const sdbus::ObjectPath& p,
@@ -92,7 +93,7 @@ private:
     void onNetworkDestroyed(const std::string& a) override {
         if (on.networkDestroyed) on.networkDestroyed(a);
     }
-    void onGetTaskReply(const std::string& json, const sdbus::Error* error) override {
+    void onGetTaskReply(const std::string& json, sdbus_compat::ReplyError error) override {
         if (on.getTaskReply) on.getTaskReply(json, error);
     }
 };
@@ -115,11 +116,12 @@ public:
     ~ManagerObjectsProxy();
 
 private:
-    void onInterfacesAdded(const sdbus::ObjectPath& path, const ManagerHandlers::Interfaces& interfaces) override {
-        if (on.interfacesAdded) on.interfacesAdded(path, interfaces);
+    void onInterfacesAdded(const sdbus::ObjectPath& path,
+                           const sdbus_compat::InterfacesAndProperties& interfaces) override {
+        if (on.interfacesAdded) on.interfacesAdded(path, sdbus_compat::plainNames(interfaces));
     }
-    void onInterfacesRemoved(const sdbus::ObjectPath& path, const std::vector<std::string>& interfaces) override {
-        if (on.interfacesRemoved) on.interfacesRemoved(path, interfaces);
+    void onInterfacesRemoved(const sdbus::ObjectPath& path, const sdbus_compat::InterfaceNames& interfaces) override {
+        if (on.interfacesRemoved) on.interfacesRemoved(path, sdbus_compat::plainNames(interfaces));
     }
 };
 
@@ -178,7 +180,7 @@ class SystemdManagerProxy final : public sdbus::ProxyInterfaces<org::freedesktop
 public:
     std::function<void(uint32_t id, const sdbus::ObjectPath& job, const std::string& unit, const std::string& result)>
         onJob;  ///< JobRemoved
-    std::function<void(const sdbus::Error* error)> onAttached;  ///< AttachProcessesToUnit's reply
+    std::function<void(sdbus_compat::ReplyError error)> onAttached;  ///< AttachProcessesToUnit's reply
 
     explicit SystemdManagerProxy(sdbus::IConnection& connection, Signals signals = Signals::Heard);
     ~SystemdManagerProxy();
@@ -190,7 +192,7 @@ private:
                       const std::string& result) override {
         if (onJob) onJob(id, job, unit, result);
     }
-    void onAttachProcessesToUnitReply(const sdbus::Error* error) override {
+    void onAttachProcessesToUnitReply(sdbus_compat::ReplyError error) override {
         if (onAttached) onAttached(error);
     }
 };

@@ -11,12 +11,15 @@
 
 #include "common/error_names.hpp"
 #include "common/result.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::common {
 
 inline constexpr const char* kBusErrorPrefix = "org.taskscope.Error.";
 
-inline sdbus::Error toBusError(const Error& e) { return sdbus::Error(kBusErrorPrefix + e.name, e.message); }
+inline sdbus::Error toBusError(const Error& e) {
+    return sdbus_compat::makeError(kBusErrorPrefix + e.name, e.message);
+}
 
 /// The way back, for a reply from a peer daemon: org.taskscope.Error.<name>
 /// becomes common::Error{name, message}; any other D-Bus error (the bus's,

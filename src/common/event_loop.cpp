@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 
-#include <sdbus-c++/IConnection.h>
+#include "common/sdbus_compat.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -106,7 +106,7 @@ void EventLoop::dispatchBuses() {
     for (bool progressed = true; progressed;) {
         progressed = false;
         for (auto* bus : buses_)
-            if (bus->processPendingRequest()) progressed = true;
+            if (sdbus_compat::processPending(*bus)) progressed = true;
     }
     lastDispatch_ = Clock::now();
 }
@@ -153,14 +153,9 @@ int EventLoop::run() {
         fds.clear();
         auto busDeadline = Clock::time_point::max();
         for (auto* bus : buses_) {
-            const auto pd = bus->getEventLoopPollData();
-            fds.push_back({pd.fd, pd.events, 0});
-            if (pd.timeout_usec != UINT64_MAX) {
-                // sdbus reports an absolute CLOCK_MONOTONIC deadline, the
-                // same clock steady_clock uses on Linux.
-                const auto when = Clock::time_point(std::chrono::microseconds(pd.timeout_usec));
-                if (when < busDeadline) busDeadline = when;
-            }
+            const auto wait = sdbus_compat::busWait(*bus);
+            wait.addTo(fds);
+            if (wait.deadline && *wait.deadline < busDeadline) busDeadline = *wait.deadline;
         }
         fds.push_back({epoll_.get(), POLLIN, 0});
 

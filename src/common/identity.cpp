@@ -29,7 +29,8 @@ Identity bareNumericIdentity(uint32_t uid, gid_t groupGid, bool groupGiven) {
     Identity id;
     id.uid = uid;
     id.gid = groupGiven ? groupGid : uid;
-    id.groups = {id.gid};
+    id.groups.assign(
+        1, id.gid);  // not = {gid}: g++ 14 warns falsely (-Warray-bounds) on a one-element list, here and below
     return id;
 }
 
@@ -62,7 +63,7 @@ Result<Identity> resolveIdentity(const std::string& user, const std::string& gro
     if (n > 0 && ::getgrouplist(userName.c_str(), id.gid, id.groups.data(), &n) >= 0)
         id.groups.resize(static_cast<size_t>(n));
     else
-        id.groups = {id.gid};
+        id.groups.assign(1, id.gid);
     return id;
 }
 
@@ -110,7 +111,7 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
     File gf(open(groupFile));
     // Nothing to look up: an entry-less numeric user with a numeric or no group.
     if (!gf && userName.empty() && (gidNumber || group.empty())) {
-        id->groups = {id->gid};
+        id->groups.assign(1, id->gid);
         return *id;
     }
     if (!gf) return makeError(common::errors::kUnknownUser, "cannot read " + groupFile + " of the task's root");
@@ -125,7 +126,7 @@ Result<Identity> resolveIdentityIn(const std::string& etcDir, const std::string&
             if (!userName.empty() && userName == *m) member.push_back(gr->gr_gid);
     }
     // As getgrouplist(3): the task's group first, then the user's others.
-    id->groups = {id->gid};
+    id->groups.assign(1, id->gid);
     for (gid_t g : member)
         if (g != id->gid) id->groups.push_back(g);
     if (!groupFound) return makeError(common::errors::kUnknownUser, "group '" + group + "' does not exist in " + groupFile);

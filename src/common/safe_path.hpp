@@ -6,6 +6,7 @@
 // on the name. openat2(2) with RESOLVE_NO_SYMLINKS (Linux 5.6); on older
 // kernels one openat(O_NOFOLLOW) per component, which refuses the same.
 
+#include <cstdint>
 #include <string>
 
 #include "common/result.hpp"

@@ -9,6 +9,7 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/sdbus_compat.hpp"
 #include "fingerprint/fingerprint.hpp"
 
 namespace {
@@ -30,7 +31,8 @@ void usage(std::FILE* out) {
 std::string systemdVersion() {
     try {
         auto bus = sdbus::createSystemBusConnection();
-        auto systemd = sdbus::createProxy(*bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1");
+        auto systemd = sdbus::createProxy(*bus, taskscope::sdbus_compat::ServiceName{"org.freedesktop.systemd1"},
+                                          sdbus::ObjectPath{"/org/freedesktop/systemd1"});
         return systemd->getProperty("Version").onInterface("org.freedesktop.systemd1.Manager").get<std::string>();
     } catch (const sdbus::Error& e) {
         std::fprintf(stderr, "%s: Failed to read the systemd version: %s, ignoring\n", kProgram,

@@ -2,6 +2,7 @@
 
 #include "common/bus_error.hpp"
 #include "common/cpu_list.hpp"
+#include "common/sdbus_compat.hpp"
 #include "scope/resources.hpp"
 #include "scope/slice_weights.hpp"
 #include "spec/task_spec.hpp"
@@ -87,7 +88,7 @@ std::string taskJson(const TaskRecord& r, SpecView view) {
 }
 
 TaskObject::TaskObject(sdbus::IConnection& connection, const TaskRecord& record)
-    : AdaptorInterfaces(connection, record.objectPath), record_(record) {
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{record.objectPath}), record_(record) {
     registerAdaptor();
 }
 
@@ -112,14 +113,15 @@ uint64_t TaskObject::CPUWeight() { return cpuWeightOf(record_); }
 std::string TaskObject::CPUWeightUnit() { return cpuWeightUnitOf(record_); }
 
 void TaskObject::changed() {
-    emitPropertiesChangedSignal(org::taskscope::Task1_adaptor::INTERFACE_NAME,
-                                {"State", "MainPID", "ControlGroup", "Slice", "AllowedCPUs", "ReservedCores", "CPUWeight",
-                                 "CPUWeightUnit", "ExitCode", "Signal", "OOMKilled", "FinishedAt", "Spec"});
+    sdbus_compat::emitPropertiesChanged(
+        getObject(), org::taskscope::Task1_adaptor::INTERFACE_NAME,
+        {"State", "MainPID", "ControlGroup", "Slice", "AllowedCPUs", "ReservedCores", "CPUWeight", "CPUWeightUnit",
+         "ExitCode", "Signal", "OOMKilled", "FinishedAt", "Spec"});
 }
 
 ManagerObject::ManagerObject(sdbus::IConnection& connection, TaskRegistry& tasks, network::NetworkManager& networks,
                              NodeFacts facts)
-    : AdaptorInterfaces(connection, kManagerPath),
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{kManagerPath}),
       connection_(connection),
       tasks_(tasks),
       networks_(networks),
@@ -136,13 +138,13 @@ void ManagerObject::taskAdded(const TaskRecord& task) {
     auto obj = std::make_unique<TaskObject>(connection_, task);
     obj->emitInterfacesAddedSignal();
     objects_[task.unit] = std::move(obj);
-    emitTaskStarted(task.allocId, task.name, task.objectPath, static_cast<uint32_t>(task.pid));
+    emitTaskStarted(task.allocId, task.name, sdbus::ObjectPath{task.objectPath}, static_cast<uint32_t>(task.pid));
     emitTaskStateChanged(task.allocId, task.name, toString(task.state));
 }
 
 void ManagerObject::taskChanged(const TaskRecord& task) {
     if (auto it = objects_.find(task.unit); it != objects_.end()) it->second->changed();
-    emitPropertiesChangedSignal(org::taskscope::Manager1_adaptor::INTERFACE_NAME, {"SharedCPUs"});
+    sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Manager1_adaptor::INTERFACE_NAME, {"SharedCPUs"});
     emitTaskStateChanged(task.allocId, task.name, toString(task.state));
 }
 
@@ -175,20 +177,25 @@ void ManagerObject::SignalTask(sdbus::Result<>&& result, std::string allocId, st
 }
 
 bool ManagerObject::callerIsRoot() {
-    const auto* msg = getObject().getCurrentlyProcessedMessage();
-    if (!msg) return false;
-    const std::string sender = msg->getSender();
-    if (auto it = callerUids_.find(sender); !sender.empty() && it != callerUids_.end()) return it->second == 0;
-    uid_t uid;
-    try {
-        uid = msg->getCredsEuid();
-    } catch (const sdbus::Error&) {
-        return false;  // unknown caller: the redacted view (and asked again next time)
-    }
+    std::string sender;
+    std::optional<uid_t> uid;
+    const bool inCall = sdbus_compat::withCurrentMessage(getObject(), [&](const sdbus::Message& msg) {
+        sender = sdbus_compat::senderOf(msg);
+        if (auto it = callerUids_.find(sender); !sender.empty() && it != callerUids_.end()) {
+            uid = it->second;
+            return;
+        }
+        try {
+            uid = msg.getCredsEuid();
+        } catch (const sdbus::Error&) {
+            // unknown caller: the redacted view (and asked again next time)
+        }
+    });
+    if (!inCall || !uid) return false;
     // Bounded: names of connections long gone are dropped all at once.
     if (callerUids_.size() >= kCallerUidsKept) callerUids_.clear();
-    if (!sender.empty()) callerUids_.emplace(sender, uid);
-    return uid == 0;
+    if (!sender.empty()) callerUids_.emplace(sender, *uid);
+    return *uid == 0;
 }
 
 std::string ManagerObject::GetTask(const std::string& allocId, const std::string& task) {

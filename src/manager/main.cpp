@@ -15,10 +15,12 @@
 #include "common/daemon.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
+#include "common/sdbus_compat.hpp"
 #include "fingerprint/fingerprint.hpp"
 #include "manager/bus_adaptor.hpp"
 #include "manager/config.hpp"
 #include "manager/scope_reconciler.hpp"
+#include "manager/systemd_support.hpp"
 #include "manager/task_events_fanout.hpp"
 #include "manager/task_registry.hpp"
 #include "network/network_manager.hpp"
@@ -26,6 +28,7 @@
 #include "plugins/plugin_registry.hpp"
 #include "plugins/probe_worker.hpp"
 #include "plugins/registry_bus.hpp"
+#include "scope/cgroup_host.hpp"
 #include "scope/sdbus_systemd_client.hpp"
 
 #ifndef TASKSCOPE_VERSION
@@ -150,6 +153,21 @@ int run(const Options& opts) {
     // routed by dbus-daemon, on a node busy starting tasks.
     scope::SdbusSystemdClient systemd(*systemdBus, std::chrono::milliseconds(config->jobTimeoutMs), &loop);
 
+    // A systemd that cannot drive this node stops the manager here, with
+    // what is missing named, before any task is recovered or started.
+    {
+        const auto version = systemd.version();
+        const bool unified = scope::CgroupHost::detect().unified();
+        if (auto r = manager::checkSystemdSupport(version ? *version : std::string(), unified); !r) {
+            spdlog::critical("Cannot run on this node: {}", r.error().message);
+            return 1;
+        }
+        systemd.usePidfds(version && manager::systemdTakesPidfds(*version));
+        if (version)
+            spdlog::info("systemd {} on cgroup {}; scopes take their processes as {}", *version, unified ? "v2" : "v1",
+                         systemd.usesPidfds() ? "pidfds" : "PIDs");
+    }
+
     // The node's own share, kept from tasks (node_slice.hpp), before any
     // task starts or is recovered. A failure is the journal's: tasks still
     // run, in a slice without those limits.
@@ -217,7 +235,7 @@ int run(const Options& opts) {
     loop.addBus(*systemdBus);
     loop.addBus(*serviceBus);
     // Taking the name last: callers activated by it find every object.
-    serviceBus->requestName(kBusName);
+    serviceBus->requestName(sdbus_compat::ServiceName{kBusName});
     spdlog::info("taskscope-manager {} ready: {} tasks, slice {}", TASKSCOPE_VERSION, tasks.list().size(),
                  config->slice);
     if (config->danglingScopes.enabled)

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <thread>
 
+#include <sdbus-c++/sdbus-c++.h>
+#include "common/sdbus_compat.hpp"
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/exec_stream.hpp"
 #include "nomad/grpc_errors.hpp"
@@ -15,7 +17,6 @@
 #include "nomad/plugin_log.hpp"
 #include "nomad/step_log.hpp"
 #include "nomad/taskscope_client.hpp"
-#include <sdbus-c++/sdbus-c++.h>
 
 namespace taskscope::nomad {
 
@@ -191,10 +192,11 @@ struct ManagerWatch {
         auto c = Client::connect();
         if (!c) return false;
         try {
-            match.emplace((*c)->connection().addMatch(
-                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                "member='NameOwnerChanged',arg0='org.taskscope.Manager1'",
-                [&changed](sdbus::Message&) { changed = true; }));
+            match.emplace(
+                sdbus_compat::addMatch((*c)->connection(),
+                                       "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                                       "member='NameOwnerChanged',arg0='org.taskscope.Manager1'",
+                                       [&changed](sdbus::Message&) { changed = true; }));
         } catch (const sdbus::Error&) {
             return false;
         }

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/sdbus_compat.hpp"
+
 #include "client/proxies.hpp"
 
 namespace taskscope::nomad {
@@ -48,12 +50,8 @@ bool isConnectionError(const sdbus::Error& e) {
 
 // Waits for traffic on the connection and dispatches it, at most `ms`.
 void pumpOnce(sdbus::IConnection& conn, int ms) {
-    if (conn.processPendingRequest()) return;
-    const auto pd = conn.getEventLoopPollData();
-    pollfd p{pd.fd, pd.events, 0};
-    int timeout = pd.getPollTimeout();
-    if (timeout < 0 || timeout > ms) timeout = ms;
-    ::poll(&p, 1, timeout);
+    if (sdbus_compat::processPending(conn)) return;
+    sdbus_compat::pollBus(conn, ms);
 }
 
 std::mutex gPoolMu;
@@ -66,7 +64,7 @@ std::vector<std::unique_ptr<Client>> gPool;
 class ManagerProxy final : public client::ManagerProxy {
 public:
     explicit ManagerProxy(sdbus::IConnection& c) : client::ManagerProxy(c) {
-        on.getTaskReply = [this](const std::string& json, const sdbus::Error* e) {
+        on.getTaskReply = [this](const std::string& json, sdbus_compat::ReplyError e) {
             if (e)
                 error = *e;
             else
@@ -173,7 +171,7 @@ Result<ClientLease> Client::acquire() {
 
 void Client::drain() {
     try {
-        while (conn_->processPendingRequest()) {
+        while (sdbus_compat::processPending(*conn_)) {
         }
     } catch (const sdbus::Error&) {
         broken_ = true;

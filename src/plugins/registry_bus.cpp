@@ -1,21 +1,22 @@
 #include "plugins/registry_bus.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::plugins {
 
 PluginObject::PluginObject(sdbus::IConnection& connection, const PluginEntry& plugin)
-    : AdaptorInterfaces(connection, plugin.objectPath), p_(plugin) {
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{plugin.objectPath}), p_(plugin) {
     registerAdaptor();
 }
 
 PluginObject::~PluginObject() { unregisterAdaptor(); }
 
 void PluginObject::changed() {
-    emitPropertiesChangedSignal(org::taskscope::Plugin1_adaptor::INTERFACE_NAME,
-                                {"Provider", "Version", "Capabilities", "Healthy", "LastCheck", "Message"});
+    sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Plugin1_adaptor::INTERFACE_NAME,
+                                        {"Provider", "Version", "Capabilities", "Healthy", "LastCheck", "Message"});
 }
 
 RegistryObject::RegistryObject(sdbus::IConnection& connection, PluginRegistry& registry)
-    : AdaptorInterfaces(connection, kRegistryPath), connection_(connection), registry_(registry) {
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{kRegistryPath}), connection_(connection), registry_(registry) {
     registerAdaptor();
 }
 

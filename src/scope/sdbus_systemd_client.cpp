@@ -1,12 +1,18 @@
 #include "scope/sdbus_systemd_client.hpp"
 
 #include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 
 #include <spdlog/spdlog.h>
 
 #include "common/error_names.hpp"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434  // the same number on every architecture (Linux 5.3)
+#endif
 
 namespace taskscope::scope {
 
@@ -102,7 +108,7 @@ void SdbusSystemdClient::jobAsync(const std::string& unit, const std::string& wh
         // Interest in the unit's JobRemoved before the call: it can come
         // before the reply.
         ++calling_[unit];
-        send([this, unit, what, done, accepted](const sdbus::Error* error, sdbus::ObjectPath job) {
+        send([this, unit, what, done, accepted](sdbus_compat::ReplyError error, sdbus::ObjectPath job) {
             replied();
             std::optional<std::string> early;
             if (auto it = earlyJobs_.find(job); it != earlyJobs_.end()) {
@@ -150,10 +156,24 @@ void SdbusSystemdClient::finishJob(const std::string& job, const std::string& re
     finished.done({});
 }
 
+sdbus::Struct<std::string, sdbus::Variant> SdbusSystemdClient::processesProperty(
+    const std::vector<uint32_t>& pids) const {
+    if (pidfds_) {
+        std::vector<sdbus::UnixFd> fds;
+        for (auto pid : pids) {
+            const int fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+            if (fd < 0) break;
+            fds.emplace_back(fd, sdbus::adopt_fd);
+        }
+        if (fds.size() == pids.size()) return {std::string("PIDFDs"), sdbus::Variant(fds)};
+    }
+    return {std::string("PIDs"), sdbus::Variant(pids)};
+}
+
 void SdbusSystemdClient::startScopeAsync(const std::string& unit, const std::vector<uint32_t>& pids,
                                          const UnitProperties& properties, const AuxUnits& auxUnits, Completion done) {
     UnitProperties props = properties;
-    props.emplace_back("PIDs", sdbus::Variant(pids));
+    props.push_back(processesProperty(pids));
     std::vector<sdbus::Struct<std::string, UnitProperties>> aux;
     for (const auto& a : auxUnits.units) aux.emplace_back(a.name, a.properties);
     auto once = [this, unit, props, aux, accepted = auxUnits.accepted](Completion finished) {
@@ -220,7 +240,7 @@ void SdbusSystemdClient::setUnitPropertiesAsync(const std::string& unit, const U
             .onInterface(kManagerInterface)
             .withArguments(unit, true, properties)
             .withTimeout(jobTimeout_)
-            .uponReplyInvoke([this, unit, done](const sdbus::Error* error) {
+            .uponReplyInvoke([this, unit, done](sdbus_compat::ReplyError error) {
                 replied();
                 if (error) return done(systemdError(*error, "set properties of " + unit));
                 done({});
@@ -239,8 +259,8 @@ void replyOnly(sdbus::IProxy& proxy, const char* method, std::chrono::millisecon
         .onInterface(kManagerInterface)
         .withArguments(args...)
         .withTimeout(timeout)
-        .uponReplyInvoke([what = std::move(what), done = std::move(done), replied = std::move(replied)](
-                             const sdbus::Error* error) {
+        .uponReplyInvoke([what = std::move(what), done = std::move(done),
+                          replied = std::move(replied)](sdbus_compat::ReplyError error) {
             replied();
             if (error) return done(systemdError(*error, what));
             done({});
@@ -286,7 +306,7 @@ void SdbusSystemdClient::unitStateAsync(const std::string& unit, StateCompletion
             .onInterface(kManagerInterface)
             .withArguments(std::vector<std::string>{unit})
             .withTimeout(jobTimeout_)
-            .uponReplyInvoke([this, unit, done](const sdbus::Error* error, std::vector<Row> rows) {
+            .uponReplyInvoke([this, unit, done](sdbus_compat::ReplyError error, std::vector<Row> rows) {
                 replied();
                 if (error) return done(systemdError(*error, "read the state of " + unit));
                 if (rows.empty()) return done(UnitState{"inactive", "dead"});
@@ -302,7 +322,7 @@ void SdbusSystemdClient::unitPathAsync(const std::string& unit, ValueCompletion<
             .onInterface(kManagerInterface)
             .withArguments(unit)
             .withTimeout(jobTimeout_)
-            .uponReplyInvoke([this, unit, done](const sdbus::Error* error, sdbus::ObjectPath path) {
+            .uponReplyInvoke([this, unit, done](sdbus_compat::ReplyError error, sdbus::ObjectPath path) {
                 replied();
                 if (error) return done(systemdError(*error, "find " + unit));
                 done(std::move(path));
@@ -316,16 +336,18 @@ void SdbusSystemdClient::unitPropertiesAsync(const std::string& unit, const std:
         if (!path) return done(path.error());
         issue([this, unit, interface, path = *path, done] {
             // A proxy of the unit's object for this one call, kept by its reply.
-            std::shared_ptr<sdbus::IProxy> unitProxy = sdbus::createProxy(connection_, kService, path);
+            std::shared_ptr<sdbus::IProxy> unitProxy =
+                sdbus::createProxy(connection_, sdbus_compat::ServiceName{kService}, sdbus::ObjectPath{path});
             unitProxy->callMethodAsync("GetAll")
                 .onInterface("org.freedesktop.DBus.Properties")
                 .withArguments(interface)
                 .withTimeout(jobTimeout_)
-                .uponReplyInvoke([this, unit, interface, done, unitProxy](const sdbus::Error* error, Properties props) {
-                    replied();
-                    if (error) return done(systemdError(*error, "read " + interface + " of " + unit));
-                    done(std::move(props));
-                });
+                .uponReplyInvoke(
+                    [this, unit, interface, done, unitProxy](sdbus_compat::ReplyError error, Properties props) {
+                        replied();
+                        if (error) return done(systemdError(*error, "read " + interface + " of " + unit));
+                        done(std::move(props));
+                    });
         });
     });
 }
@@ -383,7 +405,7 @@ void SdbusSystemdClient::listUnitsAsync(const std::string& pattern, ValueComplet
             .onInterface(kManagerInterface)
             .withArguments(std::vector<std::string>{}, std::vector<std::string>{pattern})
             .withTimeout(jobTimeout_)
-            .uponReplyInvoke([this, pattern, done](const sdbus::Error* error, std::vector<Row> rows) {
+            .uponReplyInvoke([this, pattern, done](sdbus_compat::ReplyError error, std::vector<Row> rows) {
                 replied();
                 if (error) return done(systemdError(*error, "list units " + pattern));
                 std::vector<std::string> names;
@@ -409,15 +431,14 @@ common::Result<std::string> SdbusSystemdClient::waitForJob(const std::string& un
             finishedJobs_.erase(it);
             return result;
         }
-        if (connection_.processPendingRequest()) continue;
+        if (sdbus_compat::processPending(connection_)) continue;
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline)
-            return common::makeError(common::errors::kSystemdFailed, "job " + std::string(job) + " for " + unit + " did not finish in " +
-                                                          std::to_string(jobTimeout_.count()) + " ms");
-        const auto pd = connection_.getEventLoopPollData();
-        pollfd pfd{pd.fd, pd.events, 0};
+            return common::makeError(common::errors::kSystemdFailed, "job " + std::string(job) + " for " + unit +
+                                                                         " did not finish in " +
+                                                                         std::to_string(jobTimeout_.count()) + " ms");
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-        if (::poll(&pfd, 1, static_cast<int>(left)) < 0 && errno != EINTR)
+        if (sdbus_compat::pollBus(connection_, static_cast<int>(left)) < 0 && errno != EINTR)
             return common::errnoError("poll the system bus", errno, common::errors::kSystemdFailed);
     }
 }
@@ -446,7 +467,7 @@ common::Result<void> SdbusSystemdClient::runJob(const std::string& unit, const s
 common::Result<void> SdbusSystemdClient::startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
                                                         const UnitProperties& properties) {
     UnitProperties props = properties;
-    props.emplace_back("PIDs", sdbus::Variant(pids));
+    props.push_back(processesProperty(pids));
     return runJob(unit, "start scope " + unit, [&] { return manager_->StartTransientUnit(unit, "fail", props, {}); });
 }
 
@@ -483,7 +504,7 @@ common::Result<sdbus::Variant> SdbusSystemdClient::unitProperty(const std::strin
                                                                 const std::string& property) {
     try {
         const auto path = manager_->GetUnit(unit);
-        auto proxy = sdbus::createProxy(connection_, kService, path);
+        auto proxy = sdbus::createProxy(connection_, sdbus_compat::ServiceName{kService}, sdbus::ObjectPath{path});
         return proxy->getProperty(property).onInterface(interface);
     } catch (const sdbus::Error& e) {
         return systemdError(e, "read " + property + " of " + unit);

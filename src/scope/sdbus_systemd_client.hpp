@@ -15,6 +15,7 @@
 
 #include "client/proxies.hpp"
 #include "common/event_loop.hpp"
+#include "common/sdbus_compat.hpp"
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::scope {
@@ -61,7 +62,18 @@ public:
     common::Result<std::vector<std::string>> listUnits(const std::string& pattern) override;
     common::Result<std::string> version() override;
 
+    /// Hands a scope's processes to systemd as pidfds (the PIDFDs property)
+    /// instead of PIDs: set by the manager once the running systemd is
+    /// known to take them (manager/systemd_support.hpp), never at build time.
+    void usePidfds(bool on) { pidfds_ = on; }
+    bool usesPidfds() const { return pidfds_; }
+
 private:
+    /// The scope's processes as StartTransientUnit takes them: pidfds where
+    /// systemd takes them, so that it adopts those very processes even if
+    /// one died and its PID was reused meanwhile; PIDs otherwise (and when
+    /// a pidfd cannot be had: the process is gone, systemd then says so).
+    sdbus::Struct<std::string, sdbus::Variant> processesProperty(const std::vector<uint32_t>& pids) const;
 
     common::Result<void> startScopeOnce(const std::string& unit, const std::vector<uint32_t>& pids,
                                         const UnitProperties& properties);
@@ -78,7 +90,7 @@ private:
     void replied();
     /// A call that returns a job: `send` makes the call with the reply
     /// handler it is given; `done` gets the job's JobRemoved result.
-    using JobReply = std::function<void(const sdbus::Error*, sdbus::ObjectPath)>;
+    using JobReply = std::function<void(sdbus_compat::ReplyError, sdbus::ObjectPath)>;
     /// `method`(unit, mode) of the manager interface (StartUnit, StopUnit), its job waited for.
     void unitJobAsync(const std::string& method, const std::string& unit, const std::string& mode,
                       const std::string& what, Completion done);
@@ -95,6 +107,7 @@ private:
 
     sdbus::IConnection& connection_;
     std::chrono::milliseconds jobTimeout_;
+    bool pidfds_ = false;
     std::unique_ptr<client::SystemdManagerProxy> manager_;
     // Units with a job we wait for; JobRemoved of other units is ignored so
     // this map cannot grow with other clients' jobs.

@@ -1,5 +1,6 @@
 #include "scope/slice_layout.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "scope/unit_name.hpp"

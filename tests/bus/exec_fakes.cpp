@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/sdbus_compat.hpp"
+
 int main(int argc, char** argv) {
     if (argc != 7) {
         std::fprintf(stderr, "usage: %s BUS_ADDRESS ALLOC TASK PID ATTACH_LOG PROCESS_SPEC\n", argv[0]);
@@ -31,28 +33,35 @@ int main(int argc, char** argv) {
         if (!line.empty()) cgroup = line.substr(line.find(':', line.find(':') + 1) + 1);
 
     auto bus = sdbus::createSessionBusConnectionWithAddress(argv[1]);
-    auto manager = sdbus::createObject(*bus, "/org/taskscope/Manager1");
-    manager->registerMethod("GetTask")
-        .onInterface("org.taskscope.Manager1")
-        .implementedAs([&](const std::string& a, const std::string& t) -> std::string {
-            if (a != alloc || t != task) throw sdbus::Error("org.taskscope.Error.NoSuchTask", "no task " + a + "/" + t);
-            const nlohmann::json spec = {{"command", "/bin/sleep"}, {"cwd", "/tmp"}, {"env", {{"FROM_TASK", "yes"}}}};
-            return nlohmann::json{{"alloc_id", alloc},  {"task", task}, {"unit", alloc + "-" + task + ".scope"},
-                                  {"state", "running"}, {"pid", pid},   {"cgroup", cgroup},
-                                  {"process_spec", processSpec}, {"spec", spec}}
-                .dump();
-        });
-    manager->finishRegistration();
-    auto systemd = sdbus::createObject(*bus, "/org/freedesktop/systemd1");
-    systemd->registerMethod("AttachProcessesToUnit")
-        .onInterface("org.freedesktop.systemd1.Manager")
-        .implementedAs([&](const std::string& unit, const std::string&, const std::vector<uint32_t>& pids) {
-            std::ofstream log(logPath, std::ios::app);
-            for (auto p : pids) log << unit << " " << p << "\n";
-        });
-    systemd->finishRegistration();
-    bus->requestName("org.freedesktop.systemd1");
-    bus->requestName("org.taskscope.Manager1");
+    auto manager = sdbus::createObject(*bus, sdbus::ObjectPath{"/org/taskscope/Manager1"});
+    namespace compat = taskscope::sdbus_compat;
+    compat::VTable(*manager, "org.taskscope.Manager1")
+        .method("GetTask",
+                [&](const std::string& a, const std::string& t) -> std::string {
+                    if (a != alloc || t != task)
+                        throw taskscope::sdbus_compat::makeError("org.taskscope.Error.NoSuchTask",
+                                                                 "no task " + a + "/" + t);
+                    const nlohmann::json spec = {
+                        {"command", "/bin/sleep"}, {"cwd", "/tmp"}, {"env", {{"FROM_TASK", "yes"}}}};
+                    return nlohmann::json{
+                        {"alloc_id", alloc},           {"task", task}, {"unit", alloc + "-" + task + ".scope"},
+                        {"state", "running"},          {"pid", pid},   {"cgroup", cgroup},
+                        {"process_spec", processSpec}, {"spec", spec}}
+                        .dump();
+                })
+        .add();
+    compat::finishRegistration(*manager);
+    auto systemd = sdbus::createObject(*bus, sdbus::ObjectPath{"/org/freedesktop/systemd1"});
+    compat::VTable(*systemd, "org.freedesktop.systemd1.Manager")
+        .method("AttachProcessesToUnit",
+                [&](const std::string& unit, const std::string&, const std::vector<uint32_t>& pids) {
+                    std::ofstream log(logPath, std::ios::app);
+                    for (auto p : pids) log << unit << " " << p << "\n";
+                })
+        .add();
+    compat::finishRegistration(*systemd);
+    bus->requestName(taskscope::sdbus_compat::ServiceName{"org.freedesktop.systemd1"});
+    bus->requestName(taskscope::sdbus_compat::ServiceName{"org.taskscope.Manager1"});
     std::cout << "ready" << std::endl;
     bus->enterEventLoop();
 }

@@ -11,6 +11,8 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/sdbus_compat.hpp"
+
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -23,13 +25,15 @@ constexpr const char* kTask1 = "org.taskscope.Task1";
 
 std::unique_ptr<sdbus::IObject> taskObject(sdbus::IConnection& bus, size_t n, const std::string& alloc,
                                            const std::string& task) {
-    auto o = sdbus::createObject(bus, "/org/taskscope/Manager1/task/t" + std::to_string(n));
+    auto o = sdbus::createObject(bus, sdbus::ObjectPath{"/org/taskscope/Manager1/task/t" + std::to_string(n)});
     const std::string unit = alloc + "-" + task + ".scope";
-    o->registerProperty("AllocId").onInterface(kTask1).withGetter([alloc] { return alloc; });
-    o->registerProperty("Name").onInterface(kTask1).withGetter([task] { return task; });
-    o->registerProperty("Unit").onInterface(kTask1).withGetter([unit] { return unit; });
-    o->registerProperty("State").onInterface(kTask1).withGetter([] { return std::string("exited"); });
-    o->finishRegistration();
+    taskscope::sdbus_compat::VTable(*o, kTask1)
+        .property("AllocId", [alloc] { return alloc; })
+        .property("Name", [task] { return task; })
+        .property("Unit", [unit] { return unit; })
+        .property("State", [] { return std::string("exited"); })
+        .add();
+    taskscope::sdbus_compat::finishRegistration(*o);
     return o;
 }
 
@@ -41,9 +45,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     auto bus = sdbus::createSessionBusConnectionWithAddress(argv[1]);
-    auto manager = sdbus::createObject(*bus, "/org/taskscope/Manager1");
+    auto manager = sdbus::createObject(*bus, sdbus::ObjectPath{"/org/taskscope/Manager1"});
     manager->addObjectManager();
-    manager->finishRegistration();
+    taskscope::sdbus_compat::finishRegistration(*manager);
     std::map<std::string, std::unique_ptr<sdbus::IObject>> tasks;  // by unit
     for (int i = 2; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -51,19 +55,20 @@ int main(int argc, char** argv) {
         const auto alloc = arg.substr(0, colon), task = arg.substr(colon + 1);
         tasks[alloc + "-" + task + ".scope"] = taskObject(*bus, static_cast<size_t>(i), alloc, task);
     }
-    bus->requestName("org.taskscope.Manager1");
+    bus->requestName(taskscope::sdbus_compat::ServiceName{"org.taskscope.Manager1"});
     std::cout << "ready" << std::endl;
     for (;;) {
         try {
-            while (bus->processPendingRequest()) {
+            while (taskscope::sdbus_compat::processPending(*bus)) {
             }
         } catch (const sdbus::Error&) {
             return 0;  // the test ended and took the bus away
         }
-        const auto pd = bus->getEventLoopPollData();
-        pollfd p[2] = {{pd.fd, pd.events, 0}, {STDIN_FILENO, POLLIN, 0}};
-        ::poll(p, 2, pd.getPollTimeout());
-        if (!(p[1].revents & (POLLIN | POLLHUP))) continue;
+        const auto wait = taskscope::sdbus_compat::busWait(*bus);
+        std::vector<pollfd> p{{STDIN_FILENO, POLLIN, 0}};
+        wait.addTo(p);
+        ::poll(p.data(), p.size(), wait.timeoutMs());
+        if (!(p[0].revents & (POLLIN | POLLHUP))) continue;
         std::string command, unit;
         if (!(std::cin >> command >> unit)) return 0;
         if (command == "forget") {

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "common/sdbus_compat.hpp"
+
 namespace {
 
 constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
     }
     const std::string mode = argv[2];
     auto bus = sdbus::createSessionBusConnectionWithAddress(argv[1]);
-    auto manager = sdbus::createObject(*bus, "/org/freedesktop/systemd1");
+    auto manager = sdbus::createObject(*bus, sdbus::ObjectPath{"/org/freedesktop/systemd1"});
     std::map<std::string, Unit> units;
     uint32_t nextJob = 1;
     std::vector<std::function<void()>> held;
@@ -85,75 +87,74 @@ int main(int argc, char** argv) {
         }
     };
 
-    manager->registerMethod("FinishJobs").onInterface("org.taskscope.Test1").implementedAs([&] {
-        auto finishing = std::move(held);
-        held.clear();
-        for (auto& f : finishing) f();
-        return static_cast<uint32_t>(finishing.size());
+    namespace compat = taskscope::sdbus_compat;
+    compat::VTable(*manager, "org.taskscope.Test1")
+        .method("FinishJobs",
+                [&] {
+                    auto finishing = std::move(held);
+                    held.clear();
+                    for (auto& f : finishing) f();
+                    return static_cast<uint32_t>(finishing.size());
+                })
+        .add();
+    compat::VTable systemd(*manager, kManager);
+    systemd.method("Subscribe", [] {});
+    systemd.method("StartTransientUnit", [&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit,
+                                             const std::string&, const Properties& props, const Aux&) {
+        // systemd collects a scope once its processes are gone (the
+        // tasks' CollectMode); a stand-in without cgroups asks the PIDs.
+        if (auto it = units.find(unit); it != units.end()) {
+            bool alive = false;
+            for (auto pid : it->second.pids) alive = alive || ::kill(static_cast<pid_t>(pid), 0) == 0;
+            if (alive)
+                throw taskscope::sdbus_compat::makeError("org.freedesktop.systemd1.UnitExists",
+                                                         "Unit " + unit + " exists");
+            units.erase(it);
+        }
+        Unit u;
+        for (const auto& p : props)
+            if (p.get<0>() == "PIDs") u.pids = p.get<1>().get<std::vector<uint32_t>>();
+        u.object = sdbus::createObject(*bus, sdbus::ObjectPath{unitPath(unit)});
+        const std::string cgroup = "/nomad.slice/" + unit;
+        compat::VTable(*u.object, "org.freedesktop.systemd1.Scope")
+            .property("ControlGroup", [cgroup] { return cgroup; })
+            .add();
+        compat::VTable(*u.object, "org.freedesktop.systemd1.Unit")
+            .property("ActiveState", [] { return std::string("active"); })
+            .property("SubState", [] { return std::string("running"); })
+            .add();
+        compat::finishRegistration(*u.object);
+        const bool ok = mode != "failed";
+        if (ok) units[unit] = std::move(u);
+        job(std::move(reply), unit, ok ? "done" : "failed");
     });
-    manager->registerMethod("Subscribe").onInterface(kManager).implementedAs([] {});
-    manager->registerMethod("StartTransientUnit")
-        .onInterface(kManager)
-        .implementedAs([&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string&,
-                           const Properties& props, const Aux&) {
-            // systemd collects a scope once its processes are gone (the
-            // tasks' CollectMode); a stand-in without cgroups asks the PIDs.
-            if (auto it = units.find(unit); it != units.end()) {
-                bool alive = false;
-                for (auto pid : it->second.pids) alive = alive || ::kill(static_cast<pid_t>(pid), 0) == 0;
-                if (alive) throw sdbus::Error("org.freedesktop.systemd1.UnitExists", "Unit " + unit + " exists");
-                units.erase(it);
-            }
-            Unit u;
-            for (const auto& p : props)
-                if (p.get<0>() == "PIDs") u.pids = p.get<1>().get<std::vector<uint32_t>>();
-            u.object = sdbus::createObject(*bus, unitPath(unit));
-            const std::string cgroup = "/nomad.slice/" + unit;
-            u.object->registerProperty("ControlGroup")
-                .onInterface("org.freedesktop.systemd1.Scope")
-                .withGetter([cgroup] { return cgroup; });
-            u.object->registerProperty("ActiveState").onInterface("org.freedesktop.systemd1.Unit").withGetter([] {
-                return std::string("active");
-            });
-            u.object->registerProperty("SubState").onInterface("org.freedesktop.systemd1.Unit").withGetter([] {
-                return std::string("running");
-            });
-            u.object->finishRegistration();
-            const bool ok = mode != "failed";
-            if (ok) units[unit] = std::move(u);
-            job(std::move(reply), unit, ok ? "done" : "failed");
-        });
-    manager->registerMethod("StopUnit")
-        .onInterface(kManager)
-        .implementedAs([&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string&) {
-            units.erase(unit);
-            job(std::move(reply), unit, "done");
-        });
-    manager->registerMethod("KillUnit")
-        .onInterface(kManager)
-        .implementedAs([&](const std::string& unit, const std::string&, const int32_t& sig) {
-            auto it = units.find(unit);
-            if (it == units.end())
-                throw sdbus::Error("org.freedesktop.systemd1.NoSuchUnit", "Unit " + unit + " not loaded");
-            for (auto pid : it->second.pids) ::kill(static_cast<pid_t>(pid), sig);
-        });
+    systemd.method("StopUnit",
+                   [&](sdbus::Result<sdbus::ObjectPath>&& reply, const std::string& unit, const std::string&) {
+                       units.erase(unit);
+                       job(std::move(reply), unit, "done");
+                   });
+    systemd.method("KillUnit", [&](const std::string& unit, const std::string&, const int32_t& sig) {
+        auto it = units.find(unit);
+        if (it == units.end())
+            throw taskscope::sdbus_compat::makeError("org.freedesktop.systemd1.NoSuchUnit",
+                                                     "Unit " + unit + " not loaded");
+        for (auto pid : it->second.pids) ::kill(static_cast<pid_t>(pid), sig);
+    });
     for (const char* name : {"FreezeUnit", "ThawUnit", "ResetFailedUnit"})
-        manager->registerMethod(name).onInterface(kManager).implementedAs([](const std::string&) {});
-    manager->registerMethod("SetUnitProperties")
-        .onInterface(kManager)
-        .implementedAs([](const std::string&, const bool&, const Properties&) {});
-    manager->registerMethod("GetUnit").onInterface(kManager).implementedAs([&](const std::string& unit) {
+        systemd.method(name, [](const std::string&) {});
+    systemd.method("SetUnitProperties", [](const std::string&, const bool&, const Properties&) {});
+    systemd.method("GetUnit", [&](const std::string& unit) {
         if (!units.count(unit))
-            throw sdbus::Error("org.freedesktop.systemd1.NoSuchUnit", "Unit " + unit + " not loaded");
+            throw taskscope::sdbus_compat::makeError("org.freedesktop.systemd1.NoSuchUnit",
+                                                     "Unit " + unit + " not loaded");
         return unitPath(unit);
     });
-    manager->registerSignal("JobRemoved")
-        .onInterface(kManager)
-        .withParameters<uint32_t, sdbus::ObjectPath, std::string, std::string>();
-    manager->registerSignal("UnitRemoved").onInterface(kManager).withParameters<std::string, sdbus::ObjectPath>();
-    manager->registerProperty("Version").onInterface(kManager).withGetter([] { return std::string("252-fake"); });
-    manager->finishRegistration();
-    bus->requestName("org.freedesktop.systemd1");
+    systemd.signal<uint32_t, sdbus::ObjectPath, std::string, std::string>("JobRemoved");
+    systemd.signal<std::string, sdbus::ObjectPath>("UnitRemoved");
+    systemd.property("Version", [] { return std::string("252-fake"); });
+    systemd.add();
+    compat::finishRegistration(*manager);
+    bus->requestName(taskscope::sdbus_compat::ServiceName{"org.freedesktop.systemd1"});
     std::cout << "ready" << std::endl;
     bus->enterEventLoop();
 }

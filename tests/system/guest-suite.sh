@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs INSIDE the testbed guest: guest-suite.sh VARIANT RESULTS_DIR BUILD_DIR INSTALL [ONLY]
+# Runs INSIDE the testbed guest: guest-suite.sh GUEST RESULTS_DIR BUILD_DIR INSTALL [ONLY]
+# GUEST is deb13-v2, deb12-v2 or deb12-v1; BUILD_DIR the build of its suite.
 # Installs taskscope (INSTALL=deb: BUILD_DIR/packages/*.deb with apt, as an
 # operator does; INSTALL=stage: the build's stage tree copied over /), then runs every tests/system/test_*.sh (or only the names in ONLY, space-separated,
 # e.g. "test_streamer_exec"; the others are recorded as skipped) and leaves
@@ -9,8 +10,10 @@ set -euo pipefail
 # No way out of the setup without a reason (run.sh shows this output on the host).
 trap 'echo "guest-suite: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 
-[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 VARIANT RESULTS_DIR BUILD_DIR deb|stage [ONLY]" >&2; exit 2; }
-variant=$1 results=$2 build=$3 install=$4 only=${5:-}
+[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 GUEST RESULTS_DIR BUILD_DIR deb|stage [ONLY]" >&2; exit 2; }
+guest=$1 results=$2 build=$3 install=$4 only=${5:-}
+variant=${guest##*-}
+suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
 
@@ -61,26 +64,28 @@ awk -v a="$install_start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b - a}' 
 	nproc
 } >"$results/env.txt"
 
-# A test's "# variants:" line says where it runs (tests/README.md):
-#   # variants: v2 v1     both variants, in every run
-#   # variants: v2 (v1)   v2 in every run; v1 only in the all-variants mode
-#                         (scripts/test.sh --all-variants), for a test whose
-#                         behaviour does not differ on v1
-#   no line               every variant, in every run
-# Prints "yes", "no", or "all-only" (a parenthesized variant outside that mode).
+# A test's "# variants:" line names the guests it runs on (tests/README.md):
+#   # variants: deb13-v2 deb12-v1 (deb12-v2)
+#     deb13-v2 and deb12-v1 in every run; deb12-v2 only in the all-variants
+#     mode (scripts/test.sh --all-variants), where its behaviour does not
+#     differ from the guests that run it every time
+#   no line   every guest, in every run
+# Prints "yes", "no", or "all-only" (a parenthesized guest outside that mode).
 variant_fate() {
 	local line
 	line=$(grep -m1 -E '^#[[:space:]]*variants:' "$1" || true)
 	if [ -z "$line" ]; then echo yes; return; fi
 	line=" ${line#*variants:} "
-	if [[ "$line" == *" $variant "* ]]; then echo yes
-	elif [[ "$line" == *" ($variant) "* ]]; then
+	if [[ "$line" == *" $guest "* ]]; then echo yes
+	elif [[ "$line" == *" ($guest) "* ]]; then
 		if [ "${TASKSCOPE_ALL_VARIANTS:-0}" = 1 ]; then echo yes; else echo all-only; fi
 	else echo no
 	fi
 }
 
-export TASKSCOPE_VARIANT=$variant TASKSCOPE_BUILD_DIR=$build TASKSCOPE_SRC_DIR=$src
+# TASKSCOPE_VARIANT is the cgroup variant (v2, v1) the tests branch on;
+# TASKSCOPE_SUITE the Debian suite (bookworm, trixie); TASKSCOPE_GUEST both.
+export TASKSCOPE_VARIANT=$variant TASKSCOPE_SUITE=$suite TASKSCOPE_GUEST=$guest TASKSCOPE_BUILD_DIR=$build TASKSCOPE_SRC_DIR=$src
 
 shopt -s nullglob
 tests=("$here"/test_*.sh)
@@ -93,13 +98,13 @@ for t in "${tests[@]}"; do
 	fi
 	case $(variant_fate "$t") in
 	no)
-		echo "SKIP: not for variant $variant" >"$results/$name.out"
+		echo "SKIP: not for $guest" >"$results/$name.out"
 		echo skip >"$results/$name.rc"
 		echo "guest-suite: $name: skip"
 		continue
 		;;
 	all-only)
-		echo "SKIP: runs on $variant only in the all-variants mode (scripts/test.sh --all-variants): its behaviour does not differ there" >"$results/$name.out"
+		echo "SKIP: runs on $guest only in the all-variants mode (scripts/test.sh --all-variants): its behaviour does not differ there" >"$results/$name.out"
 		echo skip >"$results/$name.rc"
 		echo "guest-suite: $name: skip (all-variants mode only)"
 		continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Allocations are fair (issue 31): two allocations busy on one CPU, one with
 # a single task asking 1000 shares, one with four tasks asking 250 each,
 # get CPU within 10% of 1:1 (each allocation's slice weighs the sum of its

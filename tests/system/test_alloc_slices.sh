@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Allocations as slices (issue 31): an allocation's tasks sit in its own
 # slice, which an operator addresses with systemctl and systemd-cgls; the
 # slice goes with the allocation's last forgotten task; `systemctl stop` of

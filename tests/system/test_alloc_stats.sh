@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Per-allocation totals (issue 31) from taskscope-streamer: an allocation
 # in a slice is read as its slice's one cgroup. Checks, with loose bounds
 # (TCG): an allocation of two busy tasks shows tasks=2, its slice, memory

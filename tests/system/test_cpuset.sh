@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # cpuset partitions and limits through systemd: reserved cores are
 # exclusive, shared tasks follow the shared pool at once, nothing leaks
 # across restarts, and daemon-reload changes nothing.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Plugin tasks (CSI): a task whose spec declares a plugin gets a socket
 # directory and CSI_ENDPOINT; once its socket answers, the registry calls
 # the CSI Identity service over gRPC, registers the plugin with its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Issue 47, the node's side of the exec/raw_exec drop-in, proven inside
 # the tasks:
 # - ulimits and oom_score_adj: /proc/self/limits and oom_score_adj of a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Exec sessions outlive the streamer, as operators kill and restart it:
 # `systemctl kill -s KILL` and `systemctl restart` with sessions running
 # (pipes and a terminal), and a session that ends while the streamer is

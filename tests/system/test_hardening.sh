@@ -1,5 +1,5 @@
 #!/bin/bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # The units' hardening is in effect, and none of it reaches a task: the
 # manager's service cgroup denies IP traffic and devices, yet a task (which
 # leaves that cgroup for its scope before its first instruction) connects to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Hostile tasks (issue 32), as nobody and as root, isolated and not, in a
 # Nomad-like allocation (alloc/logs 0777 with root's 0600 log fifos, a task
 # dir, a shared alloc/data that is also a volume source):

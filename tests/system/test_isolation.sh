@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Isolation (issue 14): an isolated task lists only its root (chroot_env
 # binds and its own dirs), cannot write /usr nor a tmpfs mounted below it,
 # is pid 1 of its pid namespace, reads nothing from /proc/kcore, has

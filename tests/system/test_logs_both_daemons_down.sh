@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # A task that writes and ends while BOTH daemons are down (killed the way
 # an operator or the OOM killer does) keeps every byte of its output: its
 # shim holds both fifos until the streamer, back, has drained them and

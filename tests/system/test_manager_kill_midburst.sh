@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # The manager's unit SIGKILLed while a burst of StartTask calls is in
 # flight, as a scheduler sends them when a node joins: systemd restarts it,
 # and every start is accounted for. A start that was answered is running;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # No exit code is lost when the manager is killed -9 or restarted while
 # tasks run and exit; running tasks are re-adopted.
 source "$(dirname "$0")/lib.sh"

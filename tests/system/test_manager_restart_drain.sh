@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # `systemctl restart taskscope-manager`, then `systemctl kill -s KILL`,
 # while a caller keeps 32 starts in flight. At the restart the starts under
 # way finish before the old manager exits, and later ones are refused with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2
+# variants: deb13-v2 (deb12-v2)
 # Issue 12 in the small: the units' descriptor limits, what one task costs
 # the manager in descriptors, a start refused near the limit (named, with
 # the numbers, nothing created), and tasks whose unit names collide.

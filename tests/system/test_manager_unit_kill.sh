@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Whatever systemd does to the manager's unit (systemctl kill -s KILL of
 # the whole cgroup, stop, restart), the shims live on in a scope of their
 # own: every exit code arrives and every task can still be stopped. A task

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Allocation networks: a namespace per allocation (mode none: loopback
 # only; mode bridge: Debian's CNI plugins), joined by the allocation's
 # tasks before their first instruction (isolated ones too, and exec

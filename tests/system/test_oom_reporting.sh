@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Every OOM kill is reported as one (issue 48): tasks whose memory limit is
 # far below what they touch (memory_mb = memory_max_mb = 32, dd with a
 # 256 MiB buffer) are killed by the kernel's memory cgroup OOM killer, and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# variants: v2
+# variants: deb13-v2 deb12-v2
 # The .deb as an operator meets it, in the guest (systemd as PID 1).
 # guest-suite.sh has already installed $TASKSCOPE_BUILD_DIR/packages/
 # taskscope_*.deb with `apt-get install ./taskscope_*.deb` and done nothing
@@ -53,7 +53,14 @@ for u in taskscope-manager taskscope-streamer; do
 	assert_eq "$(systemctl is-active $u)" active "$u is-active"
 	assert_eq "$(systemctl is-enabled $u)" enabled "$u is-enabled"
 done
-assert_eq "$(systemctl show -P FragmentPath taskscope-manager)" /lib/systemd/system/taskscope-manager.service "unit from the package"
+# Each suite's own unit directory (scripts/suites.sh): /lib on Debian 12, /usr/lib on 13.
+unitdir=$(bash -c '. "$1/scripts/suites.sh" && suite_unitdir "$2"' _ "$TASKSCOPE_SRC_DIR" "$TASKSCOPE_SUITE")
+assert_eq "$(systemctl show -P FragmentPath taskscope-manager)" "$unitdir/taskscope-manager.service" "unit from the package"
+# The version the package was built with names its suite (packaging/deb-version.sh).
+case "$version" in
+*"~deb$(bash -c '. "$1/scripts/suites.sh" && suite_number "$2"' _ "$TASKSCOPE_SRC_DIR" "$TASKSCOPE_SUITE")u"*) ok "version $version is $TASKSCOPE_SUITE's" ;;
+*) fail "version $version does not name $TASKSCOPE_SUITE's ~debNuM" ;;
+esac
 tree=$(busctl tree --no-pager org.taskscope.Manager1)
 echo "$tree"
 grep -q /org/taskscope/Manager1 <<<"$tree" || fail "busctl tree shows no /org/taskscope/Manager1"

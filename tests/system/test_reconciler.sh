@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Dangling scopes (seed 002's reconciler): a scope started under nomad.slice
 # behind the manager's back, named like a task's, is killed once older than
 # the creation grace, with a journal line and a DanglingScopeStopped signal;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # No local user but root reads a task's secrets: a task with a planted
 # secret in its env (and in its args, marked secret_args) prints it to its
 # logs; then, as nobody, every file under every taskscope directory and

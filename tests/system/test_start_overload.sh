@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Issue 48: a start the caller is told failed leaves nothing, and a start
 # told it succeeded runs, also when the bus and systemd stop answering in
 # the middle of a burst of starts. dbus-daemon is SIGSTOPped (the manager

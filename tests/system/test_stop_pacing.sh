@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # A drain's stops at systemd's pace (issue 31, stop_window): with a window
 # of 4, forty tasks stopped at once are answered at once and all end with
 # the signal asked for; the manager SIGKILLed while most of the stops still

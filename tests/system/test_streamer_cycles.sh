@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2
+# variants: deb13-v2 (deb12-v2)
 # Start, exit and forget, N times (issue 13 asks 1000; under TCG 200 took
 # 81 s, so 500 fit in about four minutes; TASKSCOPE_CYCLES changes it):
 # afterwards no file, fifo or socket is left under /var/lib/taskscope* and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Output of a task that writes and exits while no streamer runs is not
 # lost: the manager holds the fifos until the streamer has drained them.
 source "$(dirname "$0")/lib.sh"

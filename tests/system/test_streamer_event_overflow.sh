@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2
+# variants: deb13-v2 (deb12-v2)
 # Many tasks ending at once can overflow the streamer's spool change
 # events: the kernel drops what does not fit in fs.inotify.max_queued_events
 # (16384 by default; 10,000 tasks stopped together got there, and the tasks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Exec into running tasks (org.taskscope.Exec1, taskscopectl exec) against
 # the real systemd and kernel: the command runs in the task's scope (moved
 # there by systemd before it runs), as the task's user, with its env and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # taskscope-streamer: a task's stdout lands in size-rotated files with no
 # line lost or repeated while the streamer is killed -9 three times; the
 # rotation limits hold; `taskscopectl logs` reads and follows; a task

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 (v1)
+# variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Restarts of taskscope-streamer lose nothing the user holds, killed the way
 # operators do (systemctl kill -s KILL, systemctl restart):
 # - `taskscopectl logs -f` follows across them: every numbered line once;

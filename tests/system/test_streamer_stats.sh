@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: v2 v1
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Task stats from taskscope-streamer (org.taskscope.Stats1) on the real
 # kernel: a task burning one core shows ~100% of one core and one burning
 # two ~200%; a task holding 200 MiB shows it as RSS, as the cgroup's own

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/bus_error.hpp"
+#include "common/sdbus_compat.hpp"
 #include "stream/daemon/streamer_adaptor.hpp"
 
 namespace taskscope::stream::daemon {
@@ -16,7 +17,7 @@ sdbus::Error toBus(const common::Error& e) { return common::toBusError(e); }
 }  // namespace
 
 ExecObject::ExecObject(sdbus::IConnection& connection, exec::ExecService& service)
-    : AdaptorInterfaces(connection, kStreamerPath), service_(service) {
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{kStreamerPath}), service_(service) {
     registerAdaptor();
 }
 
@@ -25,8 +26,9 @@ ExecObject::~ExecObject() {
 }
 
 std::string ExecObject::sender() const {
-    const auto* msg = getObject().getCurrentlyProcessedMessage();
-    return msg ? msg->getSender() : std::string();
+    std::string sender;
+    sdbus_compat::withCurrentMessage(getObject(), [&](const sdbus::Message& m) { sender = sdbus_compat::senderOf(m); });
+    return sender;
 }
 
 void ExecObject::execExited(uint64_t session, const std::string& allocId, const std::string& task,
@@ -35,7 +37,7 @@ void ExecObject::execExited(uint64_t session, const std::string& allocId, const 
 }
 
 void ExecObject::sessionsChanged() {
-    emitPropertiesChangedSignal(org::taskscope::Exec1_adaptor::INTERFACE_NAME, {"Sessions"});
+    sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Exec1_adaptor::INTERFACE_NAME, {"Sessions"});
 }
 
 std::vector<sdbus::Struct<uint64_t, std::string, std::string, bool>> ExecObject::Sessions() {
@@ -97,7 +99,8 @@ void ExecServer::restore(std::map<std::string, common::UniqueFd> stored) {
     // Once, at start, before the name is taken: a blocking call to the bus
     // daemon is fine here. A caller that leaves after its answer is seen
     // by clients_, which is already listening.
-    auto bus = sdbus::createProxy(connection_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    auto bus = sdbus::createProxy(connection_, sdbus_compat::ServiceName{"org.freedesktop.DBus"},
+                                  sdbus::ObjectPath{"/org/freedesktop/DBus"});
     for (const auto& owner : service_.restore(std::move(stored))) {
         bool present = false;
         try {

@@ -5,6 +5,7 @@
 
 #include "client/proxies.hpp"
 #include "common/error_names.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::stream::daemon {
 
@@ -15,7 +16,7 @@ public:
     using Done = std::function<void(common::Result<void>)>;
 
     explicit Call(sdbus::IConnection& connection) : systemd_(connection, client::Signals::Ignored) {
-        systemd_.onAttached = [this](const sdbus::Error* error) {
+        systemd_.onAttached = [this](sdbus_compat::ReplyError error) {
             if (!error) return call_.finish(common::Result<void>());
             call_.finish(common::makeError(common::errors::kSystemdFailed, "systemd did not move the child into " +
                                                                                unit_ + ": " + error->getName() +
@@ -48,12 +49,13 @@ void SdbusScopeAttacher::attach(const std::string& unit, pid_t pid, std::functio
 }
 
 BusClientWatch::BusClientWatch(sdbus::IConnection& connection, std::function<void(const std::string&)> gone)
-    : match_(connection.addMatch("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                                 "interface='org.freedesktop.DBus',member='NameOwnerChanged'",
-                                 [gone = std::move(gone)](sdbus::Message& msg) {
-                                     std::string name, oldOwner, newOwner;
-                                     msg >> name >> oldOwner >> newOwner;
-                                     if (!name.empty() && name[0] == ':' && newOwner.empty()) gone(name);
-                                 })) {}
+    : match_(sdbus_compat::addMatch(connection,
+                                    "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                    "interface='org.freedesktop.DBus',member='NameOwnerChanged'",
+                                    [gone = std::move(gone)](sdbus::Message& msg) {
+                                        std::string name, oldOwner, newOwner;
+                                        msg >> name >> oldOwner >> newOwner;
+                                        if (!name.empty() && name[0] == ':' && newOwner.empty()) gone(name);
+                                    })) {}
 
 }  // namespace taskscope::stream::daemon

@@ -19,6 +19,7 @@
 #include "common/event_loop.hpp"
 #include "common/fd_store.hpp"
 #include "common/log.hpp"
+#include "common/sdbus_compat.hpp"
 #include "stream/daemon/exec_adaptor.hpp"
 #include "stream/daemon/log_retention.hpp"
 #include "stream/daemon/stats_service.hpp"
@@ -162,7 +163,7 @@ int run(const Options& opts) {
     exec.restore(std::move(execFds));
     loop.addBus(*bus);
     // The name last: a caller activated by it finds the object and every task.
-    bus->requestName(kBusName);
+    bus->requestName(sdbus_compat::ServiceName{kBusName});
     spdlog::info("taskscope-streamer {} ready: {} tasks, spool {}", TASKSCOPE_VERSION, streamer.taskCount(),
                  opts.streamer.spoolDir);
     return loop.run();

@@ -5,6 +5,7 @@
 
 #include "client/proxies.hpp"
 #include "common/bus_error.hpp"
+#include "common/sdbus_compat.hpp"
 #include "dbus/task1_proxy.h"
 #include "stream/daemon/manager_address.hpp"
 
@@ -25,7 +26,7 @@ constexpr auto kListTimeout = std::chrono::seconds(30);
 class ManagerClient::Call final {
 public:
     explicit Call(sdbus::IConnection& connection) : manager_(connection, {}, client::Signals::Ignored, kManager) {
-        manager_.on.getTaskReply = [this](const std::string& json, const sdbus::Error* error) {
+        manager_.on.getTaskReply = [this](const std::string& json, sdbus_compat::ReplyError error) {
             if (error) return call_.finish(common::fromBusError(*error, "ask taskscope-manager for the task"));
             call_.finish(wire::parseTaskJson(json));
         };
@@ -73,8 +74,8 @@ private:
 ManagerClient::ManagerClient(sdbus::IConnection& connection)
     : connection_(connection),
       calls_([&connection] { return std::make_unique<Call>(connection); }),
-      objects_(sdbus::createProxy(connection, kManager, kManagerPath)) {
-    objects_->finishRegistration();
+      objects_(sdbus::createProxy(connection, sdbus_compat::ServiceName{kManager}, sdbus::ObjectPath{kManagerPath})) {
+    sdbus_compat::finishRegistration(*objects_);
 }
 
 ManagerClient::~ManagerClient() = default;
@@ -88,7 +89,7 @@ void ManagerClient::listTasks(ListDone done) {
     objects_->callMethodAsync("GetManagedObjects")
         .onInterface(kObjectManager)
         .withTimeout(kListTimeout)
-        .uponReplyInvoke([done = std::move(done)](const sdbus::Error* error,
+        .uponReplyInvoke([done = std::move(done)](sdbus_compat::ReplyError error,
                                                   const std::map<sdbus::ObjectPath, Interfaces>& objects) {
             if (error) return done(common::fromBusError(*error, "list the tasks of taskscope-manager"));
             TaskObjects tasks;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/sdbus_compat.hpp"
 #include "stream/daemon/manager_address.hpp"
 #include "wire/task_state.hpp"
 
@@ -42,7 +43,7 @@ ManagerWatch::ManagerWatch(sdbus::IConnection& connection, ManagerClient& manage
       managerClient_(manager),
       loop_(loop),
       sampler_(sampler),
-      dbus_(sdbus::createProxy(connection, kBus, kBusPath)) {}
+      dbus_(sdbus::createProxy(connection, sdbus_compat::ServiceName{kBus}, sdbus::ObjectPath{kBusPath})) {}
 
 ManagerWatch::~ManagerWatch() {
     if (retryTimer_) loop_.cancelTimer(retryTimer_);
@@ -51,19 +52,19 @@ ManagerWatch::~ManagerWatch() {
 void ManagerWatch::start(TaskRoster* roster) {
     roster_ = roster;
     // Subscribed before asking, so that nothing happens unseen in between.
-    ownerMatch_ = connection_.addMatch(kOwnerMatch, [this](sdbus::Message& m) {
+    ownerMatch_ = sdbus_compat::addMatch(connection_, kOwnerMatch, [this](sdbus::Message& m) {
         std::string name, oldOwner, newOwner;
         m >> name >> oldOwner >> newOwner;
         onOwnerChanged(newOwner);
     });
     managerClient_.listen(*this);
-    dbus_->finishRegistration();
+    sdbus_compat::finishRegistration(*dbus_);
     // Asking the manager itself would start it through bus activation.
     dbus_->callMethodAsync("GetNameOwner")
         .onInterface(kBus)
         .withTimeout(kCallTimeout)
         .withArguments(std::string(kManager))
-        .uponReplyInvoke([this](const sdbus::Error* error, const std::string& owner) {
+        .uponReplyInvoke([this](sdbus_compat::ReplyError error, const std::string& owner) {
             if (!error && !owner.empty()) onOwnerChanged(owner);
         });
 }

@@ -1,6 +1,7 @@
 #include "stream/daemon/stats_adaptor.hpp"
 
 #include "common/bus_error.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::stream::daemon {
 
@@ -54,7 +55,7 @@ wire::AllocationStats toWire(const stats::AllocationSample& s) {
 }
 
 StatsObject::StatsObject(sdbus::IConnection& connection, std::string path, stats::StatsSampler& sampler)
-    : AdaptorInterfaces(connection, std::move(path)), sampler_(sampler) {
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{std::move(path)}), sampler_(sampler) {
     registerAdaptor();
 }
 
@@ -68,11 +69,12 @@ void StatsObject::samplesTaken(const std::vector<stats::TaskSample>& samples) {
 }
 
 void StatsObject::tasksChanged() {
-    emitPropertiesChangedSignal(org::taskscope::Stats1_adaptor::INTERFACE_NAME, {"SampledTasks"});
+    sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Stats1_adaptor::INTERFACE_NAME, {"SampledTasks"});
 }
 
 void StatsObject::defaultIntervalChanged() {
-    emitPropertiesChangedSignal(org::taskscope::Stats1_adaptor::INTERFACE_NAME, {"DefaultIntervalMs"});
+    sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Stats1_adaptor::INTERFACE_NAME,
+                                        {"DefaultIntervalMs"});
 }
 
 wire::TaskStats StatsObject::GetTaskStats(const std::string& allocId, const std::string& task) {

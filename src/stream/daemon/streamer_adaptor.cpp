@@ -2,12 +2,13 @@
 
 #include "common/bus_error.hpp"
 #include "common/error_names.hpp"
+#include "common/sdbus_compat.hpp"
 
 namespace taskscope::stream::daemon {
 
 StreamerObject::StreamerObject(sdbus::IConnection& connection, logs::Streamer& streamer, ManagerClient& manager,
                                std::string version)
-    : AdaptorInterfaces(connection, kStreamerPath),
+    : AdaptorInterfaces(connection, sdbus::ObjectPath{kStreamerPath}),
       streamer_(streamer),
       manager_(manager),
       version_(std::move(version)) {
@@ -23,7 +24,7 @@ void StreamerObject::logsComplete(const std::string& allocId, const std::string&
 }
 
 void StreamerObject::tasksChanged() {
-    emitPropertiesChangedSignal(org::taskscope::Streamer1_adaptor::INTERFACE_NAME, {"Tasks"});
+    sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Streamer1_adaptor::INTERFACE_NAME, {"Tasks"});
 }
 
 void StreamerObject::ReadLogs(sdbus::Result<sdbus::UnixFd>&& result, std::string allocId, std::string task,

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>

@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "common/bus_error.hpp"
+#include "common/sdbus_compat.hpp"
 
 using namespace taskscope::common;
 
@@ -15,7 +16,8 @@ BOOST_AUTO_TEST_CASE(a_library_error_crosses_the_bus_and_back) {
 }
 
 BOOST_AUTO_TEST_CASE(any_other_bus_error_is_internal_and_says_what_was_asked) {
-    const auto e = fromBusError(sdbus::Error("org.freedesktop.DBus.Error.NoReply", "timed out"), "ask the manager");
+    const auto e = fromBusError(taskscope::sdbus_compat::makeError("org.freedesktop.DBus.Error.NoReply", "timed out"),
+                                "ask the manager");
     BOOST_TEST(e.name == "Internal");
     BOOST_TEST(e.message == "ask the manager: org.freedesktop.DBus.Error.NoReply: timed out");
 }

@@ -4,6 +4,7 @@ taskscope_unit_test(manager/test_node_checks.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_exit_record.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_config.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_node_slice.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/test_systemd_support.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_cpu_partitions.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/test_scope_reconciler.cpp taskscope_manager_lib)
 # The lifecycle against a fake systemd, with the real shim.

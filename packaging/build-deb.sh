@@ -38,7 +38,9 @@ case "${1:-}" in
 *) echo "usage: $0 [--prebuilt BUILD_DIR]" >&2; exit 2 ;;
 esac
 
-bash "$root/scripts/install-deps.sh" debhelper dpkg-dev lintian fakeroot >/dev/null
+# A suite's build root (scripts/suite-root.sh) was made with every package
+# the build needs; elsewhere the setup script brings what is missing.
+[ "${TASKSCOPE_SUITE_ROOT:-}" = 1 ] || bash "$root/scripts/install-deps.sh" debhelper dpkg-dev lintian fakeroot >/dev/null
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/taskscope-deb.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT

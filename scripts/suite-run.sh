@@ -18,12 +18,12 @@ bind=${TASKSCOPE_SUITE_BIND:-}
 exec unshare --mount --propagation private -- bash -c '
 	set -euo pipefail
 	root=$1 src=$2 bind=$3; shift 3
-	# The root a mount point of its own: the bus tier's network test makes
-	# its mount namespace private (unshare), which a plain directory refuses.
+	# The root a mount point of its own: the network test of the bus tier
+	# makes its mount namespace private (unshare); a plain directory refuses.
 	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount --rbind /dev "$root/dev"
-	# The bus tier'"'"'s streamer reads the host'"'"'s cgroups, as on the host.
+	# The streamer of the bus tier reads the cgroups of the host, as there.
 	mount --rbind /sys "$root/sys"
 	mount -t tmpfs tmpfs "$root/tmp"
 	mkdir -p "$root$src"

@@ -2,8 +2,8 @@
 // The one seam between taskscope and the two sdbus-c++ generations it
 // builds against: 1.2 (Debian 12) and 2.1 (Debian 13). Everything else in
 // the tree is written once, in 2.x's idiom where 1.x allows it (strong name
-// types, handlers that take a Message by value, explicit Variants); the few
-// calls that 1.x spells otherwise, or that 2.x removed, go through here.
+// types such as sdbus::ObjectPath{...}, explicit Variants, get<T>()); the
+// few calls that 1.x spells otherwise, or that 2.x removed, go through here.
 // CMake sets TASKSCOPE_SDBUS_MAJOR from the sdbus-c++ it found (the root
 // CMakeLists.txt); no other file tests a version. sdbus-c++'s own guide to
 // the move ("Migrating to sdbus-c++ v2", docs/using-sdbus-c++.md, v2.1.0)
@@ -25,8 +25,6 @@
 #endif
 
 namespace taskscope::sdbus_compat {
-
-inline constexpr int kMajor = TASKSCOPE_SDBUS_MAJOR;
 
 #if TASKSCOPE_SDBUS_MAJOR >= 2
 /// A bus name where the API takes one (2.x: a strong type; 1.x: a string).

@@ -80,8 +80,9 @@ suite_mirrors() {
 		done < <(awk 'BEGIN{RS="";FS="\n"} {u="";s="";for(i=1;i<=NF;i++){if($i~/^URIs:/){sub(/^URIs:[ \t]*/,"",$i);u=$i} if($i~/^Suites:/){sub(/^Suites:[ \t]*/,"",$i);s=$i}} if(u!="") print u "|" s}' "$f")
 	done
 	if [ -z "$main_uri" ] && [ -f /etc/apt/sources.list ]; then
-		main_uri=$(awk '$1=="deb" && $3 !~ /security/ {print $2; exit}' /etc/apt/sources.list)
-		sec_uri=$(awk '$1=="deb" && $3 ~ /security/ {print $2; exit}' /etc/apt/sources.list)
+		# One-line entries, with or without "[option=value ...]" after "deb".
+		main_uri=$(sed -E 's/^deb[[:space:]]+\[[^]]*\]/deb/' /etc/apt/sources.list | awk '$1=="deb" && $3 !~ /security/ {print $2; exit}')
+		sec_uri=$(sed -E 's/^deb[[:space:]]+\[[^]]*\]/deb/' /etc/apt/sources.list | awk '$1=="deb" && $3 ~ /security/ {print $2; exit}')
 	fi
 	[ -n "$main_uri" ] || return 1
 	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg

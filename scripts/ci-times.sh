@@ -65,7 +65,6 @@ done
 for guest in deb13-v2 deb12-v2 deb12-v1; do
 	res=$build/system-results/$guest
 	[ -d "$res" ] || continue
-	variant=$guest
 	row "  $guest guest: wall (boot, install, tests)" "$(secs "system.$guest.boot")"
 	row "    boot to the suite's start" "$(cat "$res/boot.time" 2>/dev/null || echo -)"
 	row "    apt install of the .debs" "$(cat "$res/install.time" 2>/dev/null || echo -)"
@@ -80,7 +79,7 @@ for guest in deb13-v2 deb12-v2 deb12-v1; do
 		ran=$((ran + 1))
 		row "    $name" "$(cat "$res/$name.time" 2>/dev/null || echo -)"
 	done
-	row "    ($ran run, $skipped not for $variant in this mode)" ""
+	row "    ($ran run, $skipped not for $guest in this mode)" ""
 done
 row "total" "$total"
 

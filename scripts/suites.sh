@@ -81,8 +81,10 @@ suite_mirrors() {
 	done
 	if [ -z "$main_uri" ] && [ -f /etc/apt/sources.list ]; then
 		# One-line entries, with or without "[option=value ...]" after "deb".
-		main_uri=$(sed -E 's/^deb[[:space:]]+\[[^]]*\]/deb/' /etc/apt/sources.list | awk '$1=="deb" && $3 !~ /security/ {print $2; exit}')
-		sec_uri=$(sed -E 's/^deb[[:space:]]+\[[^]]*\]/deb/' /etc/apt/sources.list | awk '$1=="deb" && $3 ~ /security/ {print $2; exit}')
+		local plain
+		plain=$(sed -E 's/^deb[[:space:]]+\[[^]]*\]/deb/' /etc/apt/sources.list)
+		main_uri=$(awk '$1=="deb" && $3 !~ /security/ {print $2; exit}' <<<"$plain")
+		sec_uri=$(awk '$1=="deb" && $3 ~ /security/ {print $2; exit}' <<<"$plain")
 	fi
 	[ -n "$main_uri" ] || return 1
 	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg

@@ -10,7 +10,8 @@ trap 'echo "testbed: run.sh line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The suite defaults to this machine's own (its builds run in the guest
 # unchanged), Debian 12 elsewhere.
-suite=$(bash -c '. "$1/../scripts/suites.sh" && suite_of_host' _ "$here")
+. "$here/../scripts/suites.sh"
+suite=$(suite_of_host)
 suite=${suite:-bookworm}
 variant=v2 smp=2 mem=2048 timeout_s=1800
 shares=()

@@ -54,11 +54,13 @@ for u in taskscope-manager taskscope-streamer; do
 	assert_eq "$(systemctl is-enabled $u)" enabled "$u is-enabled"
 done
 # Each suite's own unit directory (scripts/suites.sh): /lib on Debian 12, /usr/lib on 13.
-unitdir=$(bash -c '. "$1/scripts/suites.sh" && suite_unitdir "$2"' _ "$TASKSCOPE_SRC_DIR" "$TASKSCOPE_SUITE")
+# shellcheck source=../../scripts/suites.sh
+source "$TASKSCOPE_SRC_DIR/scripts/suites.sh"
+unitdir=$(suite_unitdir "$TASKSCOPE_SUITE")
 assert_eq "$(systemctl show -P FragmentPath taskscope-manager)" "$unitdir/taskscope-manager.service" "unit from the package"
 # The version the package was built with names its suite (packaging/deb-version.sh).
 case "$version" in
-*"~deb$(bash -c '. "$1/scripts/suites.sh" && suite_number "$2"' _ "$TASKSCOPE_SRC_DIR" "$TASKSCOPE_SUITE")u"*) ok "version $version is $TASKSCOPE_SUITE's" ;;
+*"~deb$(suite_number "$TASKSCOPE_SUITE")u"*) ok "version $version is $TASKSCOPE_SUITE's" ;;
 *) fail "version $version does not name $TASKSCOPE_SUITE's ~debNuM" ;;
 esac
 tree=$(busctl tree --no-pager org.taskscope.Manager1)

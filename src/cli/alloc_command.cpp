@@ -76,7 +76,7 @@ std::optional<wire::AllocationStats> totalsOf(sdbus::IConnection& conn, const st
     }
 }
 
-struct Options {
+struct AllocOptions {
     bool json = false;
     std::string signal;    // "": the spec's kill_signal
     int64_t graceMs = -1;  // -1: the spec's kill_timeout_ms
@@ -93,8 +93,8 @@ int64_t milliseconds(const std::string& v) {
 }
 
 /// The options of the alloc verbs: --json for each, stop's own for stop alone.
-Options parseOptions(const std::string& verb, const std::vector<std::string>& args, bool json) {
-    Options o;
+AllocOptions parseOptions(const std::string& verb, const std::vector<std::string>& args, bool json) {
+    AllocOptions o;
     o.json = json;
     const bool stop = verb == "stop";
     for (size_t i = 0; i < args.size(); ++i) {
@@ -117,7 +117,7 @@ Options parseOptions(const std::string& verb, const std::vector<std::string>& ar
     return o;
 }
 
-int list(ManagerProxy& m, const Options& o) {
+int list(ManagerProxy& m, const AllocOptions& o) {
     const auto all = allocations(m);
     auto arr = nlohmann::json::array();
     if (!o.json) std::printf("%-38s %5s %7s\n", "ALLOC", "TASKS", "RUNNING");
@@ -133,7 +133,7 @@ int list(ManagerProxy& m, const Options& o) {
     return 0;
 }
 
-int status(sdbus::IConnection& conn, ManagerProxy& m, const Options& o) {
+int status(sdbus::IConnection& conn, ManagerProxy& m, const AllocOptions& o) {
     const auto& alloc = o.positional[0];
     std::vector<std::string> replies;
     std::vector<wire::TaskInfo> infos;
@@ -170,7 +170,7 @@ int status(sdbus::IConnection& conn, ManagerProxy& m, const Options& o) {
     return 0;
 }
 
-int stats(sdbus::IConnection& conn, ManagerProxy& m, const Options& o) {
+int stats(sdbus::IConnection& conn, ManagerProxy& m, const AllocOptions& o) {
     const auto& alloc = o.positional[0];
     (void)tasksOf(m, alloc);  // an unknown allocation is named as such, not as one without samples
     client::StatsProxy proxy(conn, client::Signals::Ignored);
@@ -182,7 +182,7 @@ int stats(sdbus::IConnection& conn, ManagerProxy& m, const Options& o) {
     return 0;
 }
 
-int stop(sdbus::IConnection& conn, ManagerProxy& m, const Options& o) {
+int stop(sdbus::IConnection& conn, ManagerProxy& m, const AllocOptions& o) {
     const auto& alloc = o.positional[0];
     const auto tasks = tasksOf(m, alloc);
     for (const auto& t : tasks) m.watch(alloc, t.task);
@@ -216,7 +216,7 @@ int stop(sdbus::IConnection& conn, ManagerProxy& m, const Options& o) {
     return 0;
 }
 
-int forget(ManagerProxy& m, const Options& o) {
+int forget(ManagerProxy& m, const AllocOptions& o) {
     const auto& alloc = o.positional[0];
     std::string running;
     size_t forgotten = 0;
@@ -248,7 +248,7 @@ int allocCommand(sdbus::IConnection& conn, const std::vector<std::string>& args,
     const std::string verb = args[0];
     if (verb != "list" && verb != "status" && verb != "stats" && verb != "stop" && verb != "forget")
         die("alloc takes list, status, stats, stop or forget, not '" + verb + "'; see --help", 2);
-    const Options o = parseOptions(verb, {args.begin() + 1, args.end()}, json);
+    const AllocOptions o = parseOptions(verb, {args.begin() + 1, args.end()}, json);
     ManagerProxy m(conn);
     if (verb == "list") return list(m, o);
     if (verb == "status") return status(conn, m, o);

@@ -40,7 +40,7 @@ constexpr std::chrono::seconds kStreamerReturn{60};
 
 using client::ExecProxy;
 
-struct Options {
+struct ExecOptions {
     bool interactive = false;
     bool tty = false;
     std::optional<uint32_t> timeoutMs;
@@ -57,8 +57,8 @@ uint32_t number(const std::string& flag, const std::string& text) {
     return static_cast<uint32_t>(v);
 }
 
-Options parse(const std::vector<std::string>& args) {
-    Options o;
+ExecOptions parse(const std::vector<std::string>& args) {
+    ExecOptions o;
     std::vector<std::string> positional;
     size_t i = 0;
     for (; i < args.size(); ++i) {
@@ -157,7 +157,7 @@ struct Exit {
     int32_t signal = 0;
 };
 
-int interactive(sdbus::IConnection& conn, const Options& o) {
+int interactive(sdbus::IConnection& conn, const ExecOptions& o) {
     ExecProxy exec(conn);
     const bool stdinTty = ::isatty(STDIN_FILENO);
     const auto [rows, cols] = o.tty ? windowSize() : std::pair<uint16_t, uint16_t>{0, 0};
@@ -309,7 +309,7 @@ int interactive(sdbus::IConnection& conn, const Options& o) {
     return exited->code;
 }
 
-int once(sdbus::IConnection& conn, const Options& o) {
+int once(sdbus::IConnection& conn, const ExecOptions& o) {
     ExecProxy exec(conn);
     int32_t code = 0, sig = 0;
     std::vector<uint8_t> output;

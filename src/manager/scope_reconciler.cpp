@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/clock.hpp"
 #include "common/error_names.hpp"
 #include "scope/slice_layout.hpp"
 
@@ -12,12 +13,6 @@ namespace taskscope::manager {
 namespace {
 
 constexpr std::string_view kScopeSuffix = ".scope";
-
-uint64_t realtimeUs() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count());
-}
 
 }  // namespace
 
@@ -40,7 +35,7 @@ ScopeReconciler::ScopeReconciler(ReconcilerConfig config, scope::SystemdClient& 
       systemd_(systemd),
       slice_(std::move(slice)),
       owns_(std::move(owns)),
-      now_(now ? std::move(now) : NowUs(realtimeUs)) {}
+      now_(now ? std::move(now) : NowUs(common::wallClockUs)) {}
 
 void ScopeReconciler::watchSlices(scope::SliceLayout layout, OwnsUnit ownsSlice) {
     layout_ = std::move(layout);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <utility>
 
+#include "common/clock.hpp"
 #include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "manager/fd_budget.hpp"
@@ -40,12 +41,6 @@ constexpr auto kShimExitWait = std::chrono::seconds(10);
 constexpr auto kOverloadedShimExitWait = std::chrono::seconds(1);
 // A failed start's empty scope: its stop is waited for this long at most.
 constexpr auto kScopeStopWait = std::chrono::seconds(3);
-
-uint64_t nowUs() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-}
 
 // Out of descriptors despite the check (another thread of the kernel's,
 // a miscount): the caller gets the numbers, the failed step after them.
@@ -428,7 +423,7 @@ void StartProcedure::onPid(Result<std::string> line) {
     if (!r) return fail(withFdNumbers(r.error()));
     draft_.pid = launch_.taskPid;
     draft_.shimPid = launch_.shimPid;
-    draft_.startedAtUs = nowUs();
+    draft_.startedAtUs = common::wallClockUs();
     reach(StartStep::Launched);
     // The record goes to disk while systemd makes the scope, not after: a
     // start waited for the two one after the other (a journal commit

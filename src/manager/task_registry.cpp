@@ -5,6 +5,7 @@
 #include <chrono>
 #include <utility>
 
+#include "common/clock.hpp"
 #include "common/error_names.hpp"
 #include "manager/fd_budget.hpp"
 #include "manager/start_procedure.hpp"
@@ -17,16 +18,6 @@ namespace {
 using common::makeError;
 using common::Result;
 namespace errors = common::errors;
-
-uint64_t nowUs() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-}
-
-std::string taskLabel(const std::string& allocId, const std::string& task) {
-    return allocId + "/" + task;
-}
 
 // The longest unit name taskscope's own files can be named after: systemd
 // takes 255 characters, as a file name does, and the files named after the
@@ -113,7 +104,7 @@ Result<TaskRegistry::Entry*> TaskRegistry::find(const std::string& allocId, cons
     if (it != tasks_.end()) return it->second.get();
     // A name no unit could have gets the more useful error.
     if (auto unit = taskUnitName(allocId, task); !unit) return unit.error();
-    return makeError(errors::kNoSuchTask, "no task " + taskLabel(allocId, task));
+    return makeError(errors::kNoSuchTask, "no task " + task::label(allocId, task));
 }
 
 TaskRegistry::Entry* TaskRegistry::byUnit(const std::string& unit) const {
@@ -227,7 +218,7 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
                          StartDone done) {
     if (draining_)
         return done(makeError(errors::kShuttingDown,
-                              "the manager is stopping; task " + taskLabel(allocId, task) +
+                              "the manager is stopping; task " + task::label(allocId, task) +
                                   " was not started (nothing of it was made): ask again once it is back"));
     auto unit = taskUnitName(allocId, task);
     if (!unit) return done(unit.error());
@@ -236,11 +227,11 @@ void TaskRegistry::start(const std::string& allocId, const std::string& task, co
     if (config_.nestedSlices)
         if (auto slice = allocSlices_.place(allocId, false); !slice) return done(slice.error());
     if (tasks_.count(Key{allocId, task}))
-        return done(makeError(errors::kTaskExists, "task " + taskLabel(allocId, task) + " already exists"));
+        return done(makeError(errors::kTaskExists, "task " + task::label(allocId, task) + " already exists"));
     if (const auto* other = byUnit(*unit))
-        return done(makeError(errors::kUnitNameCollision, "task " + taskLabel(allocId, task) + " would run in unit " +
+        return done(makeError(errors::kUnitNameCollision, "task " + task::label(allocId, task) + " would run in unit " +
                                                               *unit + ", which belongs to task " +
-                                                              taskLabel(other->record.allocId, other->record.name)));
+                                                              task::label(other->record)));
     // Refused before anything exists, with the numbers, rather than failing
     // half-way with EMFILE. Starts admitted whose descriptors are not open
     // yet (waiting for their turn on the loop or on the start worker) count
@@ -327,7 +318,7 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
     auto done = std::move(e.startDone);
     const auto profile = spdlog::should_log(spdlog::level::debug) ? e.start->clock().summary() : std::string();
     retire(std::move(e.start));
-    const auto label = taskLabel(draft.allocId, draft.name);
+    const auto label = task::label(draft.allocId, draft.name);
     if (!outcome) {
         // Its undo list has run and given back all it took: the entry goes.
         auto queued = erase(e.record);
@@ -447,7 +438,7 @@ void TaskRegistry::onShimGone(Entry& e) {
     spdlog::error(
         "The shim {} of task {} died without an exit record; the task stays running while its scope {} "
         "has processes (no exit code can be known)",
-        r.shimPid, taskLabel(r.allocId, r.name), r.unit);
+        r.shimPid, task::label(r), r.unit);
     exits_.watchOrphan(r.unit, host_.processesFile(r.cgroup).value_or(""));
 }
 
@@ -472,13 +463,12 @@ void TaskRegistry::exitRead(const std::string& unit, Result<ExitStatus> status) 
     if (!status) {
         // It has ended (it left a record) in an unknown way: lost, with the
         // reason, never left "running" for ever.
-        spdlog::error("Task {} is lost: its exit record could not be read: {}", taskLabel(r.allocId, r.name),
-                      status.error().message);
+        spdlog::error("Task {} is lost: its exit record could not be read: {}", task::label(r), status.error().message);
         return markLost(*e, "its exit record could not be read: " + status.error().message);
     }
     r.exit = *status;
     r.state = TaskState::Exited;
-    spdlog::info("Task {} exited: code {}, signal {}{}", taskLabel(r.allocId, r.name), r.exit.exitCode, r.exit.signal,
+    spdlog::info("Task {} exited: code {}, signal {}{}", task::label(r), r.exit.exitCode, r.exit.signal,
                  r.exit.oomKilled ? ", OOM killed" : "");
     finish(*e);
 }
@@ -486,8 +476,7 @@ void TaskRegistry::exitRead(const std::string& unit, Result<ExitStatus> status) 
 void TaskRegistry::orphanEnded(const std::string& unit) {
     auto* e = byUnit(unit);
     if (!e || e->record.finished()) return;
-    spdlog::warn("Task {} is lost: its shim was killed and its processes have all ended",
-                 taskLabel(e->record.allocId, e->record.name));
+    spdlog::warn("Task {} is lost: its shim was killed and its processes have all ended", task::label(e->record));
     markLost(*e, "its shim was killed; the task's processes have ended with no exit code recorded");
 }
 
@@ -496,7 +485,7 @@ void TaskRegistry::markLost(Entry& e, std::string reason) {
     r.state = TaskState::Lost;
     r.lostReason = std::move(reason);
     r.exit = ExitStatus{};
-    r.exit.finishedAtUs = nowUs();
+    r.exit.finishedAtUs = common::wallClockUs();
     finish(e);
 }
 

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "common/clock.hpp"
 #include "common/fd_store.hpp"
 #include "common/files.hpp"
 #include "manager/start_procedure.hpp"
@@ -21,20 +22,6 @@
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
-
-namespace {
-
-uint64_t nowUs() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-}
-
-std::string taskLabel(const TaskRecord& r) {
-    return r.allocId + "/" + r.name;
-}
-
-}  // namespace
 
 bool TaskRegistry::shimAlive(const TaskRecord& r) const {
     if (r.shimPid <= 0) return false;
@@ -83,16 +70,16 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
         if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
             // A stop was under way: its grace runs on from where it was.
             stopOf(e).resumeDeadline();
-            spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms", taskLabel(r), r.pid,
+            spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms", task::label(r), r.pid,
                           unit, r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
         } else if (r.state == TaskState::Stopping && r.queuedStopSignal) {
             // Its stop waited its turn: it waits again (recover() asks).
-            spdlog::debug("Re-adopted task {} (pid {}, unit {}); its stop waits its turn", taskLabel(r), r.pid, unit);
+            spdlog::debug("Re-adopted task {} (pid {}, unit {}); its stop waits its turn", task::label(r), r.pid, unit);
         } else {
             r.state = TaskState::Running;
             // Debug, with one summary line after: a line per task into
             // journald held a restart for milliseconds per task.
-            spdlog::debug("Re-adopted task {} (pid {}, unit {})", taskLabel(r), r.pid, unit);
+            spdlog::debug("Re-adopted task {} (pid {}, unit {})", task::label(r), r.pid, unit);
         }
         keepCores();
         if (shimHome_)
@@ -116,10 +103,10 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
         // the shim was killed. Say so rather than invent an exit code.
         r.state = TaskState::Lost;
         r.lostReason = "its shim is gone and left no exit record";
-        r.exit.finishedAtUs = nowUs();
+        r.exit.finishedAtUs = common::wallClockUs();
         r.reservedCores = false;
         spool_.markExited(unit);
-        spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record", taskLabel(r), r.shimPid);
+        spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record", task::label(r), r.shimPid);
         records_.persist(r);
     }
 }

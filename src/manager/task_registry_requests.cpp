@@ -24,11 +24,6 @@ using common::makeError;
 using common::Result;
 namespace errors = common::errors;
 
-
-std::string taskLabel(const std::string& allocId, const std::string& task) {
-    return allocId + "/" + task;
-}
-
 }  // namespace
 
 // --- signals, stops, kills ----------------------------------------------------
@@ -37,7 +32,7 @@ void TaskRegistry::signalMain(const TaskRecord& r, int sig, Done done) {
     // Only while the PID is still the task's: it must sit in the task's
     // scope, which a recycled PID never does. The check reads /proc, which
     // waits behind the kernel's cgroup lock: off the loop.
-    cgroupWorker_.submit([pid = r.pid, slice = config_.slice, unit = r.unit, label = taskLabel(r.allocId, r.name), sig,
+    cgroupWorker_.submit([pid = r.pid, slice = config_.slice, unit = r.unit, label = task::label(r), sig,
                           done = std::move(done)]() -> std::function<void()> {
         auto sent = scope::signalIfInUnit(pid, slice, unit, sig);
         if (!sent && sent.error().name == errors::kNotRunning)
@@ -54,7 +49,7 @@ void TaskRegistry::signal(const std::string& allocId, const std::string& task, c
     auto sig = common::parseSignal(text);
     if (!sig) return done(sig.error());
     auto& r = (*e)->record;
-    if (r.finished()) return done(makeError(errors::kNotRunning, "task " + taskLabel(allocId, task) + " has exited"));
+    if (r.finished()) return done(makeError(errors::kNotRunning, "task " + task::label(allocId, task) + " has exited"));
     signalMain(r, *sig, std::move(done));
 }
 
@@ -193,7 +188,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
         if (!found) return done(found.error());
         auto& r = (*found)->record;
         if (r.finished()) {
-            done(makeError(errors::kNotRunning, "task " + taskLabel(key.first, key.second) + " has exited"));
+            done(makeError(errors::kNotRunning, "task " + task::label(key.first, key.second) + " has exited"));
             return operationDone(key);
         }
         auto applied = [this, key, text, change, done](Result<void> ok) {
@@ -212,7 +207,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
             }
             r.specText = spec::toText(r.spec);
             records_.persist(r);
-            spdlog::info("Updated task {}: {}", taskLabel(key.first, key.second), text);
+            spdlog::info("Updated task {}: {}", task::label(key.first, key.second), text);
             if (events_) events_->taskChanged(r);
             done({});
             operationDone(key);
@@ -239,7 +234,7 @@ void TaskRegistry::removeDirsOf(const TaskRecord& r) const {
     // What stays is no task's: the next manager's recovery sweeps it.
     if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
         spdlog::warn("Failed to remove the dirs of task {}: {}; the next start of the manager removes them",
-                     taskLabel(r.allocId, r.name), done.error().message);
+                     task::label(r), done.error().message);
 }
 
 void TaskRegistry::forget(const std::string& allocId, const std::string& task, Done done) {
@@ -251,7 +246,7 @@ void TaskRegistry::forget(const std::string& allocId, const std::string& task, D
         if (!found) return done(found.error());
         auto& r = (*found)->record;
         if (!r.finished()) {
-            done(makeError(errors::kStillRunning, "task " + taskLabel(key.first, key.second) + " is still running"));
+            done(makeError(errors::kStillRunning, "task " + task::label(key.first, key.second) + " is still running"));
             return operationDone(key);
         }
         // Nothing is asked of systemd: every task scope is made with
@@ -267,7 +262,7 @@ void TaskRegistry::forget(const std::string& allocId, const std::string& task, D
             if (it == tasks_.end()) return done({});
             auto& rec = it->second->record;
             if (!gone) {
-                done(gone.error().context("forget task " + taskLabel(key.first, key.second) +
+                done(gone.error().context("forget task " + task::label(key.first, key.second) +
                                           ": its record could not be removed"));
                 return operationDone(key);
             }

@@ -6,17 +6,17 @@
 #include <cmath>
 #include <limits>
 
+#include "nomad/config_values.hpp"
+
 namespace taskscope::nomad {
 
 namespace {
 
-using common::makeError;
 using common::Result;
+using config::invalid;
 using nlohmann::json;
 
 constexpr int kMaxDepth = 64;  // the config is the caller's: bound the recursion
-
-common::Error invalid(const std::string& message) { return makeError("InvalidConfig", message); }
 
 Result<json> toJson(const msgpack::object& o, int depth) {
     if (depth > kMaxDepth) return invalid("config nests deeper than " + std::to_string(kMaxDepth));

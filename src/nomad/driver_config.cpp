@@ -42,13 +42,13 @@ Result<spec::IdRanges> ranges(const json& v, const std::string& key) {
 }
 
 // Each key with what it fills: one table, read by one loop.
-struct Key {
+struct DriverKey {
     const char* name;
     std::function<Result<void>(const json&, DriverConfig&)> read;
 };
 
 template <class T, class F>
-Key key(const char* name, F parse, T DriverConfig::*member) {
+DriverKey key(const char* name, F parse, T DriverConfig::*member) {
     return {name, [name, parse, member](const json& v, DriverConfig& c) -> Result<void> {
                 auto r = parse(v, name);
                 if (!r) return r.error();
@@ -57,8 +57,8 @@ Key key(const char* name, F parse, T DriverConfig::*member) {
             }};
 }
 
-const std::vector<Key>& keys() {
-    static const std::vector<Key> table = {
+const std::vector<DriverKey>& driverKeys() {
+    static const std::vector<DriverKey> table = {
         key("enabled", boolean, &DriverConfig::enabled),
         {"default_isolation",
          [](const json& v, DriverConfig& c) -> Result<void> {
@@ -140,8 +140,8 @@ Result<DriverConfig> parseDriverConfig(const json& config) {
     if (!config.is_object()) return invalid("the plugin config is not an object");
     DriverConfig out;
     for (const auto& [name, value] : config.items()) {
-        const Key* k = nullptr;
-        for (const auto& candidate : keys())
+        const DriverKey* k = nullptr;
+        for (const auto& candidate : driverKeys())
             if (name == candidate.name) k = &candidate;
         if (!k) return invalid("unknown plugin config attribute " + name);
         if (value.is_null()) continue;  // left out: the default

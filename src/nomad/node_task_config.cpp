@@ -20,7 +20,7 @@ using config::invalid;
 
 using Reader = std::function<Result<void>(const json& value, const std::string& at, spec::TaskSpec& out)>;
 
-struct Key {
+struct NodeTaskKey {
     const char* name;
     const char* hclType;
     Reader read;
@@ -93,8 +93,8 @@ Reader ioLimits(spec::IoDeviceLimits spec::Resources::*member, bool bytes) {
     };
 }
 
-const std::vector<Key>& keys() {
-    static const std::vector<Key> k = {
+const std::vector<NodeTaskKey>& nodeTaskKeyTable() {
+    static const std::vector<NodeTaskKey> k = {
         {"ulimit", "map(string)", readUlimit},
         {"oom_score_adj", "number", oomScoreAdj},
         {"io_weight", "number", ioWeight},
@@ -111,18 +111,19 @@ const std::vector<Key>& keys() {
 const std::vector<std::pair<const char*, const char*>>& nodeTaskKeys() {
     static const auto out = [] {
         std::vector<std::pair<const char*, const char*>> v;
-        for (const auto& k : keys()) v.emplace_back(k.name, k.hclType);
+        for (const auto& k : nodeTaskKeyTable()) v.emplace_back(k.name, k.hclType);
         return v;
     }();
     return out;
 }
 
 bool isNodeTaskKey(const std::string& key) {
-    return std::any_of(keys().begin(), keys().end(), [&](const Key& k) { return key == k.name; });
+    return std::any_of(nodeTaskKeyTable().begin(), nodeTaskKeyTable().end(),
+                       [&](const NodeTaskKey& k) { return key == k.name; });
 }
 
 Result<void> addNodeTaskKey(const std::string& key, const json& value, spec::TaskSpec& out) {
-    for (const auto& k : keys())
+    for (const auto& k : nodeTaskKeyTable())
         if (key == k.name) return k.read(value, "config." + key, out);
     return invalid("unknown attribute config." + key);
 }

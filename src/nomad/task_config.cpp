@@ -25,13 +25,13 @@ Result<std::optional<bool>> mode(const json& v, const std::string& at) {
     return invalid(at + " must be \"private\" or \"host\", not \"" + *t + "\"");
 }
 
-struct Key {
+struct TaskConfigKey {
     const char* name;
     std::function<Result<void>(const json&, TaskBlock&, const std::string& at)> read;
 };
 
-const std::vector<Key>& keys() {
-    static const std::vector<Key> table = {
+const std::vector<TaskConfigKey>& taskConfigKeys() {
+    static const std::vector<TaskConfigKey> table = {
         {"command",
          [](const json& v, TaskBlock& b, const std::string& at) -> Result<void> {
              auto t = text(v, at);
@@ -124,8 +124,8 @@ Result<TaskBlock> parseTaskBlock(const json& config) {
     if (!config.is_object()) return invalid("the task's config block must be an object");
     TaskBlock out;
     for (const auto& [name, value] : config.items()) {
-        const Key* k = nullptr;
-        for (const auto& candidate : keys())
+        const TaskConfigKey* k = nullptr;
+        for (const auto& candidate : taskConfigKeys())
             if (name == candidate.name) k = &candidate;
         if (!k) return invalid("unknown attribute config." + name);
         if (value.is_null()) continue;  // an optional attribute the job left out

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "common/safe_path.hpp"
@@ -33,12 +34,6 @@ namespace {
 // Until the socket answers a plugin is looked at often; after that at its
 // health interval.
 constexpr auto kSocketPoll = 250ms;
-
-uint64_t wallUs() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-}
 
 bool serving(const TaskRecord& t) { return t.state == TaskState::Running || t.state == TaskState::Stopping; }
 
@@ -241,7 +236,7 @@ void PluginRegistry::check(const Key& key) {
         // stays true; keep looking at the health interval.
         if (p.registered && !p.socketSeen) return schedule(key, interval);
         if (p.registered) {
-            p.lastCheckUs = wallUs();
+            p.lastCheckUs = common::wallClockUs();
             const bool was = p.healthy;
             p.healthy = false;
             p.message = "the plugin's socket " + p.socketPath + " is gone";
@@ -251,7 +246,7 @@ void PluginRegistry::check(const Key& key) {
         if (waited < std::chrono::milliseconds(p.spec.socketTimeoutMs)) return schedule(key, kSocketPoll);
         // Never a hung start: the plugin is known, and unhealthy, with the reason.
         p.healthy = false;
-        p.lastCheckUs = wallUs();
+        p.lastCheckUs = common::wallClockUs();
         p.message = "the plugin's socket " + p.socketPath + " did not appear within " +
                     std::to_string(p.spec.socketTimeoutMs) + " ms";
         registerPlugin(p, true);
@@ -280,7 +275,7 @@ void PluginRegistry::answered(const Key& key, uint64_t generation, Result<Identi
 
     const bool was = p.healthy;
     const auto before = p.message;
-    p.lastCheckUs = wallUs();
+    p.lastCheckUs = common::wallClockUs();
     if (answer) {
         if (answer->haveInfo) {
             p.infoWanted = false;

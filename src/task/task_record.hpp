@@ -91,8 +91,11 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j);
 std::string formatTime(uint64_t usSinceEpoch);
 
 /// "alloc/task", as messages name a task.
+inline std::string label(const std::string& allocId, const std::string& task) {
+    return allocId + "/" + task;
+}
 inline std::string label(const TaskRecord& r) {
-    return r.allocId + "/" + r.name;
+    return label(r.allocId, r.name);
 }
 
 }  // namespace taskscope::task

@@ -3,13 +3,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error_names.hpp"
+#include "wire/field_names.hpp"
 
 namespace taskscope::wire {
 
 namespace {
 
-constexpr const char* kAllocId = "alloc_id";
-constexpr const char* kTask = "task";
+using field::kAllocId;
+using field::kTask;
 constexpr const char* kLogDir = "log_dir";
 constexpr const char* kMaxFiles = "max_files";
 constexpr const char* kMaxFileSizeMb = "max_file_size_mb";

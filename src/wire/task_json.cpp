@@ -3,13 +3,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error_names.hpp"
+#include "wire/field_names.hpp"
 
 namespace taskscope::wire {
 
 namespace {
 
-constexpr const char* kAllocId = "alloc_id";
-constexpr const char* kTask = "task";
+using field::kAllocId;
+using field::kTask;
 constexpr const char* kUnit = "unit";
 constexpr const char* kObjectPath = "object_path";
 constexpr const char* kState = "state";

@@ -9,7 +9,7 @@
 namespace taskscope::stream::logs {
 
 namespace {
-constexpr size_t kChunk = 1 << 20;
+constexpr size_t kCollectChunk = 1 << 20;  // most bytes moved per step
 constexpr size_t kCopyBuf = 1 << 16;
 constexpr auto kRetryInterval = std::chrono::seconds(1);
 }  // namespace
@@ -56,7 +56,7 @@ StreamCollector::Step StreamCollector::moveSome(uint64_t budget, uint64_t& moved
             return Step::WriteFailed;
         }
     }
-    const size_t len = static_cast<size_t>(std::min<uint64_t>({budget, rotator_.room(), kChunk}));
+    const size_t len = static_cast<size_t>(std::min<uint64_t>({budget, rotator_.room(), kCollectChunk}));
     if (!useSplice_) return copySome(len, moved, err);
     loff_t off = static_cast<loff_t>(rotator_.offset());
     const ssize_t n = ::splice(fifo_.get(), nullptr, rotator_.fd(), &off, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);

@@ -10,8 +10,8 @@
 namespace taskscope::stream::logs {
 
 namespace {
-constexpr size_t kChunk = 1 << 20;
-constexpr uint64_t kBudget = 4 << 20;  // per wakeup: sessions and collectors take turns
+constexpr size_t kSpliceChunk = 1 << 20;  // most bytes moved per splice
+constexpr uint64_t kBudget = 4 << 20;     // per wakeup: sessions and collectors take turns
 }  // namespace
 
 LogSession::LogSession(common::EventLoop& loop, common::UniqueFd pipe, std::string unit, std::string dir,
@@ -83,7 +83,7 @@ void LogSession::pump() {
     while (sent < kBudget) {
         if (!file_ && !openCurrent()) break;  // nothing written yet: wait like at the end
         loff_t off = static_cast<loff_t>(offset_);
-        ssize_t n = ::splice(file_.get(), &off, pipe_.get(), nullptr, kChunk, SPLICE_F_NONBLOCK);
+        ssize_t n = ::splice(file_.get(), &off, pipe_.get(), nullptr, kSpliceChunk, SPLICE_F_NONBLOCK);
         if (n < 0 && errno == EINVAL) {
             char buf[65536];
             n = ::pread(file_.get(), buf, sizeof buf, static_cast<off_t>(offset_));

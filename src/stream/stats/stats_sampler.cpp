@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/clock.hpp"
 #include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "stream/stats/stats_sum.hpp"
@@ -16,12 +17,6 @@ namespace taskscope::stream::stats {
 namespace {
 
 using Ms = StatsSchedule::Ms;
-
-uint64_t wallClockUs() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-}
 
 common::Error noSuchTask(const TaskKey& key) {
     return common::makeError(common::errors::kNoSuchTask, "no running task '" + key.task + "' of allocation '" + key.allocId +
@@ -403,7 +398,7 @@ std::vector<TaskSample> StatsSampler::sampleDue(Clock::time_point now) {
     const auto due = schedule_.takeDue(now);
     const auto slicesDue = sliceSchedule_.takeDue(now);
     if (due.empty() && slicesDue.empty()) return out;
-    const auto timestampUs = wallClockUs();
+    const auto timestampUs = common::wallClockUs();
     for (const auto& entry : slicesDue) sampleSlice(entry, now, timestampUs);
     out.reserve(due.size());
     for (const auto& key : due) {

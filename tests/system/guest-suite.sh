@@ -64,24 +64,8 @@ awk -v a="$install_start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b - a}' 
 	nproc
 } >"$results/env.txt"
 
-# A test's "# variants:" line names the guests it runs on (tests/README.md):
-#   # variants: deb13-v2 deb12-v1 (deb12-v2)
-#     deb13-v2 and deb12-v1 in every run; deb12-v2 only in the all-variants
-#     mode (scripts/test.sh --all-variants), where its behaviour does not
-#     differ from the guests that run it every time
-#   no line   every guest, in every run
-# Prints "yes", "no", or "all-only" (a parenthesized guest outside that mode).
-variant_fate() {
-	local line
-	line=$(grep -m1 -E '^#[[:space:]]*variants:' "$1" || true)
-	if [ -z "$line" ]; then echo yes; return; fi
-	line=" ${line#*variants:} "
-	if [[ "$line" == *" $guest "* ]]; then echo yes
-	elif [[ "$line" == *" ($guest) "* ]]; then
-		if [ "${TASKSCOPE_ALL_VARIANTS:-0}" = 1 ]; then echo yes; else echo all-only; fi
-	else echo no
-	fi
-}
+# shellcheck source=variants.sh
+. "$here/variants.sh"
 
 # TASKSCOPE_VARIANT is the cgroup variant (v2, v1) the tests branch on;
 # TASKSCOPE_SUITE the Debian suite (bookworm, trixie); TASKSCOPE_GUEST both.
@@ -91,25 +75,13 @@ shopt -s nullglob
 tests=("$here"/test_*.sh)
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
-	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
-		echo "SKIP: not in TASKSCOPE_SYSTEM_ONLY ($only)" >"$results/$name.out"
+	why=$(variant_skip "$t" "$guest" "$only")
+	if [ -n "$why" ]; then
+		echo "SKIP: $why" >"$results/$name.out"
 		echo skip >"$results/$name.rc"
+		echo "guest-suite: $name: skip ($why)"
 		continue
 	fi
-	case $(variant_fate "$t") in
-	no)
-		echo "SKIP: not for $guest" >"$results/$name.out"
-		echo skip >"$results/$name.rc"
-		echo "guest-suite: $name: skip"
-		continue
-		;;
-	all-only)
-		echo "SKIP: runs on $guest only in the all-variants mode (scripts/test.sh --all-variants): its behaviour does not differ there" >"$results/$name.out"
-		echo skip >"$results/$name.rc"
-		echo "guest-suite: $name: skip (all-variants mode only)"
-		continue
-		;;
-	esac
 	start=$(date +%s.%N)
 	rc=0
 	(cd "$src" && timeout -k 10 600 bash "$t") </dev/null >"$results/$name.out" 2>&1 || rc=$?

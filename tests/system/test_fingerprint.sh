@@ -1,5 +1,5 @@
 #!/bin/bash
-# variants: deb13-v2 deb12-v1 deb12-v2
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # taskscope-fingerprint on a real node (systemd as PID 1) must say what the
 # guest's own /proc and /sys say. Env: TASKSCOPE_VARIANT (v2|v1) names the
 # cgroup regime the guest was booted with; TASKSCOPE_BUILD_DIR is the build

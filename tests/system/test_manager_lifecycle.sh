@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: deb13-v2 deb12-v1 deb12-v2
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Task lifecycle against the real systemd: scopes, limits, exit codes,
 # stop with grace, fork bomb, OOM, bad input, bus policy.
 source "$(dirname "$0")/lib.sh"

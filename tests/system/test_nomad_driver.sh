@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# variants: deb13-v2 deb12-v1 deb12-v2
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # nomad-driver-taskscope as installed by the package, loaded the way a
 # Nomad client loads it (Nomad itself is not in Debian):
 # - the go-plugin tier (tests/goplugin): HashiCorp's go-plugin client with

@@ -1,5 +1,5 @@
 #!/bin/bash
-# variants: deb13-v2 deb12-v2
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # The .deb as an operator meets it, in the guest (systemd as PID 1).
 # guest-suite.sh has already installed $TASKSCOPE_BUILD_DIR/packages/
 # taskscope_*.deb with `apt-get install ./taskscope_*.deb` and done nothing

@@ -1,5 +1,5 @@
 #!/bin/bash
-# variants: deb13-v2 deb12-v1 deb12-v2
+# variants: deb13-v2 deb12-v1 (deb12-v2)
 # Proves the bed itself: systemd is PID 1, the system is up, the cgroup layout
 # matches the variant, and systemd can place a scope with a memory limit.
 set -euo pipefail

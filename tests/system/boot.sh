@@ -32,7 +32,7 @@ mkdir -p "$results"
 # A guest that no test of this run is for is not booted (deb12-v2 outside
 # the all-variants mode): its tests are reported skipped, with the reason
 # the guest would have given.
-# shellcheck source=variants.sh
+# shellcheck source=tests/system/variants.sh
 . "$src/tests/system/variants.sh"
 runs=0
 for t in "$src"/tests/system/test_*.sh; do

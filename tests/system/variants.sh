@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Which guests run a system test (sourced by boot.sh on the host and by
 # guest-suite.sh in the guest, so both decide alike).
 #

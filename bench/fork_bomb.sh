@@ -101,15 +101,23 @@ phase() { # NAME CONFIG_JSON
         [[ -z $(systemctl list-jobs --no-legend 2>/dev/null) ]] && break
         sleep 0.1  # the poll's pace
     done
-    local ok=0 failed=0 left=0 notrunning=0 errors=""
+    local ok=0 failed=0 left=0 notrunning=0 errors="" noreply=0 noreply_ran=0 error
     for i in $(seq $N); do
         if [[ $(cat $W/rc/$i 2>/dev/null) == 0 ]]; then
             ok=$((ok + 1))
             [[ -e $W/out/$i && $(task_state fb-$name-$i t) == running ]] || notrunning=$((notrunning + 1))
         else
             failed=$((failed + 1))
-            errors+=" $(grep -o 'org\.[A-Za-z.]*Error\.[A-Za-z]*' $W/rc/$i.out | head -1 || echo other)"
-            if [[ -e $W/out/$i ]] || busctl call $I $M $I GetTask ss fb-$name-$i t >/dev/null 2>&1 ||
+            error=$(grep -o 'org\.[A-Za-z.]*Error\.[A-Za-z]*' $W/rc/$i.out | head -1 || echo other)
+            errors+=" $error"
+            # A start the client gave up on (the bus's NoReply) was never
+            # answered: the manager goes on with it (start_timeout_ms), and
+            # one that then ran left its task, as it should. Only a start
+            # the manager refused must leave nothing.
+            if [[ $error == org.freedesktop.DBus.Error.NoReply ]]; then
+                noreply=$((noreply + 1))
+                [[ ! -e $W/out/$i ]] || noreply_ran=$((noreply_ran + 1))
+            elif [[ -e $W/out/$i ]] || busctl call $I $M $I GetTask ss fb-$name-$i t >/dev/null 2>&1 ||
                 systemctl list-units --all --plain --no-legend | grep -qF "fb-$name-$i-"; then
                 left=$((left + 1))
             fi
@@ -121,13 +129,15 @@ phase() { # NAME CONFIG_JSON
         [[ -e $f ]] || continue  # none failed
         i=${f##*/}
         i=${i%.out}
-        echo "$(grep -o 'it reached "[^"]*"' "$f" | tr -d '"' | sed 's/it reached //; s/ /_/g') $(cat $W/ms/$i)"
+        step=$(grep -o 'it reached "[^"]*"' "$f" | tr -d '"' | sed 's/it reached //; s/ /_/g')
+        echo "${step:-unanswered} $(cat $W/ms/$i)"
     done 2>/dev/null | sort -k1,1 -k2,2n | awk '{ n[$1]++; v[$1, n[$1]] = $2 }
         END { for (k in n) printf "%s %d x, %d ms; ", k, n[k], v[k, int((n[k] + 1) / 2)] }')"
     echo "$name: the manager's warnings of failed starts' undo: $(journalctl -u taskscope-manager --since "$since" \
         --no-pager -o cat | grep -oE 'did not exit within|Failed to remove the dirs|was not stopped|was not removed' |
         sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s x%s; ", c, $0 }')"
-    echo "$name: failed starts that left something (a marker, a record or a unit): $left; successes not running: $notrunning"
+    echo "$name: refused starts that left something (a marker, a record or a unit): $left; successes not running: $notrunning"
+    echo "$name: starts the client gave up on (NoReply): $noreply, of which ran later (the manager went on): $noreply_ran"
     echo "$name: time to each start's answer: median $(q 0.5 $W/all.ms) ms, max $(q 1 $W/all.ms) ms; all answered after $all_ms ms"
     sed "s/^/$name: /" $W/reads.txt
     echo "$name: pressure over the last 60 s (avg60): $pressure"

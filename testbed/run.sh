@@ -1,6 +1,8 @@
 #!/bin/bash
 # Boots a Debian test guest under qemu, runs one command in it, returns its exit code.
-#   testbed/run.sh [--suite bookworm|trixie] [--variant v2|v1] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
+#   testbed/run.sh [--suite bookworm|trixie] [--variant v2|v1] [--force-legacy] [--smp N] [--mem MB] [--timeout SEC] [--share HOSTPATH]... -- COMMAND [ARGS...]
+#   --force-legacy  boots Debian 13 on v1 all the same (SYSTEMD_CGROUP_ENABLE_LEGACY_FORCE=1), for the
+#                   test that taskscope refuses to run there
 #   testbed/run.sh --prepare    builds the image and decides the accelerator, boots nothing
 #                               (scripts/demo.sh runs it beside the compile)
 set -euo pipefail
@@ -16,6 +18,7 @@ suite=${suite:-bookworm}
 variant=v2 smp=2 mem=2048 timeout_s=1800
 shares=()
 prepare=0
+force_legacy=0
 
 usage() {
 	sed -n '2,3p' "${BASH_SOURCE[0]}" >&2
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--share) shares+=("$(realpath -e "${2:?}")") || die "no such share: $2"; shift 2 ;;
 	--prepare) prepare=1; shift ;;
+	--force-legacy) force_legacy=1; shift ;;
 	--) shift; break ;;
 	-h | --help) usage ;;
 	*) usage ;;
@@ -49,8 +53,13 @@ esac
 case "$suite" in
 bookworm) ;;
 # systemd 256 and later refuse the legacy and hybrid hierarchies (they stop
-# at boot unless forced): a Debian 13 guest is cgroup v2 only.
-trixie) [ "$variant" = v2 ] || die "Debian 13 (systemd 257) boots on cgroup v2 only; v1 is a Debian 12 variant" ;;
+# at boot unless forced): a Debian 13 guest is cgroup v2 only, but for the
+# one test that a node forced onto v1 gets a manager that refuses to run.
+trixie)
+	[ "$variant" = v2 ] || [ "$force_legacy" = 1 ] ||
+		die "Debian 13 (systemd 257) boots on cgroup v2 only; v1 is a Debian 12 variant (--force-legacy boots it anyway)"
+	[ "$variant" = v2 ] || cg_args+=" SYSTEMD_CGROUP_ENABLE_LEGACY_FORCE=1"
+	;;
 *) die "unknown suite '$suite' (bookworm or trixie)" ;;
 esac
 [[ "$smp" =~ ^[1-9][0-9]*$ && "$mem" =~ ^[1-9][0-9]*$ && "$timeout_s" =~ ^[1-9][0-9]*$ ]] ||

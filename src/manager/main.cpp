@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -160,7 +161,9 @@ int run(const Options& opts) {
         const bool unified = scope::CgroupHost::detect().unified();
         if (auto r = manager::checkSystemdSupport(version ? *version : std::string(), unified); !r) {
             spdlog::critical("Cannot run on this node: {}", r.error().message);
-            return 1;
+            // EX_CONFIG: the unit does not restart it (RestartPreventExitStatus),
+            // since nothing but the node's boot changes the answer.
+            return EX_CONFIG;
         }
         systemd.usePidfds(version && manager::systemdTakesPidfds(*version));
         if (version)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs INSIDE the testbed guest: guest-suite.sh GUEST RESULTS_DIR BUILD_DIR INSTALL [ONLY]
-# GUEST is deb13-v2, deb12-v2 or deb12-v1; BUILD_DIR the build of its suite.
+# GUEST is deb13-v2, deb12-v2, deb12-v1 or deb13-v1; BUILD_DIR the build of its suite.
 # Installs taskscope (INSTALL=deb: BUILD_DIR/packages/*.deb with apt, as an
 # operator does; INSTALL=stage: the build's stage tree copied over /), then runs every tests/system/test_*.sh (or only the names in ONLY, space-separated,
 # e.g. "test_streamer_exec"; the others are recorded as skipped) and leaves
@@ -39,7 +39,9 @@ deb)
 		exit 1
 	}
 	# The package enabled and started both daemons; nothing else is needed.
-	systemctl is-active --quiet taskscope-manager taskscope-streamer || {
+	# But on Debian 13 forced onto v1 the manager refuses to run: what it
+	# does there is test_legacy_refused's to check.
+	[ "$guest" = deb13-v1 ] || systemctl is-active --quiet taskscope-manager taskscope-streamer || {
 		systemctl status --no-pager taskscope-manager taskscope-streamer >&2 || true
 		echo "guest-suite: the daemons are not running after install" >&2
 		exit 1

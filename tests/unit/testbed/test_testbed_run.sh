@@ -84,6 +84,20 @@ TASKSCOPE_TESTBED_IMAGE=$work/missing bash "$src/testbed/run.sh" -- true >/dev/n
 [ "$rc" = 125 ] && grep -q "no complete guest image" "$work/noimg.err" &&
 	ok "missing image: exit 125 with a reason" || fail "missing image: rc $rc: $(cat "$work/noimg.err")"
 
+# Debian 13 on v1: refused with a reason unless forced, and forced it asks
+# systemd 257 for the legacy hierarchy on the kernel's command line.
+img=$(new_image trixie-v1)
+rc=0
+TASKSCOPE_TESTBED_IMAGE=$img bash "$src/testbed/run.sh" --suite trixie --variant v1 -- true >/dev/null 2>"$work/t1.err" || rc=$?
+[ "$rc" = 125 ] && grep -q "Debian 13 (systemd 257) boots on cgroup v2 only" "$work/t1.err" &&
+	ok "Debian 13 on v1 unforced: exit 125 with a reason" || fail "Debian 13 on v1 unforced: rc $rc: $(cat "$work/t1.err")"
+: >"$FAKE_QEMU_LOG"
+FAKE_QEMU_PROBE=hang TASKSCOPE_TESTBED_IMAGE=$img \
+	bash "$src/testbed/run.sh" --suite trixie --variant v1 --force-legacy -- true >/dev/null 2>"$work/t1f.err" &&
+	grep -v testbed.probe "$FAKE_QEMU_LOG" | grep -q 'systemd.unified_cgroup_hierarchy=0 SYSTEMD_CGROUP_ENABLE_LEGACY_FORCE=1' &&
+	ok "Debian 13 on v1 forced: booted with the legacy hierarchy forced" ||
+	fail "Debian 13 on v1 forced: $(cat "$work/t1f.err") / $(cat "$FAKE_QEMU_LOG")"
+
 # The probe script alone, under the strictest caller: it always prints a verdict and exits 0.
 for mode in hang fail abort silent marker; do
 	v=$( (set -euo pipefail; FAKE_QEMU_PROBE=$mode bash "$src/testbed/probe-accel.sh" "$work/k" "$work/i" 2>/dev/null | tr -d '\n'); echo " rc=$?")

@@ -50,6 +50,9 @@ junit_times | awk '
 	}'
 secs() { junit_times | awk -v n="$1" '$1 == n {printf "%.0f", $2; f = 1} END {if (!f) print "-"}'; }
 row "  package: dpkg-buildpackage --prebuilt + lintian" "$(secs system.package.build)"
+for suite in bookworm trixie; do
+	row "  $suite guest image (its own step; 0-1 s when made)" "$(secs "system.image.$suite")"
+done
 # The other suite, in its own build root: root, compile, tiers and package.
 for suite in bookworm trixie; do
 	[ "$(secs "suite.$suite.build")" != - ] || continue
@@ -62,7 +65,7 @@ for suite in bookworm trixie; do
 	row "    unit tier (ctest in the root)" "$(secs "suite.$suite.unit")"
 	row "    bus tier (ctest in the root)" "$(secs "suite.$suite.bus")"
 done
-for guest in deb13-v2 deb12-v2 deb12-v1; do
+for guest in deb13-v2 deb12-v1 deb12-v2 deb13-v1; do
 	res=$build/system-results/$guest
 	[ -d "$res" ] || continue
 	row "  $guest guest: wall (boot, install, tests)" "$(secs "system.$guest.boot")"

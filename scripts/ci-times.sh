@@ -50,14 +50,11 @@ junit_times | awk '
 	}'
 secs() { junit_times | awk -v n="$1" '$1 == n {printf "%.0f", $2; f = 1} END {if (!f) print "-"}'; }
 row "  package: dpkg-buildpackage --prebuilt + lintian" "$(secs system.package.build)"
-for suite in bookworm trixie; do
-	row "  $suite guest image (its own step; 0-1 s when made)" "$(secs "system.image.$suite")"
-done
 # The other suite, in its own build root: root, compile, tiers and package.
 for suite in bookworm trixie; do
 	[ "$(secs "suite.$suite.build")" != - ] || continue
-	row "  $suite (build root): root + compile + package" "$(secs "suite.$suite.build")"
-	for step in root build package; do
+	row "  $suite (build root): root + compile + package + image" "$(secs "suite.$suite.build")"
+	for step in root build package image; do
 		# The longest of each step's lines: the unit and bus runs find the root and the build ready (0 s).
 		v=$(awk -v n="suite.$step" '$1 == "timing:" && $2 == n && $3 + 0 >= v + 0 {v = $3} END {print (v == "" ? "-" : v)}' "$build/suite-$suite/timings.txt" 2>/dev/null)
 		row "    $step" "$v"

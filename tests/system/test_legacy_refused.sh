@@ -31,7 +31,7 @@ assert_eq "$(systemctl is-failed taskscope-manager || true)" failed "the manager
 
 line=$(journalctl -u taskscope-manager -b --no-pager -o cat | grep -m1 'Cannot run on this node' || true)
 echo "journal: $line"
-[[ $line == *"systemd $version no longer manages cgroup v1"* ]] || fail "the refusal does not name systemd's version and v1"
+[[ $line == *"systemd $version"*" no longer manages cgroup v1"* ]] || fail "the refusal does not name systemd's version and v1"
 [[ $line == *"systemd.unified_cgroup_hierarchy=1"* ]] || fail "the refusal does not say how to boot the node"
 ok "the refusal names what is missing and the way out"
 

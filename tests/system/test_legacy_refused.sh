@@ -1,5 +1,5 @@
 #!/bin/bash
-# variants: deb13-v1
+# variants: (deb13-v1)
 # A node that systemd can no longer drive: Debian 13's systemd 257 booted
 # on the legacy/hybrid hierarchy all the same (SYSTEMD_CGROUP_ENABLE_LEGACY_FORCE=1;
 # systemd 256 removed v1 support, and boots on it only when forced). The

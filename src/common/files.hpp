@@ -60,7 +60,7 @@ Result<void> restrictFiles(const std::string& dir, unsigned mode = kPrivateFileM
 
 /// Writes one byte into the fifo at `path` if someone has it open for
 /// reading, never waiting: true when it was written. Wakes a task's shim
-/// that holds the task's log fifos (manager/log_spool.hpp).
+/// that holds the task's log fifos (manager/records/log_spool.hpp).
 bool pokeFifo(const std::string& path);
 
 }  // namespace taskscope::common

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "common/default_path.hpp"
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
 #include "network/cni_config.hpp"
@@ -116,7 +117,7 @@ common::Result<std::string> runPlugin(const CniCall& call, const std::string& ty
     const std::vector<std::string> env = {
         "CNI_COMMAND=" + call.command, "CNI_CONTAINERID=" + call.containerId, "CNI_NETNS=" + call.netns,
         "CNI_IFNAME=" + call.ifname,   "CNI_PATH=" + call.cniPath,
-        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        std::string("PATH=") + common::kDefaultPath,
     };
     auto ran = runProgram({binary}, env, input.dump(), call.timeout);
     if (!ran) return ran.error().context("run CNI plugin " + type);

@@ -31,7 +31,7 @@ std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus);
 UnitProperties resourceProperties(const Resources& resources);
 
 /// `properties` without CPUWeight: a task alone in its allocation leaves its
-/// weight to the allocation's slice (manager/allocation_slices.hpp).
+/// weight to the allocation's slice (manager/node/allocation_slices.hpp).
 void dropCpuWeight(UnitProperties& properties);
 
 }  // namespace taskscope::scope

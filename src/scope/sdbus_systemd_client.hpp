@@ -64,7 +64,7 @@ public:
 
     /// Hands a scope's processes to systemd as pidfds (the PIDFDs property)
     /// instead of PIDs: set by the manager once the running systemd is
-    /// known to take them (manager/systemd_support.hpp), never at build time.
+    /// known to take them (manager/daemon/systemd_support.hpp), never at build time.
     void usePidfds(bool on) { pidfds_ = on; }
     bool usesPidfds() const { return pidfds_; }
 

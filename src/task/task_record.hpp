@@ -69,7 +69,7 @@ struct TaskRecord {
     /// CLOCK_BOOTTIME microseconds (0: no stop pending). Kept on disk so a
     /// manager restart in the middle of a stop still ends it on time.
     uint64_t killDeadlineUs = 0;
-    /// A stop asked for that waits its turn (manager/stop_pacer.hpp): its
+    /// A stop asked for that waits its turn (manager/node/stop_pacer.hpp): its
     /// signal (0: none waits) and grace. Kept on disk so that a manager
     /// restart still sends it.
     int queuedStopSignal = 0;

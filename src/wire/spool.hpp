@@ -1,7 +1,7 @@
 #pragma once
 // The log spool between taskscope-manager, which fills it, and
 // taskscope-streamer, which drains it (/run/taskscope/logs; the contract is
-// manager/log_spool.hpp's): per task <unit>.stdout and <unit>.stderr
+// manager/records/log_spool.hpp's): per task <unit>.stdout and <unit>.stderr
 // (fifos), <unit>.release (the fifo its shim waits on) and <unit>.json, the
 // description. Both sides name the files and read or write the description
 // through here only.

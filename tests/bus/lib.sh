@@ -11,7 +11,7 @@ export TASKSCOPE_BUS_ADDRESS="$BUS_ADDRESS"
 bus_cleanup() {
     [[ -n "${BUS_PID:-}" ]] && kill "$BUS_PID" 2>/dev/null || true
     pkill -f -- "--state-dir $STATE_DIR" 2>/dev/null || true
-    # Shims hold their tasks' log fifos until released (manager/log_spool.hpp);
+    # Shims hold their tasks' log fifos until released (manager/records/log_spool.hpp);
     # opened read-write, a fifo never blocks the open.
     local f fd
     for f in "$BUS_TMP"/spool/*.release; do
@@ -31,7 +31,7 @@ bus_start() {
     cat >"$BUS_TMP/services/org.taskscope.Manager1.service" <<EOT
 [D-BUS Service]
 Name=org.taskscope.Manager1
-Exec=$TASKSCOPE_BUILD_DIR/src/manager/taskscope-manager --bus-address $BUS_ADDRESS --systemd-address $BUS_ADDRESS --state-dir $STATE_DIR --shim $TASKSCOPE_BUILD_DIR/src/shim/bin/taskscope-shim --config $BUS_TMP/manager.json -v
+Exec=$TASKSCOPE_BUILD_DIR/src/manager/daemon/taskscope-manager --bus-address $BUS_ADDRESS --systemd-address $BUS_ADDRESS --state-dir $STATE_DIR --shim $TASKSCOPE_BUILD_DIR/src/shim/bin/taskscope-shim --config $BUS_TMP/manager.json -v
 EOT
     cat >"$BUS_TMP/bus.conf" <<EOT
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"

@@ -5,7 +5,7 @@
 # wait in the fifo, whose write end this test holds as a task would). The
 # follower gets every numbered line exactly once and ends when the logs
 # are complete. The spool entry is written here as taskscope-manager writes
-# it (manager/log_spool.cpp). Under systemd the fifo's read end also
+# it (manager/records/log_spool.cpp). Under systemd the fifo's read end also
 # survives in the fd store: tests/system/test_streamer_restart.sh.
 source "$(dirname "$0")/lib.sh"
 bus_start

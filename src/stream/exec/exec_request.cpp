@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/default_path.hpp"
 #include "common/error_names.hpp"
 #include "scope/cgroup_host.hpp"
 
@@ -16,8 +17,8 @@ namespace {
 using common::makeError;
 using common::Result;
 
-// The PATH the manager gives a task whose spec sets none (manager/task_spec.cpp).
-constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+// The PATH the manager gives a task whose spec sets none.
+using common::kDefaultPath;
 
 common::Error invalid(std::string message) {
     return makeError(common::errors::kInvalidArgument, std::move(message));

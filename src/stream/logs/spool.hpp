@@ -1,5 +1,5 @@
 #pragma once
-// The spool directory taskscope-manager fills (see manager/log_spool.hpp,
+// The spool directory taskscope-manager fills (see manager/records/log_spool.hpp,
 // the contract): per task <unit>.stdout, <unit>.stderr (fifos),
 // <unit>.release (the fifo its shim waits on, holding the other two, until
 // they are drained) and <unit>.json, the description, replaced atomically.

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE spec_redaction
 #include <boost/test/unit_test.hpp>
 
-#include "manager/bus_adaptor.hpp"
+#include "manager/daemon/bus_adaptor.hpp"
 #include "spec/task_spec.hpp"
 
 using namespace taskscope;

@@ -53,7 +53,7 @@ struct Fixture {
         std::ofstream(t.logDir + "/" + name + ".stdout.0") << name << "\n";
         std::ofstream(t.logDir + "/" + name + ".stderr.0");
     }
-    // A task in the manager's spool, as manager/log_spool.cpp makes it.
+    // A task in the manager's spool, as manager/records/log_spool.cpp makes it.
     void spooled(const std::string& alloc, const std::string& name, bool exited) {
         auto t = task(alloc, name);
         t.exited = exited;

@@ -1,0 +1,166 @@
+// SIGCHLD, inotify on the exits directory and the streamer's drain turned
+// into task-end events (exit_watch.hpp).
+#include "manager/tasks/exit_watch.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/files.hpp"
+#include "manager/records/exit_record.hpp"
+#include "scope/cgroup_host.hpp"
+#include "wire/spool.hpp"
+
+namespace taskscope::manager {
+
+namespace {
+
+// An unreadable exit record is read again after 50, 100, 200, 400 ms.
+constexpr int kExitReadAttempts = 5;
+constexpr std::chrono::milliseconds kExitReadRetryDelay{50};
+// A task without a shim is an accident, and rare: one look a second.
+constexpr std::chrono::seconds kOrphanLook{1};
+
+}  // namespace
+
+ExitWatch::ExitWatch(common::EventLoop& loop, const StateStore& store, std::string spoolDir,
+                     common::Worker& cgroupWorker, ExitEvents& events)
+    : loop_(loop), store_(store), spoolDir_(std::move(spoolDir)), cgroupWorker_(cgroupWorker), events_(events) {}
+
+ExitWatch::~ExitWatch() {
+    // The loop outlives us (a restart in the unit tier): nothing of ours
+    // may fire after.
+    for (auto& [unit, r] : reading_)
+        if (r.timer) loop_.cancelTimer(r.timer);
+    for (auto& [unit, timer] : orphans_)
+        if (timer) loop_.cancelTimer(timer);
+    if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
+    if (signalWatch_) loop_.removeFd(signalWatch_);
+    if (inotifyFd_ >= 0) ::close(inotifyFd_);
+    if (signalFd_ >= 0) ::close(signalFd_);
+}
+
+common::Result<void> ExitWatch::start() {
+    // Shims are our children while we run; SIGCHLD tells us to reap them.
+    // Blocked in this thread, and so in every worker thread started after.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    signalFd_ = ::signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signalFd_ < 0) return common::errnoError("signalfd", errno);
+    signalWatch_ = loop_.addFd(signalFd_, POLLIN, [this](short) { reap(); });
+
+    inotifyFd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotifyFd_ < 0) return common::errnoError("inotify_init1", errno);
+    if (::inotify_add_watch(inotifyFd_, store_.exitsDir().c_str(), IN_MOVED_TO) < 0)
+        return common::errnoError("watch " + store_.exitsDir(), errno);
+    // The streamer deletes a task's description once it has drained it.
+    spoolWd_ = ::inotify_add_watch(inotifyFd_, spoolDir_.c_str(), IN_DELETE);
+    if (spoolWd_ < 0) return common::errnoError("watch " + spoolDir_, errno);
+    inotifyWatch_ = loop_.addFd(inotifyFd_, POLLIN, [this](short) { onDirEvent(); });
+    return {};
+}
+
+bool ExitWatch::exitRecordExists(const std::string& unit) const {
+    return ::access(store_.exitFile(unit).c_str(), F_OK) == 0;
+}
+
+void ExitWatch::reap() {
+    signalfd_siginfo info;
+    while (::read(signalFd_, &info, sizeof info) == sizeof info) {
+    }
+    // Shims are the manager's children until it restarts; after that PID 1
+    // reaps them and recovery (or the exits directory) notices.
+    std::set<pid_t> reaped;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) reaped.insert(pid);
+    if (!reaped.empty()) events_.shimsReaped(reaped);
+}
+
+void ExitWatch::onDirEvent() {
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(inotifyFd_, buf, sizeof buf);
+        if (n <= 0) break;
+        for (ssize_t off = 0; off < n;) {
+            const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+            off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+            if (ev->len == 0) continue;
+            const std::string name = ev->name;
+            if (ev->wd == spoolWd_) {
+                if (auto unit = wire::unitOfDescription(name); !unit.empty()) events_.spoolDrained(unit);
+                continue;
+            }
+            events_.exitRecorded(name);
+        }
+    }
+}
+
+void ExitWatch::collect(const std::string& unit) {
+    auto& r = reading_[unit];
+    if (r.timer) loop_.cancelTimer(r.timer);
+    r.timer = 0;
+    read(unit);
+}
+
+void ExitWatch::read(const std::string& unit) {
+    auto status = [&]() -> common::Result<task::ExitStatus> {
+        auto text = common::readStateFile(store_.exitFile(unit));
+        if (!text) return text.error();
+        return parseExitFile(*text);
+    }();
+    auto& r = reading_[unit];
+    if (!status && ++r.failures < kExitReadAttempts) {
+        const auto delay = kExitReadRetryDelay * (1 << (r.failures - 1));
+        r.timer = loop_.addTimer(common::EventLoop::Clock::now() + delay, [this, unit] {
+            auto it = reading_.find(unit);
+            if (it == reading_.end()) return;
+            it->second.timer = 0;
+            read(unit);
+        });
+        return;
+    }
+    reading_.erase(unit);
+    events_.exitRead(unit, std::move(status));
+}
+
+void ExitWatch::watchOrphan(const std::string& unit, std::string processesFile) {
+    if (orphans_.count(unit)) return;
+    orphans_[unit] =
+        loop_.addTimer(common::EventLoop::Clock::now() + kOrphanLook, [this, unit, file = std::move(processesFile)] {
+            auto it = orphans_.find(unit);
+            if (it == orphans_.end()) return;
+            it->second = 0;
+            if (exitRecordExists(unit)) {
+                orphans_.erase(it);
+                return events_.exitRecorded(unit);
+            }
+            // The scope's processes, read off the loop.
+            cgroupWorker_.submit([this, unit, file, alive = std::weak_ptr<int>(lifetime_)]() {
+                const bool populated = scope::cgroupHasProcesses(file);
+                return std::function<void()>([this, unit, file, populated, alive] {
+                    if (alive.expired() || !orphans_.count(unit)) return;
+                    orphans_.erase(unit);
+                    if (populated) return watchOrphan(unit, file);
+                    events_.orphanEnded(unit);
+                });
+            });
+        });
+}
+
+void ExitWatch::forget(const std::string& unit) {
+    if (auto it = reading_.find(unit); it != reading_.end()) {
+        if (it->second.timer) loop_.cancelTimer(it->second.timer);
+        reading_.erase(it);
+    }
+    if (auto it = orphans_.find(unit); it != orphans_.end()) {
+        if (it->second) loop_.cancelTimer(it->second);
+        orphans_.erase(it);
+    }
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,207 @@
+// The shim's options written, its spawn, and its report protocol read
+// (launcher.hpp; the wire is shim/shim_protocol.h).
+#include "manager/tasks/launcher.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "common/error_names.hpp"
+#include "common/files.hpp"
+#include "manager/node/shim_spawn.hpp"
+#include "manager/tasks/isolation.hpp"
+extern "C" {
+#include "shim/shim_protocol.h"
+}
+
+namespace taskscope::manager {
+
+namespace {
+
+using common::UniqueFd;
+
+// Pipe ends moved above the range posix_spawn's dup2 targets (3, 4) so a
+// dup2 onto itself cannot leave FD_CLOEXEC set.
+common::Result<std::pair<UniqueFd, UniqueFd>> highPipe() {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return common::errnoError("pipe", errno);
+    UniqueFd r(p[0]), w(p[1]);
+    UniqueFd hr(::fcntl(r.get(), F_DUPFD_CLOEXEC, 10)), hw(::fcntl(w.get(), F_DUPFD_CLOEXEC, 10));
+    if (!hr || !hw) return common::errnoError("dup pipe", errno);
+    return std::make_pair(std::move(hr), std::move(hw));
+}
+
+std::string joinGroups(const std::vector<gid_t>& groups) {
+    std::string out;
+    for (auto g : groups) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(g);
+    }
+    return out;
+}
+
+// "pid N", "started", "execfailed ERRNO STEP", "error ERRNO STEP": short.
+constexpr size_t kMaxReportLine = SHIM_REPORT_LINE_MAX;
+
+}  // namespace
+
+common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending) {
+    for (;;) {
+        if (const auto nl = pending.find('\n'); nl != std::string::npos) {
+            auto line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            return std::optional<std::string>(std::move(line));
+        }
+        if (pending.size() > kMaxReportLine)
+            return common::makeError(common::errors::kInternal, "shim report line longer than " + std::to_string(kMaxReportLine) +
+                                                     " bytes");
+        // The shim writes each line in one write(2): one read usually
+        // brings the whole line (it used to be read a byte at a time).
+        char buf[128];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return std::optional<std::string>();
+            return common::errnoError("read from shim", errno);
+        }
+        if (n == 0) return common::makeError(common::errors::kInternal, "shim exited before reporting (read '" + pending + "')");
+        pending.append(buf, static_cast<size_t>(n));
+    }
+}
+
+common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths) {
+    auto report = highPipe();
+    if (!report) return report.error();
+    auto go = highPipe();
+    if (!go) return go.error();
+
+    // The task's process spec: what `taskscope-shim --exec` reads back, so
+    // the same words set up the task and every command exec'd into it.
+    std::vector<std::string> process = {SHIM_OPT_UID, std::to_string(spec.uid), SHIM_OPT_GID,
+                                        std::to_string(spec.gid), SHIM_OPT_CWD, spec.cwd};
+    if (!spec.groups.empty()) process.insert(process.end(), {SHIM_OPT_GROUPS, joinGroups(spec.groups)});
+    for (auto& a : shimIsolationArgs(spec.isolation)) process.push_back(std::move(a));
+    for (auto& a : shimDeviceArgs(spec)) process.push_back(std::move(a));
+    // The host's resolv.conf fills what a dns block leaves empty: read
+    // here, on the start worker, and only for a task that has one.
+    std::string hostResolvConf;
+    if (spec.dns && spec.isolation.filesystem)
+        if (auto text = common::readFile("/etc/resolv.conf")) hostResolvConf = std::move(*text);
+    for (auto& a : shimNetFileArgs(spec, hostResolvConf)) process.push_back(std::move(a));
+    for (auto& a : shimLimitArgs(spec)) process.push_back(std::move(a));
+    if (!paths.processSpec.empty()) {
+        std::string text;
+        for (const auto& w : process) text += w + '\0';
+        // Durable until the next boot is enough: the task does not outlive it.
+        if (auto r = common::writeFileAtomic(paths.processSpec, text, common::kPrivateFileMode,
+                                             common::Durability::ProcessCrash);
+            !r)
+            return r.error().context("save the task's process spec");
+    }
+
+    std::vector<std::string> argv = {shimPath, SHIM_OPT_EXIT_FILE, paths.exitFile};
+    argv.insert(argv.end(), process.begin(), process.end());
+    argv.insert(argv.end(), {SHIM_OPT_STDOUT, paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
+    argv.insert(argv.end(), {SHIM_OPT_STDERR, paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
+    if (!paths.releaseFifo.empty()) argv.insert(argv.end(), {SHIM_OPT_RELEASE_FIFO, paths.releaseFifo});
+    for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {SHIM_OPT_JOIN_CGROUP, procs});
+    if (!paths.netns.empty()) argv.insert(argv.end(), {SHIM_OPT_NETNS, paths.netns});
+    argv.insert(argv.end(), {SHIM_OPT_END, spec.path, spec.command});
+    argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+    std::vector<std::string> envs;
+    for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
+
+    std::vector<char*> cargv, cenv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    for (auto& e : envs) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+
+    auto spawned = spawnShimProcess(shimPath, cargv.data(), cenv.data(),
+                                    {{report->second.get(), SHIM_TASK_REPORT_FD}, {go->first.get(), SHIM_TASK_GO_FD}});
+    if (!spawned) return spawned.error();
+    const pid_t pid = *spawned;
+
+    Launch launch;
+    launch.shimPid = pid;
+    launch.report = std::move(report->first);
+    launch.go = std::move(go->second);
+    report->second.reset();
+    go->first.reset();
+    // Read from the event loop: the manager never waits for a shim.
+    ::fcntl(launch.report.get(), F_SETFL, ::fcntl(launch.report.get(), F_GETFL) | O_NONBLOCK);
+    return launch;
+}
+
+common::Result<void> acceptPid(Launch& launch, const std::string& line) {
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word != SHIM_LINE_PID) return common::makeError(common::errors::kInternal, "shim could not fork the task: " + line);
+    in >> launch.taskPid;
+    if (launch.taskPid <= 0) return common::makeError(common::errors::kInternal, "shim reported a bad pid: " + line);
+    return {};
+}
+
+common::Result<void> sendGo(Launch& launch) {
+    const char g = SHIM_GO_BYTE;
+    if (::write(launch.go.get(), &g, 1) != 1) return common::errnoError("release task", errno);
+    launch.go.reset();
+    return {};
+}
+
+common::Result<void> acceptRelease(const std::string& line) {
+    if (line == SHIM_LINE_STARTED) return {};
+    std::istringstream in(line);
+    std::string word, step;
+    int err = 0;
+    in >> word >> err >> step;
+    if (word == SHIM_LINE_EXECFAILED)
+        return common::makeError(common::errors::kExecFailed, "could not run the command (" + step + "): " + std::strerror(err));
+    // The shim's own step failed after the task's pid was known (it joins
+    // its scope then): nothing of the command ran.
+    if (word == SHIM_LINE_ERROR)
+        return common::makeError(common::errors::kInternal, "the task's shim failed (" + step + "): " + std::strerror(err));
+    return common::makeError(common::errors::kInternal, "unexpected report from shim: " + line);
+}
+
+common::Result<std::string> readReportLine(int fd, std::string& pending) {
+    for (;;) {
+        auto line = takeReportLine(fd, pending);
+        if (!line) return line.error();
+        if (*line) return std::move(**line);
+        pollfd p{fd, POLLIN, 0};
+        ::poll(&p, 1, -1);  // a non-blocking fd with the line still on its way
+    }
+}
+
+common::Result<Launch> spawnTask(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths) {
+    auto launch = spawnShim(shimPath, spec, paths);
+    if (!launch) return launch.error();
+    auto line = readReportLine(launch->report.get(), launch->pending);
+    if (!line) return line.error().context("start task");
+    if (auto r = acceptPid(*launch, *line); !r) return r.error();
+    return launch;
+}
+
+common::Result<void> releaseTask(Launch& launch) {
+    if (auto r = sendGo(launch); !r) return r;
+    auto line = readReportLine(launch.report.get(), launch.pending);
+    launch.report.reset();
+    if (!line) return line.error().context("release task");
+    return acceptRelease(*line);
+}
+
+void abortTask(Launch& launch) {
+    launch.go.reset();
+    launch.report.reset();
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,229 @@
+// The registry after a restart: every recorded task re-adopted, collected,
+// removed (a start cut off before its task ran) or marked lost. Runs at
+// startup, before the manager takes its bus name: the blocking calls here
+// (systemd's answer for a cgroup, reads of /proc and cgroup files) are a
+// startup's, never a running loop's.
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "common/clock.hpp"
+#include "common/fd_store.hpp"
+#include "common/files.hpp"
+#include "manager/tasks/start_procedure.hpp"
+#include "manager/tasks/task_dirs.hpp"
+#include "manager/tasks/task_registry.hpp"
+#include "scope/cgroup_stats.hpp"
+#include "scope/slice_weights.hpp"
+#include "scope/unit_name.hpp"
+
+namespace taskscope::manager {
+
+bool TaskRegistry::shimAlive(const TaskRecord& r) const {
+    if (r.shimPid <= 0) return false;
+    // The shim's command line names its exit file, which names the unit:
+    // a recycled PID cannot pass this check.
+    auto cmdline = common::readFile("/proc/" + std::to_string(r.shimPid) + "/cmdline");
+    if (!cmdline) return false;
+    return cmdline->find(store_.exitFile(r.unit) + '\0') != std::string::npos;
+}
+
+bool TaskRegistry::scopeHasProcesses(const TaskRecord& r) const {
+    const auto procs = host_.processesFile(r.cgroup);
+    return procs && scope::cgroupHasProcesses(*procs);
+}
+
+void TaskRegistry::learnCgroup(TaskRecord& r) {
+    if (!r.cgroup.empty() || r.finished()) return;
+    // Its start wrote the record before systemd placed the task, and its
+    // manager died before writing where: systemd knows.
+    auto cgroup = startup_.controlGroup(r.unit);
+    if (!cgroup) {
+        spdlog::debug("No cgroup for {} from systemd: {}", r.unit, cgroup.error().message);
+        return;
+    }
+    r.cgroup = *cgroup;
+    records_.persist(r);
+}
+
+void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>& stored, size_t& readopted,
+                              std::vector<Key>& neverRan) {
+    auto& r = e.record;
+    const auto unit = r.unit;
+    // A task an older manager started: its shim holds nothing, so the
+    // manager's stored hold is kept until the streamer has drained it.
+    if (auto hold = spool_.readopt(unit, stored)) e.logHold = std::move(*hold);
+    if (r.finished()) return;
+    const auto keepCores = [&] {
+        if (!r.reservedCores) return pool_.join(unit);
+        if (auto ok = pool_.restore(unit, r.cpus); !ok)
+            spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
+    };
+    if (exits_.exitRecordExists(unit)) return exits_.collect(unit);
+    learnCgroup(r);
+    if (shimAlive(r)) {
+        ++readopted;
+        if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
+            // A stop was under way: its grace runs on from where it was.
+            stopOf(e).resumeDeadline();
+            spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms", task::label(r), r.pid,
+                          unit, r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
+        } else if (r.state == TaskState::Stopping && r.queuedStopSignal) {
+            // Its stop waited its turn: it waits again (recover() asks).
+            spdlog::debug("Re-adopted task {} (pid {}, unit {}); its stop waits its turn", task::label(r), r.pid, unit);
+        } else {
+            r.state = TaskState::Running;
+            // Debug, with one summary line after: a line per task into
+            // journald held a restart for milliseconds per task.
+            spdlog::debug("Re-adopted task {} (pid {}, unit {})", task::label(r), r.pid, unit);
+        }
+        keepCores();
+        if (shimHome_)
+            if (auto moved = shimHome_->adopt(r.shimPid); !moved)
+                spdlog::warn("Shim {} of {} stays where it is: {}", r.shimPid, unit, moved.error().message);
+    } else if (scopeHasProcesses(r)) {
+        // The shim was killed but the task was not: it runs on, can be
+        // stopped, and is never reported ended while it has processes.
+        if (r.state != TaskState::Stopping) r.state = TaskState::Running;
+        if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) stopOf(e).resumeDeadline();
+        keepCores();
+        exits_.watchOrphan(unit, host_.processesFile(r.cgroup).value_or(""));
+    } else if (r.shimPid > 0 && store_.abortedShim(unit) == r.shimPid) {
+        // Its start was cut off (the manager before us died mid-start) and
+        // its shim left without running it: the caller was never told it
+        // started, so it goes, and asking again works. Once every record
+        // is in: its allocation's dirs go only with the allocation's last task.
+        neverRan.push_back(Key{r.allocId, r.name});
+    } else {
+        // Neither an exit record nor a living shim: the node rebooted or
+        // the shim was killed. Say so rather than invent an exit code.
+        r.state = TaskState::Lost;
+        r.lostReason = "its shim is gone and left no exit record";
+        r.exit.finishedAtUs = common::wallClockUs();
+        r.reservedCores = false;
+        spool_.markExited(unit);
+        spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record", task::label(r), r.shimPid);
+        records_.persist(r);
+    }
+}
+
+common::Result<void> TaskRegistry::recover() {
+    if (auto r = store_.prepare(); !r) return r.error().context("prepare " + config_.stateDir);
+    if (auto r = spool_.prepareDir(); !r) return r.error().context("prepare " + config_.logSpoolDir);
+    // Watch before scanning, so an exit written during the scan is seen.
+    if (auto r = exits_.start(); !r) return r;
+
+    auto records = store_.loadAll();
+    if (!records) return records.error();
+    // The fifo holds a manager before 0.2 put in systemd's fd store.
+    auto stored = common::takeStoredFds();
+    pool_.setRecovering(true);
+    size_t readopted = 0;
+    std::vector<Key> neverRan;
+    for (auto& rec : *records) {
+        auto entry = std::make_unique<Entry>();
+        entry->record = std::move(rec);
+        entry->record.objectPath = scope::taskObjectPath(objectPrefix_, entry->record.unit);
+        auto& e = *entry;
+        insert(std::move(entry));
+        recoverOne(e, stored, readopted, neverRan);
+    }
+    if (readopted) spdlog::info("Re-adopted {} running tasks of {} recorded", readopted, records->size());
+    // The nested layout's tasks: their slices' members and sums, and every
+    // weight set again (tasks may have ended while no manager was there).
+    for (auto& [key, e] : tasks_) {
+        auto& r = e->record;
+        if (r.slice.empty()) continue;
+        allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskCpu(r.spec.resources),
+                             !r.finished(), r.cgroup, r.weightOnScope);
+        if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
+    }
+    reapplySliceWeights();
+    // Stops that waited their turn when the manager before us went: asked
+    // again, in the pacer's order from here on.
+    for (auto& [key, e] : tasks_)
+        if (!e->record.finished() && e->record.queuedStopSignal) stopOf(*e).resumeQueue();
+    for (const auto& key : neverRan) {
+        const auto r = tasks_.at(key)->record;
+        spool_.remove(r.unit);
+        release(r);
+        records_.unpersist(r.unit, [unit = r.unit](common::Result<void> gone) {
+            // Still on disk: the next restart finds it cut off again.
+            if (!gone) spdlog::error("Failed to remove the record of {}: {}", unit, gone.error().message);
+        });
+        (void)erase(r);
+    }
+    if (!neverRan.empty())
+        spdlog::info("Removed {} tasks whose start the previous manager did not finish: they never ran",
+                     neverRan.size());
+    // Task dirs of starts cut off before their record was written.
+    std::vector<std::pair<std::string, std::string>> owned;
+    for (const auto& [key, e] : tasks_) owned.push_back(key);
+    if (auto n = sweepUnownedTaskDirs(config_.stateDir, owned))
+        spdlog::info(
+            "Removed the dirs of {} tasks or allocations no task record names (starts cut off before "
+            "their record was written)",
+            n);
+    // Marks of starts that failed while their manager lived (it removed
+    // the task then) or whose task is gone: nothing reads them any more.
+    // Exit records no record names (a forget whose removal failed, an
+    // older version's, one made by hand): a start of their name would
+    // take one for its own task's exit. A start looks only for names
+    // suspected of leftovers (record_writer.hpp): what cannot be removed
+    // here is suspected.
+    for (const auto& [unit, path] : store_.exitsEntries())
+        if (!units_.count(unit) && ::unlink(path.c_str()) < 0 && errno != ENOENT) records_.suspectLeftovers(unit);
+    // Holds of tasks no record names any more: not ours to keep.
+    for (auto& [name, fd] : stored) common::unstoreFd(name);
+    // Reservations that ended while we were away have left cores the
+    // shared tasks should have again.
+    pool_.setRecovering(false);
+    applySharedPool();
+    return {};
+}
+
+void TaskRegistry::attach(TaskEvents& events) {
+    events_ = &events;
+    for (auto& [key, e] : tasks_) {
+        auto& r = e->record;
+        if (r.finished() && !r.exitReported) {
+            events_->taskExited(r);
+            r.exitReported = true;
+            records_.persist(r);
+        }
+    }
+}
+
+void TaskRegistry::reapplySliceWeights() {
+    auto cgroups = allocSlices_.weighedSliceCgroups();
+    if (cgroups.empty()) return allocSlices_.reapplyWeights();
+    // A slice's cpu.weight (v2) or cpu.shares (v1, on its own scale) is the
+    // kernel's copy of its CPUWeight: only the weights that differ are
+    // sent. Read off the loop (cgroup files wait behind the kernel's cgroup
+    // lock); the sums are sent once the reads are back.
+    cgroupWorker_.submit([this, host = host_, cgroups = std::move(cgroups),
+                          alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        const bool v2 = host.unified();
+        std::map<std::string, uint64_t> held;
+        for (const auto& [slice, cgroup] : cgroups) {
+            const auto file = host.file(cgroup, v2 ? "" : "cpu", v2 ? "cpu.weight" : "cpu.shares");
+            if (!file) continue;
+            const auto text = common::readFile(*file);
+            if (!text) continue;
+            auto weight = scope::parseU64(*text);
+            if (weight && !v2) weight = scope::cpuWeightOfShares(*weight);
+            if (weight && *weight) held[slice] = *weight;
+        }
+        return [this, held = std::move(held), alive] {
+            if (alive.expired()) return;
+            allocSlices_.heldWeights(held);
+            allocSlices_.reapplyWeights();
+        };
+    });
+}
+
+}  // namespace taskscope::manager

@@ -1,0 +1,2 @@
+taskscope_unit_test(manager/daemon/test_config_file.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/daemon/test_systemd_support.cpp taskscope_manager_lib)

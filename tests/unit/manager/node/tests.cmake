@@ -1,0 +1,7 @@
+taskscope_unit_test(manager/node/test_node_checks.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/node/test_node_slice.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/node/test_cpu_partitions.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/node/test_fd_budget.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/node/test_cpu_pool.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/node/test_allocation_slices.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/node/test_stop_pacer.cpp taskscope_manager_lib)

@@ -1,0 +1,1 @@
+taskscope_unit_test(manager/records/test_exit_record.cpp taskscope_manager_lib)

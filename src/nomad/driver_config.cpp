@@ -19,11 +19,6 @@ using config::invalid;
 using config::text;
 using config::texts;
 
-// drivers/shared/capabilities/defaults.go HCLSpecLiteral (Nomad aa026cc99cfb).
-constexpr std::array<const char*, 13> kNomadDefaultCaps = {
-    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
-    "SETFCAP",     "SETGID", "SETPCAP",     "SETUID", "SYS_CHROOT"};
-
 // exec's Config.validate: "private" or "host".
 Result<bool> isolationMode(const json& v, const std::string& key) {
     auto t = text(v, key);
@@ -95,11 +90,7 @@ Result<FsMode> parseFsMode(const std::string& text) {
     return invalid("isolation must be \"chroot\" or \"none\", not \"" + text + "\"");
 }
 
-CapSet nomadDefaultCaps() {
-    CapSet s = 0;
-    for (const char* n : kNomadDefaultCaps) s |= CapSet{1} << spec::capabilityNumber(n);
-    return s;
-}
+CapSet nomadDefaultCaps() { return spec::nomadDefaultCapabilityBits(); }
 
 CapSet allKnownCaps() {
     CapSet s = 0;

@@ -1,9 +1,12 @@
 #include "nomad/plugin_facts.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <sstream>
 
 #include "nomad/node_task_config.hpp"
+#include "spec/isolation.hpp"
 
 namespace taskscope::nomad {
 
@@ -84,10 +87,8 @@ hcl::Spec configSchema() {
     attrs["default_pid_mode"] = withDefault(attr("default_pid_mode", "string", false), "\"private\"");
     attrs["default_ipc_mode"] = withDefault(attr("default_ipc_mode", "string", false), "\"private\"");
     // exec's default literal (capabilities.HCLSpecLiteral).
-    attrs["allow_caps"] = withDefault(attr("allow_caps", "list(string)", false),
-                                      "[\"AUDIT_WRITE\",\"CHOWN\",\"DAC_OVERRIDE\",\"FOWNER\",\"FSETID\",\"KILL\","
-                                      "\"MKNOD\",\"NET_BIND_SERVICE\",\"SETFCAP\",\"SETGID\",\"SETPCAP\",\"SETUID\","
-                                      "\"SYS_CHROOT\"]");
+    static const std::string defaultCaps = nlohmann::json(spec::kNomadDefaultCapabilities).dump();
+    attrs["allow_caps"] = withDefault(attr("allow_caps", "list(string)", false), defaultCaps.c_str());
     // exec and raw_exec.
     attrs["denied_host_uids"] = attr("denied_host_uids", "string", false);
     attrs["denied_host_gids"] = attr("denied_host_gids", "string", false);

@@ -55,12 +55,13 @@ static int parse_limit(const char *s, uint64_t *out)
     return 0;
 }
 
-/* "-1000".."1000" */
+/* SHIM_OOM_SCORE_ADJ_MIN..SHIM_OOM_SCORE_ADJ_MAX ("-1000".."1000"), the
+ * kernel's range (shim_protocol.h). */
 static int parse_score(const char *s, int *out)
 {
     int neg = *s == '-';
     unsigned v;
-    if (parse_u32z(s + neg, &v) < 0 || v > 1000)
+    if (parse_u32z(s + neg, &v) < 0 || v > (unsigned)(neg ? -SHIM_OOM_SCORE_ADJ_MIN : SHIM_OOM_SCORE_ADJ_MAX))
         return -1;
     *out = neg ? -(int)v : (int)v;
     return 0;

@@ -69,6 +69,11 @@
 #define SHIM_OPT_RLIMIT "--rlimit"
 #define SHIM_RLIMIT_INFINITY "unlimited"
 #define SHIM_OPT_OOM_SCORE_ADJ "--oom-score-adj"
+/* The range --oom-score-adj takes: the kernel's OOM_SCORE_ADJ_MIN and
+ * OOM_SCORE_ADJ_MAX (<linux/oom.h>, which musl's headers lack); the manager
+ * checks at compile time that they are spec::kOomScoreAdjMin/Max. */
+#define SHIM_OOM_SCORE_ADJ_MIN (-1000)
+#define SHIM_OOM_SCORE_ADJ_MAX 1000
 
 /*
  * Exec into a running task (the streamer's exec sessions):

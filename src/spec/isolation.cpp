@@ -52,6 +52,12 @@ constexpr std::array<const char*, 41> kCapNames = {"CHOWN",
 
 }  // namespace
 
+uint64_t nomadDefaultCapabilityBits() {
+    uint64_t bits = 0;
+    for (const char* n : kNomadDefaultCapabilities) bits |= uint64_t{1} << capabilityNumber(n);
+    return bits;
+}
+
 int capabilityNumber(const std::string& name) {
     std::string up;
     for (char c : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

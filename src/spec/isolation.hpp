@@ -4,6 +4,7 @@
 // and turning it into the shim's options is the manager's
 // (manager/tasks/isolation.hpp).
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +48,16 @@ struct Isolation {
 
     bool operator==(const Isolation&) const = default;
 };
+
+/// Nomad's exec driver's default capability set, by name: what a task
+/// without cap_add runs with, and the default of the driver's allow_caps
+/// (drivers/shared/capabilities/defaults.go HCLSpecLiteral, Nomad
+/// aa026cc99cfb). Spelled here alone, for the manager and the driver.
+inline constexpr std::array<const char*, 13> kNomadDefaultCapabilities = {
+    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
+    "SETFCAP",     "SETGID", "SETPCAP",     "SETUID", "SYS_CHROOT"};
+/// The set's bits (1 << capability number).
+uint64_t nomadDefaultCapabilityBits();
 
 /// "NET_ADMIN", "cap_net_admin" -> 12; -1 when unknown.
 int capabilityNumber(const std::string& name);

@@ -6,6 +6,8 @@
 // them into shim options (rlimits, oom_score_adj, device binds) and unit
 // properties (DeviceAllow=).
 
+#include <linux/oom.h>
+
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -39,9 +41,11 @@ common::Result<Ulimit> parseUlimit(const std::string& text);
 /// The canonical "SOFT:HARD".
 std::string formatUlimit(const Ulimit& limit);
 
-/// The kernel's range of oom_score_adj (OOM_SCORE_ADJ_MIN/MAX).
-inline constexpr int kOomScoreAdjMin = -1000;
-inline constexpr int kOomScoreAdjMax = 1000;
+/// The kernel's range of oom_score_adj, from the kernel's own header (the
+/// shim's, which musl cannot include, are checked against these in
+/// manager/tasks/isolation.cpp).
+inline constexpr int kOomScoreAdjMin = OOM_SCORE_ADJ_MIN;
+inline constexpr int kOomScoreAdjMax = OOM_SCORE_ADJ_MAX;
 
 /// A host device given to the task (Nomad's DeviceConfig).
 struct Device {

@@ -7,20 +7,22 @@
 #include <cstdio>
 
 #include "spec/json.hpp"
+#include "spec/task_limits.hpp"
 
 extern "C" {
 #include "shim/shim_protocol.h"
 }
+
+// The shim's range is the spec's: the kernel's one (shim_protocol.h says why
+// it spells it).
+static_assert(SHIM_OOM_SCORE_ADJ_MIN == taskscope::spec::kOomScoreAdjMin &&
+              SHIM_OOM_SCORE_ADJ_MAX == taskscope::spec::kOomScoreAdjMax);
 
 namespace taskscope::manager {
 
 namespace {
 
 using common::Result;
-
-constexpr std::array<const char*, 13> kNomadDefault = {
-    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
-    "SETFCAP",     "SETGID", "SETPCAP",     "SETUID", "SYS_CHROOT"};
 
 const char* propagationWord(spec::Propagation p) {
     switch (p) {
@@ -33,11 +35,7 @@ const char* propagationWord(spec::Propagation p) {
 
 }  // namespace
 
-uint64_t defaultCapabilities() {
-    uint64_t m = 0;
-    for (const auto* n : kNomadDefault) m |= uint64_t{1} << spec::capabilityNumber(n);
-    return m;
-}
+uint64_t defaultCapabilities() { return spec::nomadDefaultCapabilityBits(); }
 
 IsolationConfig::IsolationConfig() : allowedCaps(defaultCapabilities()) {}
 

@@ -192,7 +192,7 @@ void StartProcedure::begin() {
     // The start's own copy: the node's defaults and the hook's additions
     // are not the record's (GetTask shows the spec as asked).
     auto spec = draft_.spec;
-    if (!spec.isolationGiven && config.isolation.defaultIsolated) spec.isolation.filesystem = true;
+    spec.isolation = effectiveIsolation(spec.isolation, spec.isolationGiven, config.isolation);
     // The node's limit, not systemd's 15% of pid_max: one fork bomb must not
     // take the process table and the CPUs from every other task.
     if (!spec.resources.pidsMax && config.defaultPidsMax) spec.resources.pidsMax = config.defaultPidsMax;
@@ -227,10 +227,9 @@ void StartProcedure::begin() {
     }
     reach(StartStep::Placed);
     clock_.onLoop("cpus+slices");
-    // Which dirs are taskscope's to remove should the start fail, worked
-    // out as a forget works them out (the node's default for a spec without
-    // an isolation object).
-    dirIsolation_ = effectiveIsolation(draft_.spec.isolation, draft_.spec.isolationGiven, config.isolation);
+    // Which dirs are taskscope's to remove should the start fail: of the
+    // spec as asked, as a forget has them (task_dirs.hpp).
+    dirs_ = OwnedTaskDirs::of(draft_.spec, config.isolation, config.stateDir, allocId, task);
 
     const auto& store = ctx_.records.store();
     const auto logDir = store.logDir(allocId);

@@ -37,6 +37,7 @@
 #include "manager/tasks/config.hpp"
 #include "manager/tasks/launcher.hpp"
 #include "manager/tasks/start_events.hpp"
+#include "manager/tasks/task_dirs.hpp"
 #include "scope/resources.hpp"
 #include "scope/systemd_client.hpp"
 #include "task/task_record.hpp"
@@ -147,8 +148,8 @@ private:
     scope::UnitProperties properties_;  ///< of the task's scope
     std::optional<scope::TaskSlices> slices_;  ///< where it goes in the nested layout
     AllocationSlices::TaskCpu cpu_;            ///< what it weighs in its slices' sums
-    /// Its isolation as the node resolves it: which dirs are taskscope's.
-    spec::Isolation dirIsolation_;
+    /// The dirs that are taskscope's should the start fail (task_dirs.hpp).
+    OwnedTaskDirs dirs_;
     bool slicesMade_ = false;                  ///< the slices above its scope exist, with their weights
     Launch launch_;
     uint64_t reportWatch_ = 0;

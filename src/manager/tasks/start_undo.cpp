@@ -179,11 +179,10 @@ void StartProcedure::undoDirs(Next next) {
     // of the task ran (its shim has left), so nothing else writes them.
     const bool answerFirst = failedOverloaded();
     Next whenRemoved = answerFirst ? Next{} : std::move(next);
-    ctx_.startWorker.submit([iso = dirIsolation_, stateDir = ctx_.config.stateDir, allocId = draft_.allocId,
-                             task = draft_.name, last, whenRemoved,
+    ctx_.startWorker.submit([dirs = dirs_, last, whenRemoved,
                              alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
-        auto removed = removeTaskDirs(iso, stateDir, allocId, task, last);
-        return [removed, allocId, task, whenRemoved, alive] {
+        auto removed = dirs.remove(last);
+        return [removed, allocId = dirs.allocId, task = dirs.task, whenRemoved, alive] {
             // What stays is no task's: the next manager's recovery sweeps it.
             if (!removed)
                 spdlog::warn("Failed to remove the dirs of the failed start of {}/{}: {}; the next start of the "

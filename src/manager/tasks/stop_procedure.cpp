@@ -4,8 +4,6 @@
 
 #include <time.h>
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <utility>
 
@@ -49,12 +47,15 @@ const char* toString(StopStep step) {
 // gives it back (ended()). The durable part, on the record: the queued
 // signal and grace from Requested (so that a restart asks its turn again),
 // the kill deadline from Signalled (so that a restart kills on time); both
-// are cleared by the registry's end of the task with the record's last
-// write. The place among the stops in flight is the pacer's, taken at
+// are cleared here, and the end's last write of the record
+// (task_end.hpp) takes them off the disk. The place among the stops in flight is the pacer's, taken at
 // Requested and freed once the task's scope has emptied (the registry
 // hears the shim's exit).
 const StopProcedure::Held StopProcedure::kHeld[] = {
     {"its kill timer (the grace's end)", StopStep::Signalled, &StopProcedure::releaseKillTimer},
+    {"its durable part on the record: the queued signal and grace, the kill deadline (the end's last write "
+     "takes them off the disk)",
+     StopStep::Idle, &StopProcedure::releaseRecordFields},
 };
 
 StopProcedure::StopProcedure(StopContext ctx, task::TaskRecord& record, StopEvents& events)
@@ -90,9 +91,7 @@ Result<void> StopProcedure::request(const std::string& text, int64_t graceMs) {
     if (r.queuedStopSignal) {
         // On disk: a manager that dies now still sends it after its restart.
         ctx_.records.persist(r);
-        // Debug: a drain queues thousands, each logged again when it goes.
-        spdlog::debug("Stop of task {} waits its turn: {} stops in flight, {} waiting", label(r),
-                      ctx_.pacer.inFlight(), ctx_.pacer.queueLength());
+        events_.stopQueued(r);
     }
     return {};
 }
@@ -118,7 +117,7 @@ void StopProcedure::resumeQueue() {
 
 void StopProcedure::send(int sig, int64_t grace) {
     auto& r = record_;
-    spdlog::info("Stopping task {} with {} and {} ms grace", label(r), common::signalName(sig), grace);
+    events_.stopSent(r, sig, grace);
     if (grace == 0) {
         // No deadline to keep; on disk without the stop it may have waited with.
         r.killDeadlineUs = 0;
@@ -147,8 +146,8 @@ void StopProcedure::armKillTimer() {
 
 void StopProcedure::kill() {
     step_ = StopStep::Killing;
-    ctx_.killer.killAll(record_.unit, record_.cgroup, [unit = record_.unit](Result<void> k) {
-        if (!k) spdlog::warn("Failed to kill {}: {}", unit, k.error().message);
+    ctx_.killer.killAll(record_.unit, record_.cgroup, [this, alive = std::weak_ptr<int>(lifetime_)](Result<void> k) {
+        if (!k && !alive.expired()) events_.killFailed(record_, k.error());
     });
 }
 
@@ -156,6 +155,12 @@ void StopProcedure::ended() {
     for (const auto& held : kHeld)
         if (step_ >= held.heldFrom) (this->*held.release)();
     step_ = StopStep::Ended;
+}
+
+void StopProcedure::releaseRecordFields() {
+    record_.killDeadlineUs = 0;
+    record_.queuedStopSignal = 0;
+    record_.queuedStopGraceMs = 0;
 }
 
 void StopProcedure::releaseKillTimer() {

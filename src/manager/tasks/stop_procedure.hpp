@@ -14,6 +14,7 @@
 // by the registry once the task's scope has emptied (its shim's exit).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/event_loop.hpp"
@@ -48,6 +49,13 @@ public:
     virtual void stopChanged(const task::TaskRecord& record) = 0;
     /// Its main process is to get `signal`, only while it is the task's.
     virtual void signalTask(const task::TaskRecord& record, int signal) = 0;
+    /// Its stop goes now: `signal` with `graceMs` (0: killed at once).
+    virtual void stopSent(const task::TaskRecord& record, int signal, int64_t graceMs) = 0;
+    /// Its stop waits its turn among the stops in flight.
+    virtual void stopQueued(const task::TaskRecord& record) = 0;
+    /// The kill of its scope's processes was not delivered (neither
+    /// cgroup.kill nor systemd took it): the task may still run.
+    virtual void killFailed(const task::TaskRecord& record, const common::Error& error) = 0;
 };
 
 struct StopContext {
@@ -93,12 +101,15 @@ private:
     void armKillTimer();
     void kill();
     void releaseKillTimer();
+    void releaseRecordFields();
 
     StopContext ctx_;
     task::TaskRecord& record_;
     StopEvents& events_;
     StopStep step_ = StopStep::Idle;
     uint64_t killTimer_ = 0;
+    /// Expires with this stop: a kill's answer that comes after it does nothing.
+    std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };
 
 }  // namespace taskscope::manager

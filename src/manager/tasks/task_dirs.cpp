@@ -164,4 +164,14 @@ common::Result<void> removeTaskDirs(const spec::Isolation& iso, const std::strin
     return {};
 }
 
+OwnedTaskDirs OwnedTaskDirs::of(const spec::TaskSpec& spec, const IsolationConfig& node, std::string stateDir,
+                                std::string allocId, std::string task) {
+    return {effectiveIsolation(spec.isolation, spec.isolationGiven, node), std::move(stateDir), std::move(allocId),
+            std::move(task)};
+}
+
+common::Result<void> OwnedTaskDirs::remove(bool lastOfAlloc) const {
+    return removeTaskDirs(isolation, stateDir, allocId, task, lastOfAlloc);
+}
+
 }  // namespace taskscope::manager

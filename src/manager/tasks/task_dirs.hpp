@@ -11,6 +11,7 @@
 
 #include "common/result.hpp"
 #include "manager/tasks/isolation.hpp"
+#include "spec/task_spec.hpp"
 
 namespace taskscope::manager {
 
@@ -23,6 +24,24 @@ std::string taskRootDir(const std::string& stateDir, const std::string& allocId,
 /// task on the host's root gets its bounding set resolved, and no dirs.
 common::Result<void> prepareTaskDirs(spec::Isolation& iso, const IsolationConfig& node, const std::string& stateDir,
                                      const std::string& allocId, const std::string& task);
+
+/// The dirs a task has that are taskscope's, as one value: which they are
+/// (its spec's isolation, the node's default where the spec has no
+/// isolation object) is worked out here alone, by of(). A failed start's
+/// undo, a forget and a recovery that finds a task that never ran remove
+/// them the same way, on the start worker, in order with the starts that
+/// make dirs (a later start of the allocation makes its dir again after).
+struct OwnedTaskDirs {
+    spec::Isolation isolation;
+    std::string stateDir;
+    std::string allocId;
+    std::string task;
+
+    static OwnedTaskDirs of(const spec::TaskSpec& spec, const IsolationConfig& node, std::string stateDir,
+                            std::string allocId, std::string task);
+    /// removeTaskDirs of them; blocking (the start worker's).
+    common::Result<void> remove(bool lastOfAlloc) const;
+};
 
 /// Removes what prepareTaskDirs made for the task; the allocation's dir too
 /// when `lastOfAlloc`. Never crosses a mount point (a mount still there

@@ -12,6 +12,7 @@
 #include "common/error_names.hpp"
 #include "manager/node/fd_budget.hpp"
 #include "manager/tasks/start_procedure.hpp"
+#include "manager/tasks/task_dirs.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {
@@ -83,7 +84,8 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       startWorker_(loop_),
       cgroupWorker_(loop_),
       killer_(scope::makeScopeKiller(host_, config_.slice, systemd_, cgroupWorker_)),
-      exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this) {
+      exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this),
+      end_({stops_, allocSlices_, exits_, spool_, *killer_, records_, host_, liveShims_}, *this) {
     allocSlices_.onWeightMoved([this](const std::string& unit) { weightMoved(unit); });
 }
 
@@ -136,11 +138,25 @@ TaskRegistry::Queue TaskRegistry::erase(const TaskRecord& record) {
     return queued;
 }
 
-void TaskRegistry::release(const TaskRecord& record) {
+void TaskRegistry::release(const TaskRecord& r, std::function<void()> removed) {
     // Its allocation's slice goes with the allocation's last task.
-    allocSlices_.leave(record.unit);
-    if (pool_.leave(record.unit)) applySharedPool();
-    removeDirsOf(record);
+    allocSlices_.leave(r.unit);
+    if (pool_.leave(r.unit)) applySharedPool();
+    // Asked now, with its entry still there: whether another task of the
+    // allocation is known.
+    const bool last = lastOfAlloc(r.allocId, r.name);
+    startWorker_.submit([dirs = OwnedTaskDirs::of(r.spec, config_.isolation, config_.stateDir, r.allocId, r.name),
+                         last, removed = std::move(removed),
+                         alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
+        auto done = dirs.remove(last);
+        return [done, label = task::label(dirs.allocId, dirs.task), removed, alive] {
+            // What stays is no task's: the next manager's recovery sweeps it.
+            if (!done)
+                spdlog::warn("Failed to remove the dirs of task {}: {}; the next start of the manager removes them",
+                             label, done.error().message);
+            if (!alive.expired() && removed) removed();
+        };
+    });
 }
 
 void TaskRegistry::runOrphans(Queue queued) {
@@ -326,7 +342,8 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
         // Its undo list has run and given back all it took: the entry goes.
         auto queued = erase(e.record);
         done(outcome.error());
-        return runOrphans(std::move(queued));
+        runOrphans(std::move(queued));
+        return checkDrained();
     }
     e.record = draft;
     auto& rec = e.record;
@@ -363,34 +380,40 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
         }
     }
     if (!profile.empty()) spdlog::debug("Start of {} took {}", label, profile);
+    checkDrained();
 }
 
 void TaskRegistry::drain(std::chrono::milliseconds bound, std::function<void()> drained) {
     draining_ = true;
-    drainDeadline_ = common::EventLoop::Clock::now() + bound;
     drained_ = std::move(drained);
     if (const auto left = startsUnderWay())
         spdlog::info("Stopping: waiting for {} starts under way; new starts are refused", left);
+    // Done when the last start under way ends (startEnded asks), or at the
+    // bound, whichever comes first.
+    drainTimer_ = loop_.addTimer(common::EventLoop::Clock::now() + bound, [this, alive = std::weak_ptr<int>(lifetime_)] {
+        if (alive.expired()) return;
+        drainTimer_ = 0;
+        endDrain();
+    });
     checkDrained();
 }
 
 void TaskRegistry::checkDrained() {
-    // A look every 50 ms: a start's end has several paths, and this runs
-    // once per daemon lifetime.
-    const auto left = startsUnderWay();
-    if (left > 0 && common::EventLoop::Clock::now() < drainDeadline_) {
-        loop_.addTimer(common::EventLoop::Clock::now() + std::chrono::milliseconds(50),
-                       [this, alive = std::weak_ptr<int>(lifetime_)] {
-                           if (!alive.expired()) checkDrained();
-                       });
-        return;
-    }
-    if (left)
+    if (drained_ && startsUnderWay() == 0) endDrain();
+}
+
+void TaskRegistry::endDrain() {
+    if (!drained_) return;
+    if (drainTimer_) loop_.cancelTimer(drainTimer_);
+    drainTimer_ = 0;
+    if (const auto left = startsUnderWay())
         spdlog::warn(
             "{} starts still under way at the end of the drain; exiting: their shims leave without "
             "running them, and the next start removes them",
             left);
-    drained_();
+    auto drained = std::move(drained_);
+    drained_ = nullptr;
+    drained();
 }
 
 // --- ends (the exit watch's events) ---------------------------------------------------------------------
@@ -410,13 +433,13 @@ void TaskRegistry::shimsReaped(const std::set<pid_t>& reaped) {
     std::vector<std::pair<Key, pid_t>> gone;
     for (auto& [key, e] : tasks_)
         if (reaped.count(e->record.shimPid) && watched(e->record)) gone.emplace_back(key, e->record.shimPid);
-    // onShimGone may finish a task and run what waited for it, which can
+    // A shim gone may end a task and run what waited for it, which can
     // remove or restart other tasks: each is looked up again first.
     for (const auto& [key, shim] : gone) {
         auto it = tasks_.find(key);
         if (it == tasks_.end()) continue;
         auto& e = *it->second;
-        if (e.record.shimPid == shim && watched(e.record)) onShimGone(e);
+        if (e.record.shimPid == shim && watched(e.record)) end_.shimGone(e.record);
     }
     // A stop's place frees once its task has ended and its scope emptied. A
     // task still running without its shim is not ended: its stop, queued,
@@ -425,24 +448,11 @@ void TaskRegistry::shimsReaped(const std::set<pid_t>& reaped) {
         if (auto* e = byUnit(unit); !e || e->record.finished()) stops_.ended(unit);
 }
 
-void TaskRegistry::onShimGone(Entry& e) {
-    auto& r = e.record;
-    // A shim writes the record before it exits; its inotify event may come
-    // after the SIGCHLD.
-    if (exits_.exitRecordExists(r.unit)) {
-        // The scope has emptied (the shim was its last process, barring
-        // leftovers): the stop's place can free after the next round trip
-        // through systemd, not after the record's read, which a drain's
-        // writes delay by seconds.
-        stops_.ended(r.unit);
-        return exits_.collect(r.unit);
-    }
-    if (exits_.watchingOrphan(r.unit)) return;
+void TaskRegistry::shimDiedWithoutRecord(const TaskRecord& r) {
     spdlog::error(
         "The shim {} of task {} died without an exit record; the task stays running while its scope {} "
         "has processes (no exit code can be known)",
         r.shimPid, task::label(r), r.unit);
-    exits_.watchOrphan(r.unit, host_.processesFile(r.cgroup).value_or(""));
 }
 
 void TaskRegistry::exitRecorded(const std::string& unit) {
@@ -467,90 +477,33 @@ void TaskRegistry::exitRead(const std::string& unit, Result<ExitStatus> status) 
         // It has ended (it left a record) in an unknown way: lost, with the
         // reason, never left "running" for ever.
         spdlog::error("Task {} is lost: its exit record could not be read: {}", task::label(r), status.error().message);
-        return markLost(*e, "its exit record could not be read: " + status.error().message);
+        return end_.lost(r, e->stop.get(), "its exit record could not be read: " + status.error().message);
     }
-    r.exit = *status;
-    r.state = TaskState::Exited;
-    spdlog::info("Task {} exited: code {}, signal {}{}", task::label(r), r.exit.exitCode, r.exit.signal,
-                 r.exit.oomKilled ? ", OOM killed" : "");
-    finish(*e);
+    spdlog::info("Task {} exited: code {}, signal {}{}", task::label(r), status->exitCode, status->signal,
+                 status->oomKilled ? ", OOM killed" : "");
+    end_.exited(r, e->stop.get(), *status);
 }
 
 void TaskRegistry::orphanEnded(const std::string& unit) {
     auto* e = byUnit(unit);
     if (!e || e->record.finished()) return;
     spdlog::warn("Task {} is lost: its shim was killed and its processes have all ended", task::label(e->record));
-    markLost(*e, "its shim was killed; the task's processes have ended with no exit code recorded");
+    end_.lost(e->record, e->stop.get(), "its shim was killed; the task's processes have ended with no exit code recorded");
 }
 
-void TaskRegistry::markLost(Entry& e, std::string reason) {
-    auto& r = e.record;
-    r.state = TaskState::Lost;
-    r.lostReason = std::move(reason);
-    r.exit = ExitStatus{};
-    r.exit.finishedAtUs = common::wallClockUs();
-    finish(e);
+// --- what a task's end tells (task_end.hpp) ---------------------------------------------------------------
+
+void TaskRegistry::coresFreed(TaskRecord& r) { releaseCpus(r); }
+
+void TaskRegistry::endAnnounced(TaskRecord& r) {
+    if (!events_) return;
+    events_->taskChanged(r);
+    events_->taskExited(r);
+    r.exitReported = true;
 }
 
-// What a task's end does, in this order, whoever saw the end (its exit
-// record read, its shim and processes gone, a restart's recovery): the
-// stop's hold and the task's places go back first, the announcement and
-// the record's last write come last.
-const TaskRegistry::EndStep TaskRegistry::kEnd[] = {
-    {"its stop: the kill timer off; its place among the stops in flight frees once the scope has emptied",
-     &TaskRegistry::endStop},
-    {"its weight in its allocation's slices' sums, its cores back to the pool", &TaskRegistry::endSlicesAndCores},
-    {"the exit watch's interest; the spool told (the streamer drains its output)", &TaskRegistry::endWatches},
-    {"whatever it left in its scope, killed (as Nomad's executor ends a task)", &TaskRegistry::endLeftovers},
-    {"its change and its exit announced; its record on disk", &TaskRegistry::endAnnounced},
-};
-
-void TaskRegistry::finish(Entry& e) {
-    auto& r = e.record;
-    r.pid = 0;
-    r.killDeadlineUs = 0;
-    r.queuedStopSignal = 0;
-    r.queuedStopGraceMs = 0;
-    for (const auto& step : kEnd) (this->*step.run)(e);
-}
-
-void TaskRegistry::endStop(Entry& e) {
-    auto& r = e.record;
-    // With its shim still there (it waits for the streamer), the scope has
-    // not emptied: the shim's exit frees the stop's place (shimsReaped).
-    if (r.shimPid <= 0 || !liveShims_.count(r.shimPid)) stops_.ended(r.unit);
-    if (e.stop) e.stop->ended();
-}
-
-void TaskRegistry::endSlicesAndCores(Entry& e) {
-    allocSlices_.stopped(e.record.unit);
-    releaseCpus(e.record);
-}
-
-void TaskRegistry::endWatches(Entry& e) {
-    exits_.forget(e.record.unit);
-    spool_.markExited(e.record.unit);
-}
-
-void TaskRegistry::endLeftovers(Entry& e) {
-    killer_->killLeftovers(e.record.unit, e.record.cgroup, [unit = e.record.unit](Result<void> k) {
-        if (!k) spdlog::warn("Failed to kill what task {} left behind: {}", unit, k.error().message);
-    });
-}
-
-void TaskRegistry::endAnnounced(Entry& e) {
-    auto& r = e.record;
-    if (events_) {
-        events_->taskChanged(r);
-        events_->taskExited(r);
-        r.exitReported = true;
-    }
-    // One write, after the signals: a write goes to disk after the loop
-    // has moved on anyway (record_writer.hpp), so a write before them
-    // promised nothing more, and it cost a drain one more record to
-    // serialize per task. A restart before this one is on disk finds the
-    // shim's exit record and reports the exit again.
-    records_.persist(r);
+void TaskRegistry::leftoversSurvived(const std::string& unit, const common::Error& error) {
+    spdlog::warn("Failed to kill what task {} left behind: {}", unit, error.message);
 }
 
 }  // namespace taskscope::manager

@@ -8,6 +8,8 @@
 //                                         with one undo list; StartEvents
 //   StopProcedure  (stop_procedure.hpp)   one stop, its steps and what they
 //                                         hold until the end; StopEvents
+//   TaskEnd        (task_end.hpp)         a task's end, what it gives back
+//                                         in one order; EndEvents
 //   ExitWatch      (exit_watch.hpp)       shims reaped, exit records,
 //                                         drained output; ExitEvents
 //   CpuPool        (cpu_pool.hpp)         who holds which cores
@@ -41,6 +43,7 @@
 #include "manager/tasks/exit_watch.hpp"
 #include "manager/tasks/start_events.hpp"
 #include "manager/tasks/stop_procedure.hpp"
+#include "manager/tasks/task_end.hpp"
 #include "scope/cgroup_host.hpp"
 #include "scope/scope_killer.hpp"
 #include "scope/systemd_client.hpp"
@@ -56,7 +59,7 @@ using task::TaskState;
 
 class StartProcedure;
 
-class TaskRegistry final : private StartEvents, private ExitEvents, private StopEvents {
+class TaskRegistry final : private StartEvents, private ExitEvents, private StopEvents, private EndEvents {
 public:
     /// `systemd`: the loop's (asynchronous) client; `startup`: the blocking
     /// one, for recovery only. `usableCpus`: the fingerprint's usable
@@ -177,15 +180,21 @@ private:
     [[nodiscard]] Queue erase(const TaskRecord& record);
     /// What a known task holds beyond its entry, given back as it goes
     /// (forgotten, or found never to have run): its place in its
-    /// allocation's slices, its cores, the dirs taskscope made for it.
-    void release(const TaskRecord& record);
+    /// allocation's slices, its cores, and the dirs taskscope made for it
+    /// (its allocation's with its last task), removed on the start worker;
+    /// `removed` runs on the loop once they are. Erase the entry right
+    /// after: the next task of the allocation to go must find this one gone.
+    void release(const TaskRecord& record, std::function<void()> removed = {});
     void runOrphans(Queue queued);
     /// Runs `op` now if the task is idle, else after the requests before
     /// it; `op` ends with operationDone(key), or by erasing the task.
     void submit(const Key& key, std::function<void()> op);
     void runNext(const Key& key);
     void operationDone(const Key& key);
+    /// While draining: the drain ends once no start is under way.
     void checkDrained();
+    /// The drain's end (its last start ended, or its bound passed), once.
+    void endDrain();
 
     // StartEvents
     void startProgressed(const TaskRecord& draft, StartStep step) override;
@@ -206,34 +215,23 @@ private:
     // StopEvents
     void stopChanged(const TaskRecord& record) override;
     void signalTask(const TaskRecord& record, int signal) override;
+    void stopSent(const TaskRecord& record, int signal, int64_t graceMs) override;
+    void stopQueued(const TaskRecord& record) override;
+    void killFailed(const TaskRecord& record, const common::Error& error) override;
 
-    // Ends and kills.
+    // EndEvents
+    void coresFreed(TaskRecord& record) override;
+    void endAnnounced(TaskRecord& record) override;
+    void leftoversSurvived(const std::string& unit, const common::Error& error) override;
+    void shimDiedWithoutRecord(const TaskRecord& record) override;
+
+    // Stops and signals.
     /// The task's stop procedure, made on first use.
     StopProcedure& stopOf(Entry& entry);
-    /// Everything an ended task gives back and gets, in kEnd's order
-    /// (task_registry.cpp): the record on disk, the exit announced.
-    void finish(Entry& entry);
-    struct EndStep {
-        const char* what;
-        void (TaskRegistry::*run)(Entry& entry);
-    };
-    static const EndStep kEnd[];
-    void endStop(Entry& entry);
-    void endSlicesAndCores(Entry& entry);
-    void endWatches(Entry& entry);
-    void endLeftovers(Entry& entry);
-    void endAnnounced(Entry& entry);
-    void markLost(Entry& entry, std::string reason);
-    /// A running task's shim is gone: its exit record is collected if it
-    /// left one, else the task stays running while its scope has processes.
-    void onShimGone(Entry& entry);
     /// The pacer's turn for a stop that waited (its record holds it).
     void admitStop(const std::string& unit);
     /// Signals the main process, off the loop; `done` from the loop.
     void signalMain(const TaskRecord& record, int signal, Done done);
-    /// Removes the isolated task's dirs that taskscope made (its
-    /// allocation's with its last task).
-    void removeDirsOf(const TaskRecord& record) const;
     /// After recovery: the allocation slices' weights, each sent again
     /// only where its slice does not hold it already.
     void reapplySliceWeights();
@@ -284,7 +282,7 @@ private:
     std::map<pid_t, std::string> liveShims_;
     size_t preparing_ = 0;   ///< starts admitted whose shim is not spawned yet
     bool draining_ = false;  ///< the daemon is exiting: no start is admitted
-    common::EventLoop::Clock::time_point drainDeadline_{};
+    uint64_t drainTimer_ = 0;  ///< the drain's bound
     std::function<void()> drained_;
     std::vector<std::unique_ptr<StartProcedure>> retired_;
     /// Expires with this registry: work it posted to the loop, which the
@@ -299,6 +297,7 @@ private:
     common::Worker cgroupWorker_;
     std::unique_ptr<scope::ScopeKiller> killer_;
     ExitWatch exits_;
+    TaskEnd end_;
 };
 
 }  // namespace taskscope::manager

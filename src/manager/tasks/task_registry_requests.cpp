@@ -90,6 +90,22 @@ void TaskRegistry::signalTask(const TaskRecord& r, int sig) {
     });
 }
 
+void TaskRegistry::stopSent(const TaskRecord& r, int sig, int64_t graceMs) {
+    spdlog::info("Stopping task {} with {} and {} ms grace", task::label(r), common::signalName(sig), graceMs);
+}
+
+void TaskRegistry::stopQueued(const TaskRecord& r) {
+    // Debug: a drain queues thousands, each logged again when it goes.
+    spdlog::debug("Stop of task {} waits its turn: {} stops in flight, {} waiting", task::label(r), stops_.inFlight(),
+                  stops_.queueLength());
+}
+
+void TaskRegistry::killFailed(const TaskRecord& r, const common::Error& error) {
+    // The task may still run: its end, should it come, is collected as any
+    // other; a StopTask asked again kills again.
+    spdlog::warn("Failed to kill task {} ({}): {}", task::label(r), r.unit, error.message);
+}
+
 // --- the shared pool ----------------------------------------------------------
 
 void TaskRegistry::releaseCpus(TaskRecord& r) {
@@ -226,17 +242,6 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
     });
 }
 
-void TaskRegistry::removeDirsOf(const TaskRecord& r) const {
-    const bool last = lastOfAlloc(r.allocId, r.name);
-    // Which dirs were taskscope's: the node's default applies to a spec
-    // without the object.
-    const auto iso = effectiveIsolation(r.spec.isolation, r.spec.isolationGiven, config_.isolation);
-    // What stays is no task's: the next manager's recovery sweeps it.
-    if (auto done = removeTaskDirs(iso, config_.stateDir, r.allocId, r.name, last); !done)
-        spdlog::warn("Failed to remove the dirs of task {}: {}; the next start of the manager removes them",
-                     task::label(r), done.error().message);
-}
-
 void TaskRegistry::forget(const std::string& allocId, const std::string& task, Done done) {
     auto found = find(allocId, task);
     if (!found) return done(found.error());
@@ -266,11 +271,17 @@ void TaskRegistry::forget(const std::string& allocId, const std::string& task, D
                                           ": its record could not be removed"));
                 return operationDone(key);
             }
-            release(rec);
+            // Answered once its dirs are gone too (off the loop): what a
+            // caller reads after the answer no longer holds them. The entry
+            // goes now: a start of the name from here on makes its dirs on
+            // the start worker after their removal.
+            auto queued = std::make_shared<Queue>();
+            release(rec, [this, done, queued] {
+                done({});
+                runOrphans(std::move(*queued));
+            });
             if (events_) events_->taskRemoved(rec);
-            auto queued = erase(rec);
-            done({});
-            runOrphans(std::move(queued));
+            *queued = erase(rec);
         });
     });
 }

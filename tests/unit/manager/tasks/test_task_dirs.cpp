@@ -94,3 +94,40 @@ BOOST_AUTO_TEST_CASE(a_handed_in_dir_through_a_symlink_is_invalid_spec) {
     iso.taskDir = (s.dir / "real/task").string();
     BOOST_TEST(prepareTaskDirs(iso, IsolationConfig{}, s.dir, "a", "t").ok());
 }
+
+// The one rule of which dirs are taskscope's (OwnedTaskDirs::of), which a
+// failed start's undo and a forget both take: a spec without an isolation
+// object gets the node's default; one with it gets what it asked.
+BOOST_AUTO_TEST_CASE(owned_dirs_follow_the_nodes_default_only_where_the_spec_is_silent) {
+    IsolationConfig node;
+    node.defaultIsolated = true;
+    taskscope::spec::TaskSpec silent;
+    silent.isolationGiven = false;
+    const auto defaulted = OwnedTaskDirs::of(silent, node, "/state", "a", "t");
+    BOOST_TEST(defaulted.isolation.filesystem);
+    BOOST_TEST(defaulted.stateDir == "/state");
+    BOOST_TEST(defaulted.allocId == "a");
+    BOOST_TEST(defaulted.task == "t");
+
+    taskscope::spec::TaskSpec asked;
+    asked.isolationGiven = true;
+    asked.isolation.filesystem = false;
+    BOOST_TEST(!OwnedTaskDirs::of(asked, node, "/state", "a", "t").isolation.filesystem);
+
+    node.defaultIsolated = false;
+    BOOST_TEST(!OwnedTaskDirs::of(silent, node, "/state", "a", "t").isolation.filesystem);
+}
+
+BOOST_AUTO_TEST_CASE(owned_dirs_remove_what_a_start_made) {
+    StateDir s;
+    fs::create_directories(s.dir / "tasks-root/a/tasks/t/tmp");
+    IsolationConfig node;
+    node.defaultIsolated = true;
+    taskscope::spec::TaskSpec silent;
+    const auto dirs = OwnedTaskDirs::of(silent, node, s.dir, "a", "t");
+    BOOST_REQUIRE(dirs.remove(false).ok());
+    BOOST_TEST(!fs::exists(s.dir / "tasks-root/a/tasks/t"));
+    BOOST_TEST(fs::exists(s.dir / "tasks-root/a/alloc/data/f"));
+    BOOST_REQUIRE(dirs.remove(true).ok());
+    BOOST_TEST(!fs::exists(s.dir / "tasks-root/a"));
+}

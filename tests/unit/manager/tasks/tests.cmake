@@ -15,3 +15,4 @@ set_tests_properties(unit.manager_tasks_test_start_procedure PROPERTIES TIMEOUT 
   ENVIRONMENT "TASKSCOPE_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures;TASKSCOPE_SHIM_PATH=${_taskscope_shim}")
 taskscope_unit_test(manager/tasks/test_exit_watch.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/tasks/test_stop_procedure.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/tasks/test_task_end.cpp taskscope_manager_lib)

@@ -7,7 +7,7 @@
 # its own (manager/tasks, stream/logs, ...).
 #   scripts/include-map.sh [--check] [SRC_DIR]
 # --check: fails when rooms include one another in a circle (the manager's
-# rooms run one way: daemon -> tasks -> node, records) or a file is over
+# rooms run one way: daemon -> tasks -> launch, node, records) or a file is over
 # the size bar; ctest runs it in the unit tier.
 set -euo pipefail
 check=0

@@ -11,6 +11,7 @@
 #include "common/cpu_list.hpp"
 #include "common/files.hpp"
 #include "common/error_names.hpp"
+#include "scope/mount_table.hpp"
 
 namespace taskscope::fingerprint {
 
@@ -72,54 +73,7 @@ bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0;
 
 bool isNotFound(const Error& e) { return e.name == common::errors::kNotFound; }
 
-struct MountEntry {
-    std::string mountPoint;
-    std::string fsType;
-    std::vector<std::string> options;
-
-    bool hasOption(std::string_view option) const {
-        for (const auto& o : options)
-            if (o == option) return true;
-        return false;
-    }
-};
-
-// The kernel escapes space, tab, newline and backslash in mount fields as
-// \ooo octal; a mount point with a space must still compare equal.
-std::string unescapeMountField(std::string_view field) {
-    std::string out;
-    out.reserve(field.size());
-    for (size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size()) {
-            const std::string_view oct = field.substr(i + 1, 3);
-            unsigned value = 0;
-            const auto [ptr, ec] = std::from_chars(oct.data(), oct.data() + oct.size(), value, 8);
-            if (ec == std::errc() && ptr == oct.data() + oct.size() && value < 256) {
-                out += static_cast<char>(value);
-                i += 3;
-                continue;
-            }
-        }
-        out += field[i];
-    }
-    return out;
-}
-
-Result<std::vector<MountEntry>> parseMounts(std::string_view table, const std::string& path) {
-    std::vector<MountEntry> mounts;
-    size_t lineNo = 0;
-    for (std::string_view line : split(table, "\n")) {
-        ++lineNo;
-        const auto fields = split(line, " \t");
-        if (fields.size() < 4)
-            return makeError(common::errors::kInternal, path + ":" + std::to_string(lineNo) + ": malformed mount entry '" +
-                                             std::string(line) + "'");
-        MountEntry entry{unescapeMountField(fields[1]), unescapeMountField(fields[2]), {}};
-        for (auto option : split(fields[3], ",")) entry.options.emplace_back(option);
-        mounts.push_back(std::move(entry));
-    }
-    return mounts;
-}
+using scope::MountEntry;
 
 // /proc/self/mounts is what this process sees; /proc/mounts is the same
 // table on modern kernels and the only one in some minimal fixtures.
@@ -131,7 +85,7 @@ Result<std::vector<MountEntry>> readMounts(const Roots& roots) {
         table = readFile(path);
     }
     if (!table) return table.error().context("read mount table");
-    return parseMounts(*table, path);
+    return scope::parseMounts(*table, path);
 }
 
 // Mount points in the table name the real /sys; tests relocate it.

@@ -1,12 +1,15 @@
 #include "scope/cgroup_host.hpp"
 
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include <sstream>
 
 #include "common/files.hpp"
 #include "scope/cgroup_path.hpp"
+#include "scope/mount_table.hpp"
 
 namespace taskscope::scope {
 
@@ -43,6 +46,19 @@ std::optional<std::string> CgroupHost::file(const std::string& cgroup, std::stri
 std::optional<std::string> CgroupHost::processesFile(const std::string& cgroup) const {
     // cgroup v1: the hierarchy systemd tracks processes in.
     return file(cgroup, unified() ? "" : "systemd", "cgroup.procs");
+}
+
+bool CgroupHost::hasController(std::string_view v2Name, std::string_view v1Name) const {
+    if (!unified()) {
+        struct stat st {};
+        return ::stat((root + "/" + std::string(v1Name)).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    auto text = common::readFile(root + "/cgroup.controllers");
+    if (!text) return false;
+    std::istringstream words(*text);
+    for (std::string w; words >> w;)
+        if (w == v2Name) return true;
+    return false;
 }
 
 bool forEachProcCgroupLine(std::string_view text,
@@ -85,24 +101,25 @@ bool cgroupIsWithin(std::string_view cgroup, std::string_view ancestor) {
 }
 
 std::vector<std::string> cgroupProcsFiles(std::string_view mountinfo, const std::string& relPath) {
-    // mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS"
     std::vector<std::string> out;
-    std::istringstream in{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string id, parent, dev, root, mountpoint, word;
-        if (!(f >> id >> parent >> dev >> root >> mountpoint)) continue;
-        while (f >> word && word != "-") {
-        }
-        std::string fstype;
-        if (word != "-" || !(f >> fstype)) continue;
-        if (fstype != "cgroup" && fstype != "cgroup2") continue;
+    auto mounts = parseMountInfo(mountinfo, "mountinfo", true);
+    if (!mounts) return out;
+    for (const auto& m : *mounts) {
+        if (m.fsType != "cgroup" && m.fsType != "cgroup2") continue;
         // A hierarchy bind-mounted from below its root (a container's
         // view) does not show the host's paths: not ours to write.
-        if (root != "/") continue;
-        out.push_back(mountpoint + relPath + "/cgroup.procs");
+        if (m.root != "/") continue;
+        out.push_back(m.mountPoint + relPath + "/cgroup.procs");
     }
+    return out;
+}
+
+common::Result<std::vector<std::string>> writableProcsFiles(const std::string& relPath) {
+    auto mountinfo = common::readFile("/proc/self/mountinfo");
+    if (!mountinfo) return mountinfo.error();
+    std::vector<std::string> out;
+    for (auto& file : cgroupProcsFiles(*mountinfo, relPath))
+        if (::access(file.c_str(), W_OK) == 0) out.push_back(std::move(file));
     return out;
 }
 

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/result.hpp"
+
 namespace taskscope::scope {
 
 inline constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
@@ -52,6 +54,10 @@ struct CgroupHost {
     /// The cgroup.procs a task's processes are tracked in: the unified
     /// hierarchy's, or systemd's own hierarchy on v1.
     std::optional<std::string> processesFile(const std::string& cgroup) const;
+    /// Whether the node's cgroups have the controller: named in the root's
+    /// cgroup.controllers on v2 (`v2Name`), a hierarchy of its own on v1
+    /// (`v1Name`: "blkio" for "io").
+    bool hasController(std::string_view v2Name, std::string_view v1Name) const;
 };
 
 /// Calls `line(controllers, path)` for each "ID:CONTROLLERS:PATH" line of a
@@ -74,6 +80,10 @@ bool cgroupIsWithin(std::string_view cgroup, std::string_view ancestor);
 /// (/proc/self/mountinfo's text): one on v2, one per hierarchy on v1 and
 /// hybrid. Existence is not checked.
 std::vector<std::string> cgroupProcsFiles(std::string_view mountinfo, const std::string& relPath);
+/// The same for this process's own mount table (/proc/self/mountinfo),
+/// those it may write only: where a process of ours is moved into the
+/// cgroup on every hierarchy (the shims' home). Empty when none.
+common::Result<std::vector<std::string>> writableProcsFiles(const std::string& relPath);
 
 /// Whether the cgroup's processes file lists a process (a read of a
 /// cgroup file: a worker's call). False when it cannot be read.

@@ -93,6 +93,12 @@ const std::array<std::pair<const char*, Appender>, 12> kTable{{
 
 }  // namespace
 
+void addAccountingProperties(UnitProperties& p, bool cpu) {
+    p.emplace_back("MemoryAccounting", sdbus::Variant(true));
+    if (cpu) p.emplace_back("CPUAccounting", sdbus::Variant(true));
+    p.emplace_back("TasksAccounting", sdbus::Variant(true));
+}
+
 uint64_t cpuWeightFromShares(uint64_t shares) {
     shares = std::clamp(shares, kCpuSharesMin, kCpuSharesMax);
     return 1 + ((shares - kCpuSharesMin) * 9999) / (kCpuSharesMax - kCpuSharesMin);

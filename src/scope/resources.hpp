@@ -29,6 +29,12 @@ std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus);
 /// The unit properties for the limits, from a table of
 /// (systemd property, appender); unset limits produce no property.
 UnitProperties resourceProperties(const Resources& resources);
+/// The accounting every unit taskscope makes turns on, so that its
+/// counters can be read (stats, GetTask, `systemctl status`): memory and
+/// tasks, and CPU where `cpu` (systemd leaves CPU accounting off by
+/// default; the shims' home has no reader of its CPU time). One place for
+/// the task scopes, the allocations' slices and the shims' home alike.
+void addAccountingProperties(UnitProperties& properties, bool cpu = true);
 
 /// `properties` without CPUWeight: a task alone in its allocation leaves its
 /// weight to the allocation's slice (manager/node/allocation_slices.hpp).

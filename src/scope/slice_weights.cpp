@@ -1,9 +1,11 @@
 #include "scope/slice_weights.hpp"
 
-#include "scope/resources.hpp"
-
 #include <algorithm>
 #include <cmath>
+
+#include "common/files.hpp"
+#include "scope/cgroup_stats.hpp"
+#include "scope/resources.hpp"
 
 namespace taskscope::scope {
 
@@ -38,6 +40,18 @@ uint64_t unscaledWeight(uint64_t sum) { return std::clamp(sum, kCpuWeightMin, kC
 
 uint64_t cpuSharesOfWeight(uint64_t weight) {
     return std::clamp(weight * kCpuSharesDefault / kCpuWeightDefault, kCpuSharesMin, kCpuSharesMax);
+}
+
+std::optional<uint64_t> readCpuWeight(const CgroupHost& host, const std::string& cgroup) {
+    const bool v2 = host.unified();
+    const auto file = host.file(cgroup, v2 ? "" : "cpu", v2 ? "cpu.weight" : "cpu.shares");
+    if (!file) return std::nullopt;
+    const auto text = common::readFile(*file);
+    if (!text) return std::nullopt;
+    auto weight = parseU64(*text);
+    if (weight && !v2) weight = cpuWeightOfShares(*weight);
+    if (!weight || !*weight) return std::nullopt;
+    return weight;
 }
 
 std::optional<uint64_t> cpuWeightOfShares(uint64_t shares) {

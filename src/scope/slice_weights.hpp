@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "scope/cgroup_host.hpp"
 #include "spec/resources.hpp"
 
 namespace taskscope::scope {
@@ -56,6 +57,12 @@ uint64_t cpuSharesOfWeight(uint64_t weight);
 /// over that range the map above is one to one, so a slice's cpu.shares
 /// says which weight it holds, as cpu.weight does on v2.
 std::optional<uint64_t> cpuWeightOfShares(uint64_t shares);
+/// The CPUWeight a unit's cgroup holds now, as the kernel has it: its
+/// cpu.weight on v2, its cpu.shares mapped back on v1; nullopt when the
+/// file cannot be read or holds no weight systemd writes. The one reader
+/// of a cgroup's weight (recovery asks it of every allocation slice). It
+/// reads cgroupfs, which waits behind the kernel's cgroup lock: a worker's.
+std::optional<uint64_t> readCpuWeight(const CgroupHost& host, const std::string& cgroup);
 
 class SiblingWeights {
 public:

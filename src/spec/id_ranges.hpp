@@ -5,7 +5,7 @@
 // decimal 0..2^32-1 (Nomad's drivers/shared/validators validateBounds,
 // parsed with client/lib/idset Parse). A task spec carries them as
 // `denied_uids` / `denied_gids`; the manager checks them against the
-// resolved identity (manager/tasks/task_resolve.hpp). Pure.
+// resolved identity (manager/launch/task_resolve.hpp). Pure.
 
 #include <sys/types.h>
 

@@ -2,7 +2,7 @@
 // The isolation object of a task spec (issue 14): what a task asks for.
 // Resolving it against the node (chroot_env, the capability allow-list)
 // and turning it into the shim's options is the manager's
-// (manager/tasks/isolation.hpp).
+// (manager/launch/isolation.hpp).
 
 #include <array>
 #include <cstdint>

@@ -43,7 +43,7 @@ std::string formatUlimit(const Ulimit& limit);
 
 /// The kernel's range of oom_score_adj, from the kernel's own header (the
 /// shim's, which musl cannot include, are checked against these in
-/// manager/tasks/isolation.cpp).
+/// manager/launch/isolation.cpp).
 inline constexpr int kOomScoreAdjMin = OOM_SCORE_ADJ_MIN;
 inline constexpr int kOomScoreAdjMax = OOM_SCORE_ADJ_MAX;
 

@@ -97,7 +97,7 @@ struct TaskSpec {
     std::optional<HostsEntry> hosts;
 
     // Filled by the manager's start from the system's user and file
-    // databases (manager/tasks/task_resolve.hpp); never part of the JSON.
+    // databases (manager/launch/task_resolve.hpp); never part of the JSON.
     std::string path;  ///< the executable that will run
     uid_t uid = 0;
     gid_t gid = 0;

@@ -317,9 +317,7 @@ std::optional<uint64_t> AllocationSlices::weightOf(const std::string& name) cons
 scope::UnitProperties AllocationSlices::propertiesOf(const std::string& slice) const {
     scope::UnitProperties p;
     // The allocation's CPU, memory and tasks in one read of its slice.
-    p.emplace_back("CPUAccounting", sdbus::Variant(true));
-    p.emplace_back("MemoryAccounting", sdbus::Variant(true));
-    p.emplace_back("TasksAccounting", sdbus::Variant(true));
+    scope::addAccountingProperties(p);
     if (auto w = weightOf(slice)) p.emplace_back("CPUWeight", sdbus::Variant(*w));
     if (slice == scope::poolSlice(layout_, scope::Pool::Shared) && sharedCpus_ && !sharedCpus_->empty())
         p.emplace_back("AllowedCPUs", sdbus::Variant(scope::cpuMask(*sharedCpus_)));

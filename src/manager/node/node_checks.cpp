@@ -24,13 +24,6 @@ std::string readFirstLine(const std::string& path) {
     return line;
 }
 
-bool hasWord(const std::string& line, const std::string& word) {
-    std::istringstream in(line);
-    for (std::string w; in >> w;)
-        if (w == word) return true;
-    return false;
-}
-
 Result<void> checkDevices(const spec::TaskSpec& spec, const FileKind& kind) {
     for (size_t i = 0; i < spec.devices.size(); ++i) {
         const auto& d = spec.devices[i];
@@ -55,12 +48,7 @@ std::optional<mode_t> statKind(const std::string& path) {
 NodeLimits NodeLimits::detect(const scope::CgroupHost& host, const std::string& proc) {
     NodeLimits f;
     f.unified = host.unified();
-    if (f.unified) {
-        f.ioController = hasWord(readFirstLine(host.root + "/cgroup.controllers"), "io");
-    } else {
-        struct stat st {};
-        f.ioController = ::stat((host.root + "/blkio").c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    }
+    f.ioController = host.hasController("io", "blkio");
     const auto nr = readFirstLine(proc + "/sys/fs/nr_open");
     if (!nr.empty()) f.nrOpen = std::stoull(nr);
     return f;

@@ -18,6 +18,7 @@
 #include "common/unique_fd.hpp"
 #include "manager/node/shim_spawn.hpp"
 #include "scope/cgroup_host.hpp"
+#include "scope/resources.hpp"
 
 extern "C" {
 #include "shim/shim_protocol.h"
@@ -46,8 +47,7 @@ scope::UnitProperties homeProperties() {
     // cap a node at a few thousand tasks.
     p.emplace_back("TasksMax", sdbus::Variant(std::numeric_limits<uint64_t>::max()));
     // What the shims cost shows in the scope's own accounting.
-    p.emplace_back("MemoryAccounting", sdbus::Variant(true));
-    p.emplace_back("TasksAccounting", sdbus::Variant(true));
+    scope::addAccountingProperties(p, false);
     p.emplace_back("DevicePolicy", sdbus::Variant(std::string("closed")));
     std::vector<sdbus::Struct<std::string, std::string>> devices;
     for (const auto& [path, access] : kShimDevices) devices.emplace_back(path, access);
@@ -99,10 +99,9 @@ Result<void> ShimHome::ensure() {
     auto found = [&]() -> Result<void> {
         auto group = startup_.controlGroup(unit_);
         if (!group) return group.error().context("find the cgroup of " + unit_);
-        auto mountinfo = common::readFile("/proc/self/mountinfo");
-        if (!mountinfo) return mountinfo.error();
-        for (auto& file : scope::cgroupProcsFiles(*mountinfo, *group))
-            if (::access(file.c_str(), W_OK) == 0) procs_.push_back(std::move(file));
+        auto files = scope::writableProcsFiles(*group);
+        if (!files) return files.error();
+        procs_ = std::move(*files);
         if (procs_.empty()) return common::makeError(common::errors::kInternal, "no cgroup of " + unit_ + " (" + *group + ") found");
         return {};
     }();
@@ -150,10 +149,9 @@ void ShimHome::learnCgroups(pid_t holder) {
     systemd_.controlGroupAsync(unit_, [this, holder, alive = std::weak_ptr<int>(lifetime_)](Result<std::string> group) {
         if (alive.expired()) return;
         if (!group) return remade(group.error().context("find the cgroup of " + unit_), holder);
-        auto mountinfo = common::readFile("/proc/self/mountinfo");
-        if (!mountinfo) return remade(mountinfo.error(), holder);
-        for (auto& file : scope::cgroupProcsFiles(*mountinfo, *group))
-            if (::access(file.c_str(), W_OK) == 0) procs_.push_back(std::move(file));
+        auto files = scope::writableProcsFiles(*group);
+        if (!files) return remade(files.error(), holder);
+        procs_ = std::move(*files);
         if (procs_.empty())
             return remade(common::makeError(common::errors::kInternal, "no cgroup of " + unit_ + " (" + *group + ") found"),
                           holder);

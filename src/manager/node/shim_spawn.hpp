@@ -1,6 +1,6 @@
 #pragma once
 // The one way the manager starts a process of taskscope-shim: a task's
-// shim (tasks/launcher.hpp) and the placeholder that holds the shims' home
+// shim (launch/launcher.hpp) and the placeholder that holds the shims' home
 // (shim_home.hpp) alike.
 
 #include <sys/types.h>

@@ -41,8 +41,14 @@ void RecordWriter::unpersist(const std::string& unit, std::function<void(common:
     };
     writer_->remove(store_.exitFile(unit), suspect);
     writer_->remove(store_.abortedMark(unit), suspect);
-    writer_->remove(store_.processSpecFile(unit));
+    removeProcessSpec(unit);
     writer_->remove(store_.recordFile(unit), [gone = std::move(gone)](common::Result<void> r) {
+        if (gone) gone(std::move(r));
+    });
+}
+
+void RecordWriter::removeProcessSpec(const std::string& unit, std::function<void(common::Result<void>)> gone) {
+    writer_->remove(store_.processSpecFile(unit), [gone = std::move(gone)](common::Result<void> r) {
         if (gone) gone(std::move(r));
     });
 }

@@ -31,6 +31,10 @@ public:
     /// a failure is the caller's to report, never only a log line (a task
     /// whose record stays comes back after a restart).
     void unpersist(const std::string& unit, std::function<void(common::Result<void>)> gone = {});
+    /// Removes the task's process spec alone, off the loop, in order with
+    /// the writes asked before: what a start that failed before its record
+    /// was written had made (unpersist removes it with the rest).
+    void removeProcessSpec(const std::string& unit, std::function<void(common::Result<void>)> gone = {});
 
     /// Whether a start of `unit` must look for an exit record or aborted
     /// mark left by an earlier task of its name (and remove them) before

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
+#include "manager/launch/isolation.hpp"
 #include "manager/node/node_slice.hpp"
-#include "manager/tasks/isolation.hpp"
 #include "network/cni_config.hpp"
 
 namespace taskscope::manager {

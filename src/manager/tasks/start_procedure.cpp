@@ -16,10 +16,10 @@
 #include "common/clock.hpp"
 #include "common/error_names.hpp"
 #include "common/files.hpp"
+#include "manager/launch/isolation.hpp"
+#include "manager/launch/task_dirs.hpp"
+#include "manager/launch/task_resolve.hpp"
 #include "manager/node/fd_budget.hpp"
-#include "manager/tasks/isolation.hpp"
-#include "manager/tasks/task_dirs.hpp"
-#include "manager/tasks/task_resolve.hpp"
 #include "scope/cgroup_host.hpp"
 #include "scope/unit_name.hpp"
 
@@ -50,10 +50,8 @@ scope::UnitProperties baseProperties(const std::string& slice, const std::string
     p.emplace_back("Description", sdbus::Variant("taskscope task " + label));
     // A failed scope would otherwise stay loaded until someone resets it.
     p.emplace_back("CollectMode", sdbus::Variant(std::string("inactive-or-failed")));
-    // Stats read these counters; systemd leaves CPU accounting off by default.
-    p.emplace_back("MemoryAccounting", sdbus::Variant(true));
-    p.emplace_back("CPUAccounting", sdbus::Variant(true));
-    p.emplace_back("TasksAccounting", sdbus::Variant(true));
+    // Stats read these counters.
+    scope::addAccountingProperties(p);
     // Exec sessions join a running task's scope through systemd's
     // AttachProcessesToUnit, which systemd allows only into delegated units
     // ("Process migration not available on non-delegated units"). A unit

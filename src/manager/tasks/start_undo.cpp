@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "common/error_names.hpp"
+#include "manager/launch/task_dirs.hpp"
 #include "manager/tasks/start_procedure.hpp"
-#include "manager/tasks/task_dirs.hpp"
 
 namespace taskscope::manager {
 
@@ -50,7 +50,8 @@ const StartProcedure::Undo StartProcedure::kOwned[] = {
     {"its record, exit record, aborted mark and process spec, off the disk", StartStep::Recorded,
      &StartProcedure::undoRecord},
     {"its spool entry (fifos and description)", StartStep::Preparing, &StartProcedure::undoSpool},
-    {"its process spec file", StartStep::Preparing, &StartProcedure::undoProcessSpec},
+    {"its process spec file, off the loop (with the record, once that was written)", StartStep::Preparing,
+     &StartProcedure::undoProcessSpec},
     {"the task dirs taskscope made for it (its allocation's with its last task), on the start worker (not "
      "waited for by a start past its start_timeout_ms)",
      StartStep::Preparing, &StartProcedure::undoDirs},
@@ -159,8 +160,12 @@ void StartProcedure::undoSpool(Next next) {
 }
 
 void StartProcedure::undoProcessSpec(Next next) {
-    ::unlink(ctx_.records.store().processSpecFile(draft_.unit).c_str());
-    next();
+    // A start that reached its record had it removed with the record.
+    if (step_ >= StartStep::Recorded) return next();
+    // Off the loop, as every removal of a task's files (record_writer.hpp).
+    ctx_.records.removeProcessSpec(draft_.unit, [next, alive = std::weak_ptr<int>(lifetime_)](Result<void>) {
+        if (!alive.expired()) next();
+    });
 }
 
 void StartProcedure::undoDirs(Next next) {

@@ -10,9 +10,9 @@
 
 #include "common/clock.hpp"
 #include "common/error_names.hpp"
+#include "manager/launch/task_dirs.hpp"
 #include "manager/node/fd_budget.hpp"
 #include "manager/tasks/start_procedure.hpp"
-#include "manager/tasks/task_dirs.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {

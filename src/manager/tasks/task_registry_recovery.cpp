@@ -14,8 +14,8 @@
 #include "common/clock.hpp"
 #include "common/fd_store.hpp"
 #include "common/files.hpp"
+#include "manager/launch/task_dirs.hpp"
 #include "manager/tasks/start_procedure.hpp"
-#include "manager/tasks/task_dirs.hpp"
 #include "manager/tasks/task_registry.hpp"
 #include "scope/cgroup_stats.hpp"
 #include "scope/slice_weights.hpp"
@@ -207,17 +207,9 @@ void TaskRegistry::reapplySliceWeights() {
     // lock); the sums are sent once the reads are back.
     cgroupWorker_.submit([this, host = host_, cgroups = std::move(cgroups),
                           alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
-        const bool v2 = host.unified();
         std::map<std::string, uint64_t> held;
-        for (const auto& [slice, cgroup] : cgroups) {
-            const auto file = host.file(cgroup, v2 ? "" : "cpu", v2 ? "cpu.weight" : "cpu.shares");
-            if (!file) continue;
-            const auto text = common::readFile(*file);
-            if (!text) continue;
-            auto weight = scope::parseU64(*text);
-            if (weight && !v2) weight = scope::cpuWeightOfShares(*weight);
-            if (weight && *weight) held[slice] = *weight;
-        }
+        for (const auto& [slice, cgroup] : cgroups)
+            if (auto weight = scope::readCpuWeight(host, cgroup)) held[slice] = *weight;
         return [this, held = std::move(held), alive] {
             if (alive.expired()) return;
             allocSlices_.heldWeights(held);

@@ -11,8 +11,8 @@
 #include "common/cpu_list.hpp"
 #include "common/error_names.hpp"
 #include "common/signals.hpp"
-#include "manager/tasks/isolation.hpp"
-#include "manager/tasks/task_dirs.hpp"
+#include "manager/launch/isolation.hpp"
+#include "manager/launch/task_dirs.hpp"
 #include "manager/tasks/task_registry.hpp"
 #include "scope/resources.hpp"
 

@@ -1,8 +1,13 @@
 #define BOOST_TEST_MODULE slice_weights
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
 #include "scope/slice_weights.hpp"
 #include "scope/resources.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace taskscope::scope;
 
@@ -153,4 +158,24 @@ BOOST_AUTO_TEST_CASE(v1_shares_give_back_the_weight_systemd_wrote) {
     BOOST_TEST(!cpuWeightOfShares(1025));
     BOOST_TEST(!cpuWeightOfShares(2));
     BOOST_TEST(!cpuWeightOfShares(262144));
+}
+
+// The one reader of a cgroup's weight: cpu.weight on v2, cpu.shares mapped
+// back on v1 (systemd's 100 is 1024 shares), nothing from a missing or
+// foreign file.
+BOOST_AUTO_TEST_CASE(a_cgroups_weight_is_read_as_the_kernel_holds_it) {
+    taskscope::test::TempDir d;
+    const std::string slice = "/nomad.slice/nomad-share.slice";
+    std::filesystem::create_directories(d.path + "/v2" + slice);
+    std::ofstream(d.path + "/v2" + slice + "/cpu.weight") << "250\n";
+    CgroupHost v2{d.path + "/v2", CgroupVersion::V2};
+    BOOST_TEST((readCpuWeight(v2, slice) == std::optional<uint64_t>(250)));
+    BOOST_TEST(!readCpuWeight(v2, "/nomad.slice/gone.slice"));
+
+    std::filesystem::create_directories(d.path + "/v1/cpu" + slice);
+    std::ofstream(d.path + "/v1/cpu" + slice + "/cpu.shares") << cpuSharesOfWeight(100) << "\n";
+    CgroupHost v1{d.path + "/v1", CgroupVersion::V1};
+    BOOST_TEST((readCpuWeight(v1, slice) == std::optional<uint64_t>(100)));
+    std::ofstream(d.path + "/v1/cpu" + slice + "/cpu.shares") << "not a number\n";
+    BOOST_TEST(!readCpuWeight(v1, slice));
 }

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "manager/tasks/isolation.hpp"
+#include "manager/launch/isolation.hpp"
 #include "spec/task_spec.hpp"
 
 using namespace taskscope::manager;

@@ -1,6 +1,6 @@
 // The dirs of isolated tasks made, and removed with the task or its
 // allocation's last task (task_dirs.hpp).
-#include "manager/tasks/task_dirs.hpp"
+#include "manager/launch/task_dirs.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "common/safe_path.hpp"
-#include "manager/tasks/shared_source.hpp"
+#include "manager/launch/shared_source.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::manager {

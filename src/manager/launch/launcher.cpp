@@ -1,6 +1,6 @@
 // The shim's options written, its spawn, and its report protocol read
 // (launcher.hpp; the wire is shim/shim_protocol.h).
-#include "manager/tasks/launcher.hpp"
+#include "manager/launch/launcher.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,8 +15,8 @@
 
 #include "common/error_names.hpp"
 #include "common/files.hpp"
+#include "manager/launch/isolation.hpp"
 #include "manager/node/shim_spawn.hpp"
-#include "manager/tasks/isolation.hpp"
 extern "C" {
 #include "shim/shim_protocol.h"
 }

@@ -1,7 +1,7 @@
 // A spec's isolation resolved against the node's config (isolation.hpp),
 // and the shim's options that carry it: isolation, devices, net files,
 // limits.
-#include "manager/tasks/isolation.hpp"
+#include "manager/launch/isolation.hpp"
 
 #include <array>
 #include <cstdio>

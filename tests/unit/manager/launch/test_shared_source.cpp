@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE shared_source
 #include <boost/test/unit_test.hpp>
 
-#include "manager/tasks/shared_source.hpp"
+#include "manager/launch/shared_source.hpp"
 
 using namespace taskscope::manager;
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "manager/tasks/task_resolve.hpp"
+#include "manager/launch/task_resolve.hpp"
 
 using namespace taskscope;
 using manager::resolveTaskSpec;

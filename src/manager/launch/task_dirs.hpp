@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "manager/tasks/isolation.hpp"
+#include "manager/launch/isolation.hpp"
 #include "spec/task_spec.hpp"
 
 namespace taskscope::manager {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/unique_fd.hpp"
-#include "manager/tasks/launcher.hpp"
+#include "manager/launch/launcher.hpp"
 
 using taskscope::common::UniqueFd;
 using taskscope::manager::readReportLine;

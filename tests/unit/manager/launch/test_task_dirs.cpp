@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "manager/tasks/task_dirs.hpp"
+#include "manager/launch/task_dirs.hpp"
 
 using namespace taskscope::manager;
 using taskscope::spec::Isolation;

@@ -1,6 +1,6 @@
 // Whether a volume's source sits on a shared mount, read from the mount
 // table (shared_source.hpp).
-#include "manager/tasks/shared_source.hpp"
+#include "manager/launch/shared_source.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -9,57 +9,19 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
-#include <vector>
 
 #include "common/error_names.hpp"
 #include "common/safe_path.hpp"
+#include "scope/mount_table.hpp"
 
 namespace taskscope::manager {
 
-namespace {
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\\' && i + 3 < s.size() &&
-            s.substr(i + 1, 3).find_first_not_of("01234567") == std::string_view::npos) {
-            out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-            i += 3;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
-
-bool holds(const std::string& mountPoint, const std::string& path) {
-    if (mountPoint == "/") return true;
-    return path.compare(0, mountPoint.size(), mountPoint) == 0 &&
-           (path.size() == mountPoint.size() || path[mountPoint.size()] == '/');
-}
-
-}  // namespace
-
 std::optional<HoldingMount> holdingMount(std::string_view mountinfo, const std::string& path) {
-    std::optional<HoldingMount> best;
-    std::istringstream in{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(in, line)) {
-        // id parent major:minor root mount-point options [optional...] - fstype source super-options
-        std::istringstream f(line);
-        std::vector<std::string> w;
-        for (std::string x; f >> x;) w.push_back(x);
-        if (w.size() < 7) continue;
-        const auto point = unescape(w[4]);
-        if (!holds(point, path)) continue;
-        if (best && point.size() < best->mountPoint.size()) continue;
-        bool shared = false;
-        for (size_t i = 6; i < w.size() && w[i] != "-"; ++i)
-            if (w[i].rfind("shared:", 0) == 0) shared = true;
-        best = HoldingMount{point, shared};
-    }
-    return best;
+    auto mounts = scope::parseMountInfo(mountinfo, "mountinfo", true);
+    if (!mounts) return std::nullopt;
+    const auto* m = scope::holdingMount(*mounts, path);
+    if (!m) return std::nullopt;
+    return HoldingMount{m->mountPoint, m->shared()};
 }
 
 common::Result<void> ensureSharedSource(const std::string& source) {

@@ -1,6 +1,6 @@
 // A spec resolved on this node when its start begins (task_resolve.hpp):
 // users and groups, the executable on PATH, the working directory.
-#include "manager/tasks/task_resolve.hpp"
+#include "manager/launch/task_resolve.hpp"
 
 #include <algorithm>
 

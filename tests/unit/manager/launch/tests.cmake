@@ -1,0 +1,5 @@
+taskscope_unit_test(manager/launch/test_task_resolve.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/launch/test_isolation.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/launch/test_launcher.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/launch/test_shared_source.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/launch/test_task_dirs.cpp taskscope_manager_lib)

@@ -42,6 +42,8 @@ struct ManagerHandlers {
     std::function<void(const std::string& allocId, const std::string& task, const sdbus::ObjectPath& path,
                        uint32_t pid)>
         taskStarted;
+    std::function<void(const std::string& allocId, const std::string& task, const std::string& errorName)>
+        taskStartFailed;
     std::function<void(const std::string& allocId, const std::string& task, const std::string& state)>
         taskStateChanged;
     std::function<void(const std::string& allocId, const std::string& task, int32_t exitCode, int32_t signal,
@@ -76,6 +78,9 @@ private:
     void onTaskStarted(const std::string& a, const std::string& t, const sdbus::ObjectPath& p,
                        const uint32_t& pid) override {
         if (on.taskStarted) on.taskStarted(a, t, p, pid);
+    }
+    void onTaskStartFailed(const std::string& a, const std::string& t, const std::string& name) override {
+        if (on.taskStartFailed) on.taskStartFailed(a, t, name);
     }
     void onTaskStateChanged(const std::string& a, const std::string& t, const std::string& s) override {
         if (on.taskStateChanged) on.taskStateChanged(a, t, s);

@@ -9,13 +9,14 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
 #include "common/sdbus_compat.hpp"
 
 #include "client/proxies.hpp"
+#include "common/error_names.hpp"
+#include "nomad/start_fate.hpp"
 
 namespace taskscope::nomad {
 
@@ -74,10 +75,22 @@ public:
                                bool oom) {
             if (!watchAlloc.empty() && alloc == watchAlloc && task == watchTask) exited = ExitStatus{code, sig, oom};
         };
+        on.taskStarted = [this](const std::string& alloc, const std::string& task, const sdbus::ObjectPath&,
+                                uint32_t) {
+            if (fate) fate->heardStarted(alloc, task);
+        };
+        on.taskStateChanged = [this](const std::string& alloc, const std::string& task, const std::string& state) {
+            if (fate) fate->heardStateChanged(alloc, task, state);
+        };
+        on.taskStartFailed = [this](const std::string& alloc, const std::string& task, const std::string& name) {
+            if (fate) fate->heardStartFailed(alloc, task, name);
+        };
     }
 
     std::string watchAlloc, watchTask;
     std::optional<ExitStatus> exited;
+    /// The start whose answer was lost, while the driver waits for its fate.
+    std::optional<StartFate> fate;
     std::optional<std::string> reply;
     std::optional<sdbus::Error> error;
 };
@@ -239,26 +252,33 @@ Result<void> Client::startTask(const std::string& alloc, const std::string& task
 Result<void> Client::startFate(const std::string& alloc, const std::string& task, const sdbus::Error& unanswered) {
     // The manager's own bound on a start (start_timeout_ms) is far below
     // this; past it the bus itself is not answering.
-    constexpr auto kAskFor = std::chrono::minutes(3);
-    const auto until = std::chrono::steady_clock::now() + kAskFor;
+    constexpr auto kWaitFor = std::chrono::minutes(3);
+    const auto until = std::chrono::steady_clock::now() + kWaitFor;
     const std::string lost = "StartTask: " + unanswered.getName() + ": " + unanswered.getMessage();
-    while (std::chrono::steady_clock::now() < until) {
-        auto info = getTask(alloc, task);
-        if (!info && info.error().name == "NoSuchTask")
-            return makeError("Overloaded", lost + "; the task is not there: its start failed and left nothing "
-                                                  "(the node is overloaded; retry)");
-        if (info) {
-            const auto state = wire::parseTaskState(info->state);
-            if (state && *state == wire::TaskState::Lost)
-                return makeError("Overloaded", lost + "; the task's start was cut off (state lost)");
-            if (state && *state != wire::TaskState::Starting) return {};  // it ran: running, or ended already
-        }
-        // Still starting, or the bus is still too slow to answer GetTask.
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // The proxy's matches on the manager's signals have been in place since
+    // it was made, before the StartTask: whatever ended the start since is
+    // heard, and what ended it before is what GetTask says, asked once.
+    auto& m = manager();
+    m.fate.emplace(alloc, task);
+    auto info = getTask(alloc, task);
+    if (!info && info.error().name == common::errors::kNoManager && broken_) {
+        m.fate.reset();
+        return info.error();
     }
-    return makeError("NoManager", lost + "; its fate was still unknown after " +
-                                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kAskFor).count()) +
-                                      " s of asking");
+    m.fate->heardTask(info);
+    while (!m.fate->known() && std::chrono::steady_clock::now() < until) pumpOnce(*conn_, 1000);
+    // Asked once more before saying it is unknown: a signal the bus
+    // dropped (a client whose queue overflowed) is the only way to get here
+    // with the start over.
+    if (!m.fate->known()) m.fate->heardTask(getTask(alloc, task));
+    const auto verdict = m.fate->verdict(lost);
+    m.fate.reset();
+    if (!verdict && verdict.error().name == common::errors::kNoManager)
+        return makeError(common::errors::kNoManager,
+                         verdict.error().message + " after " +
+                             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kWaitFor).count()) +
+                             " s of waiting for the manager's word");
+    return verdict;
 }
 
 Result<wire::TaskInfo> Client::getTask(const std::string& alloc, const std::string& task) {

@@ -92,6 +92,8 @@ public:
     void taskChanged(const task::TaskRecord& task) override { onTask(task); }
     void taskExited(const task::TaskRecord& task) override { onTask(task); }
     void taskRemoved(const task::TaskRecord& task) override;
+    /// A plugin's start that failed never registered it: nothing to do.
+    void taskStartFailed(const task::TaskRecord&, const std::string&) override {}
 
 private:
     using Key = std::pair<std::string, std::string>;  // (alloc, task)

@@ -48,6 +48,11 @@ std::optional<std::string> CgroupHost::processesFile(const std::string& cgroup) 
     return file(cgroup, unified() ? "" : "systemd", "cgroup.procs");
 }
 
+std::optional<std::string> CgroupHost::eventsFile(const std::string& cgroup) const {
+    if (!unified()) return std::nullopt;
+    return file(cgroup, "", "cgroup.events");
+}
+
 bool CgroupHost::hasController(std::string_view v2Name, std::string_view v1Name) const {
     if (!unified()) {
         struct stat st {};
@@ -115,7 +120,7 @@ std::vector<std::string> cgroupProcsFiles(std::string_view mountinfo, const std:
 }
 
 common::Result<std::vector<std::string>> writableProcsFiles(const std::string& relPath) {
-    auto mountinfo = common::readFile("/proc/self/mountinfo");
+    auto mountinfo = readOwnMountInfo();
     if (!mountinfo) return mountinfo.error();
     std::vector<std::string> out;
     for (auto& file : cgroupProcsFiles(*mountinfo, relPath))

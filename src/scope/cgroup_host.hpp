@@ -54,6 +54,10 @@ struct CgroupHost {
     /// The cgroup.procs a task's processes are tracked in: the unified
     /// hierarchy's, or systemd's own hierarchy on v1.
     std::optional<std::string> processesFile(const std::string& cgroup) const;
+    /// The cgroup.events whose change says when the cgroup's `populated`
+    /// changes (a file modified event, cgroup-v2.rst): v2 only, nullopt on
+    /// v1, which has no such file.
+    std::optional<std::string> eventsFile(const std::string& cgroup) const;
     /// Whether the node's cgroups have the controller: named in the root's
     /// cgroup.controllers on v2 (`v2Name`), a hierarchy of its own on v1
     /// (`v1Name`: "blkio" for "io").

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common/error_names.hpp"
+#include "common/files.hpp"
 
 namespace taskscope::scope {
 
@@ -145,5 +146,7 @@ const MountEntry* holdingMount(const std::vector<MountEntry>& mounts, const std:
     }
     return best;
 }
+
+common::Result<std::string> readOwnMountInfo() { return common::readFile("/proc/self/mountinfo"); }
 
 }  // namespace taskscope::scope

@@ -43,6 +43,10 @@ common::Result<std::vector<MountEntry>> parseMountInfo(std::string_view text, co
 /// filesystem's: that format does not tell them apart).
 common::Result<std::vector<MountEntry>> parseMounts(std::string_view text, const std::string& path);
 
+/// The calling process's own mount table, read whole: the one read of
+/// /proc/self/mountinfo (for the cgroup mounts and a volume's holding mount).
+common::Result<std::string> readOwnMountInfo();
+
 /// The entry whose mount point holds `path` (absolute, without symlinks):
 /// the longest mount point that is the path or one of its parents, the
 /// last listed of a stack; null when none does.

@@ -31,6 +31,10 @@ std::optional<sdbus::Variant> memoryMax(const Resources& r) {
 
 std::optional<sdbus::Variant> memoryLow(const Resources& r) {
     if (r.memoryMaxMb && r.memoryMb) return sdbus::Variant(static_cast<uint64_t>(*r.memoryMb) * kMiB);
+    // memory_mb alone is the hard limit, and no reservation: said as 0, so
+    // that an update of a task that oversubscribed takes its old one away
+    // (0 is systemd's default, so a start is no different).
+    if (r.memoryMb) return sdbus::Variant(uint64_t{0});
     return std::nullopt;
 }
 

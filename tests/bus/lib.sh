@@ -110,6 +110,14 @@ monitor_sync() {  # FILE
     wait_for "busctl monitor to hear a marker (into $1)" monitor_marked "$1" "mark-$$-$RANDOM$RANDOM"
 }
 
+# Waits (30 s at most) for a message a monitor writing FILE heard (start
+# it with its match and monitor_sync it before the cause): woken by each
+# line the monitor writes (tail -f), never by a clock. The event a test
+# waits for is the signal itself, not a state it polls for.
+wait_signal() {  # WHAT FILE PATTERN
+    timeout 30 grep -m1 -qF -- "$3" < <(tail -n +1 -f "$2") || fail "no $1 within 30 s"
+}
+
 # Starts the stand-in systemd (systemd_fake.cpp) in MODE and returns once
 # it serves; its pid in FAKE_PID. Start it before the manager's first
 # call: the manager asks systemd's version when it starts.

@@ -40,10 +40,16 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [[ "$(field a1 early state)" == running ]] || { echo "FAIL: a1/early is $(field a1 early state)"; exit 1; }
 echo "ok: JobRemoved before the reply: started in $ms ms"
 
-# The task ends: its shim's record is collected.
+# The task ends: its shim's record is collected, and TaskExited says so.
+fail() { echo "FAIL: $*"; exit 1; }
+busctl --address="$BUS_ADDRESS" monitor --match "type='signal',interface='$I',member='TaskExited'" \
+    --match "$MONITOR_MATCH" >"$BUS_TMP/exits.monitor" 2>/dev/null &
+monitor=$!
+monitor_sync "$BUS_TMP/exits.monitor"
 pid=$(field a1 early pid)
 kill -KILL "$pid"
-for ((i = 0; i < 100; i++)); do [[ "$(field a1 early state)" == exited ]] && break; sleep 0.1; done  # bounded poll; the sleep is its pace
+wait_signal "TaskExited of a1/early" "$BUS_TMP/exits.monitor" 'STRING "early";'
+kill $monitor 2>/dev/null || true
 [[ "$(field a1 early state)" == exited && "$(field a1 early signal)" == 9 ]] ||
     { echo "FAIL: a1/early after SIGKILL: $(field a1 early state), signal $(field a1 early signal)"; exit 1; }
 echo "ok: its exit is collected (signal 9)"

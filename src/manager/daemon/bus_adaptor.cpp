@@ -161,6 +161,11 @@ void ManagerObject::taskRemoved(const TaskRecord& task) {
     }
 }
 
+void ManagerObject::taskStartFailed(const TaskRecord& task, const std::string& errorName) {
+    // The name as StartTask's caller got it (toBusError's).
+    emitTaskStartFailed(task.allocId, task.name, common::busErrorName(errorName.c_str()));
+}
+
 void ManagerObject::StartTask(sdbus::Result<sdbus::ObjectPath>&& result, std::string allocId, std::string task,
                               std::string specJson) {
     tasks_.start(allocId, task, specJson, [reply = replyLater(std::move(result))](common::Result<const TaskRecord*> r) {

@@ -83,6 +83,7 @@ public:
     void taskChanged(const TaskRecord& task) override;
     void taskExited(const TaskRecord& task) override;
     void taskRemoved(const TaskRecord& task) override;
+    void taskStartFailed(const TaskRecord& task, const std::string& errorName) override;
 
     // NetworkEvents
     void networkCreated(const std::string& allocId, const std::string& netnsPath) override {

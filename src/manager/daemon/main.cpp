@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -20,6 +21,7 @@
 #include "fingerprint/fingerprint.hpp"
 #include "manager/daemon/bus_adaptor.hpp"
 #include "manager/daemon/config_file.hpp"
+#include "manager/daemon/journal_notes.hpp"
 #include "manager/daemon/systemd_support.hpp"
 #include "manager/daemon/task_events_fanout.hpp"
 #include "manager/tasks/scope_reconciler.hpp"
@@ -135,6 +137,13 @@ int run(const Options& opts) {
     }
     if (!opts.stateDir.empty()) config->stateDir = opts.stateDir;
     if (!opts.shim.empty()) config->shimPath = opts.shim;
+    // Tests only (tasks/config.hpp): from the environment of a test's
+    // drop-in, never from a config file an operator edits.
+    if (const char* f = std::getenv("TASKSCOPE_FAULT_POINTS"); f && std::string(f) == "1") {
+        config->faultPoints = true;
+        spdlog::warn("Test fault points are on (TASKSCOPE_FAULT_POINTS=1): starts of allocations named "
+                     "fault-hold-<step>-... are held until they fail");
+    }
 
     common::EventLoop loop;
     // SIGTERM (systemctl stop or restart) lets the starts under way finish
@@ -184,10 +193,20 @@ int run(const Options& opts) {
 
     std::set<unsigned> usableCpus;
     auto facts = probeNode(systemd, usableCpus);
+    manager::JournalNotes notes;  // outlives the registry, which reports to it
     manager::TaskRegistry tasks(*config, systemd, systemd, loop, manager::kTaskPathPrefix, usableCpus);
+    tasks.setNotes(notes);
     std::optional<manager::ShimHome> shimHome;
     if (!config->shimUnit.empty()) {
         shimHome.emplace(systemd, systemd, loop, config->shimPath, config->shimUnit);
+        shimHome->setNotes({[](const std::string& unit, pid_t placeholder) {
+                                spdlog::info("Created {} for the task shims (placeholder pid {})", unit, placeholder);
+                            },
+                            [](const common::Error& why) {
+                                spdlog::error("Shims stay in the manager's cgroup, where a kill of its unit takes "
+                                              "them: {}",
+                                              why.message);
+                            }});
         if (auto r = shimHome->ensure(); !r)
             spdlog::error("Failed to make {} for the shims: {}; they stay in the manager's cgroup for now",
                           config->shimUnit, r.error().message);

@@ -24,6 +24,9 @@ public:
     void taskRemoved(const task::TaskRecord& t) override {
         for (auto* l : listeners_) l->taskRemoved(t);
     }
+    void taskStartFailed(const task::TaskRecord& t, const std::string& errorName) override {
+        for (auto* l : listeners_) l->taskStartFailed(t, errorName);
+    }
 
 private:
     std::vector<task::TaskEvents*> listeners_;

@@ -7,8 +7,6 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
 #include "common/error_names.hpp"
 #include "common/safe_path.hpp"
@@ -31,10 +29,10 @@ common::Result<void> ensureSharedSource(const std::string& source) {
     // have no "." or ".." (isCleanAbsolutePath), so the name is the path.
     auto fd = common::openNoSymlinks(source, O_PATH | O_DIRECTORY);
     if (!fd) return common::makeError(common::errors::kInvalidSpec, "bidirectional volume source: " + fd.error().message);
-    std::ifstream f("/proc/self/mountinfo");
-    std::stringstream text;
-    text << f.rdbuf();
-    const auto holder = holdingMount(text.str(), source);
+    // Unreadable, it counts as not shared: the source is bound and shared
+    // here, which is right whatever the table said.
+    const auto table = scope::readOwnMountInfo();
+    const auto holder = table ? holdingMount(*table, source) : std::nullopt;
     if (holder && holder->shared) return {};
     if (::mount(common::fdPath(fd->get()).c_str(), common::fdPath(fd->get()).c_str(), nullptr, MS_BIND | MS_REC,
                 nullptr) < 0)
@@ -45,7 +43,8 @@ common::Result<void> ensureSharedSource(const std::string& source) {
     struct stat a {}, b {};
     if (!bound || ::fstat(fd->get(), &a) < 0 || ::fstat(bound->get(), &b) < 0 || a.st_dev != b.st_dev ||
         a.st_ino != b.st_ino)
-        return common::makeError("Internal", "bidirectional volume source " + source + " changed while it was bound");
+        return common::makeError(common::errors::kInternal,
+                                 "bidirectional volume source " + source + " changed while it was bound");
     if (::mount(nullptr, common::fdPath(bound->get()).c_str(), nullptr, MS_SHARED, nullptr) < 0)
         return common::errnoError("make " + source + " shared", errno);
     return {};

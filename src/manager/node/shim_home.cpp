@@ -11,8 +11,6 @@
 #include <cstdint>
 #include <limits>
 
-#include <spdlog/spdlog.h>
-
 #include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
@@ -94,7 +92,7 @@ Result<void> ShimHome::ensure() {
             return started.error().context("create " + unit_);
         }
         holder = pid;
-        spdlog::info("Created {} for the task shims (placeholder pid {})", unit_, pid);
+        noteMade(pid);
     }
     auto found = [&]() -> Result<void> {
         auto group = startup_.controlGroup(unit_);
@@ -137,7 +135,7 @@ void ShimHome::remake() {
                                          [this, alive, holder = *pid](Result<void> started) {
                                              if (alive.expired()) return;
                                              if (!started) return remade(started.error().context("create " + unit_), holder);
-                                             spdlog::info("Created {} for the task shims (placeholder pid {})", unit_, holder);
+                                             noteMade(holder);
                                              learnCgroups(holder);
                                          });
             };
@@ -163,7 +161,7 @@ void ShimHome::remade(Result<void> r, pid_t holder) {
     if (!r) {
         lastFailure_ = std::chrono::steady_clock::now();
         procs_.clear();
-        spdlog::error("Shims stay in the manager's cgroup, where a kill of its unit takes them: {}", r.error().message);
+        if (notes_.unusable) notes_.unusable(r.error());
         // A placeholder of a scope that proved unusable is ours to take back.
         if (holder > 0)
             worker_.submit([holder]() -> std::function<void()> {

@@ -59,7 +59,20 @@ public:
 
     const std::string& unit() const { return unit_; }
 
+    /// What the operator is told (the daemon's edge words it; nothing here
+    /// logs): the home made around a placeholder, or found unusable (the
+    /// shims then stay in the manager's cgroup, where a kill of its unit
+    /// takes them). Unset: nobody hears.
+    struct Notes {
+        std::function<void(const std::string& unit, pid_t placeholder)> made;
+        std::function<void(const common::Error& why)> unusable;
+    };
+    void setNotes(Notes notes) { notes_ = std::move(notes); }
+
 private:
+    void noteMade(pid_t holder) const {
+        if (notes_.made) notes_.made(unit_, holder);
+    }
     bool present() const;
     /// The asynchronous ensure(): each step from the loop.
     void remake();
@@ -78,6 +91,7 @@ private:
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
     /// The placeholder's spawn and a failed one's reaping: off the loop.
     common::Worker worker_;
+    Notes notes_;
 };
 
 }  // namespace taskscope::manager

@@ -105,6 +105,13 @@ struct Config {
     /// network_subnet, network_conflist, network_plugin_timeout_ms,
     /// network_netns_dir, network_ipam_dir).
     network::NodeNetworkConfig network;
+    /// Test fault points (TASKSCOPE_FAULT_POINTS=1 in the daemon's
+    /// environment, never a config key): a start whose allocation ID begins
+    /// with "fault-hold-<step>-" is held at that step (start_procedure.hpp's
+    /// names, spaces as dashes: "fault-hold-scope-made-1") until its
+    /// start_timeout_ms fails it. The system tier proves every step's undo
+    /// under a real systemd with it, with no luck involved.
+    bool faultPoints = false;
 };
 
 }  // namespace taskscope::manager

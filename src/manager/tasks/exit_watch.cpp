@@ -9,6 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <string>
+#include <utility>
+
 #include "common/files.hpp"
 #include "manager/records/exit_record.hpp"
 #include "scope/cgroup_host.hpp"
@@ -21,7 +24,8 @@ namespace {
 // An unreadable exit record is read again after 50, 100, 200, 400 ms.
 constexpr int kExitReadAttempts = 5;
 constexpr std::chrono::milliseconds kExitReadRetryDelay{50};
-// A task without a shim is an accident, and rare: one look a second.
+// A task without a shim is an accident, and rare: on cgroup v1, which says
+// nothing when a cgroup empties, one look a second.
 constexpr std::chrono::seconds kOrphanLook{1};
 
 }  // namespace
@@ -35,8 +39,8 @@ ExitWatch::~ExitWatch() {
     // may fire after.
     for (auto& [unit, r] : reading_)
         if (r.timer) loop_.cancelTimer(r.timer);
-    for (auto& [unit, timer] : orphans_)
-        if (timer) loop_.cancelTimer(timer);
+    for (auto& [unit, o] : orphans_)
+        if (o.timer) loop_.cancelTimer(o.timer);
     if (inotifyWatch_) loop_.removeFd(inotifyWatch_);
     if (signalWatch_) loop_.removeFd(signalWatch_);
     if (inotifyFd_ >= 0) ::close(inotifyFd_);
@@ -89,7 +93,11 @@ void ExitWatch::onDirEvent() {
         for (ssize_t off = 0; off < n;) {
             const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
             off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-            if (ev->len == 0) continue;
+            // An orphan's cgroup.events (a watch on the file itself: no name).
+            if (ev->len == 0) {
+                onOrphanEvent(ev->wd, (ev->mask & IN_IGNORED) != 0);
+                continue;
+            }
             const std::string name = ev->name;
             if (ev->wd == spoolWd_) {
                 if (auto unit = wire::unitOfDescription(name); !unit.empty()) events_.spoolDrained(unit);
@@ -128,28 +136,79 @@ void ExitWatch::read(const std::string& unit) {
     events_.exitRead(unit, std::move(status));
 }
 
-void ExitWatch::watchOrphan(const std::string& unit, std::string processesFile) {
+void ExitWatch::watchOrphan(const std::string& unit, std::string processesFile, const std::string& eventsFile) {
     if (orphans_.count(unit)) return;
-    orphans_[unit] =
-        loop_.addTimer(common::EventLoop::Clock::now() + kOrphanLook, [this, unit, file = std::move(processesFile)] {
+    auto& o = orphans_[unit];
+    o.processesFile = std::move(processesFile);
+    if (!eventsFile.empty() && inotifyFd_ >= 0) {
+        // Removed with the cgroup (IN_IGNORED), which is a look too.
+        const int wd = ::inotify_add_watch(inotifyFd_, eventsFile.c_str(), IN_MODIFY);
+        if (wd >= 0) {
+            o.wd = wd;
+            orphanWds_[wd] = unit;
+        }
+    }
+    // Looked at now: it may have emptied before the watch was there.
+    lookAtOrphan(unit);
+}
+
+void ExitWatch::onOrphanEvent(int wd, bool watchGone) {
+    auto it = orphanWds_.find(wd);
+    if (it == orphanWds_.end()) return;
+    const auto unit = it->second;
+    if (watchGone) {
+        // The cgroup itself is gone (systemd removed the empty scope): the
+        // watch number is free for the kernel to give again.
+        orphanWds_.erase(it);
+        if (auto o = orphans_.find(unit); o != orphans_.end()) o->second.wd = kWatchGone;
+    }
+    lookAtOrphan(unit);
+}
+
+void ExitWatch::lookAtOrphan(const std::string& unit) {
+    auto it = orphans_.find(unit);
+    if (it == orphans_.end()) return;
+    auto& o = it->second;
+    if (o.looking) {
+        o.lookAgain = true;
+        return;
+    }
+    o.looking = true;
+    // The scope's processes, read off the loop.
+    cgroupWorker_.submit([this, unit, file = o.processesFile, alive = std::weak_ptr<int>(lifetime_)]() {
+        const bool populated = scope::cgroupHasProcesses(file);
+        return std::function<void()>([this, unit, populated, alive] {
+            if (alive.expired()) return;
             auto it = orphans_.find(unit);
             if (it == orphans_.end()) return;
-            it->second = 0;
-            if (exitRecordExists(unit)) {
-                orphans_.erase(it);
-                return events_.exitRecorded(unit);
+            auto& o = it->second;
+            o.looking = false;
+            if (!populated) {
+                endOrphanWatch(unit);
+                return events_.orphanEnded(unit);
             }
-            // The scope's processes, read off the loop.
-            cgroupWorker_.submit([this, unit, file, alive = std::weak_ptr<int>(lifetime_)]() {
-                const bool populated = scope::cgroupHasProcesses(file);
-                return std::function<void()>([this, unit, file, populated, alive] {
-                    if (alive.expired() || !orphans_.count(unit)) return;
-                    orphans_.erase(unit);
-                    if (populated) return watchOrphan(unit, file);
-                    events_.orphanEnded(unit);
-                });
+            if (std::exchange(o.lookAgain, false)) return lookAtOrphan(unit);
+            // v2: the next change of `populated` says when. v1: no event.
+            if (o.wd != kNoWatch) return;
+            o.timer = loop_.addTimer(common::EventLoop::Clock::now() + kOrphanLook, [this, unit] {
+                auto it = orphans_.find(unit);
+                if (it == orphans_.end()) return;
+                it->second.timer = 0;
+                lookAtOrphan(unit);
             });
         });
+    });
+}
+
+void ExitWatch::endOrphanWatch(const std::string& unit) {
+    auto it = orphans_.find(unit);
+    if (it == orphans_.end()) return;
+    if (it->second.timer) loop_.cancelTimer(it->second.timer);
+    if (it->second.wd >= 0) {
+        (void)::inotify_rm_watch(inotifyFd_, it->second.wd);
+        orphanWds_.erase(it->second.wd);
+    }
+    orphans_.erase(it);
 }
 
 void ExitWatch::forget(const std::string& unit) {
@@ -157,10 +216,7 @@ void ExitWatch::forget(const std::string& unit) {
         if (it->second.timer) loop_.cancelTimer(it->second.timer);
         reading_.erase(it);
     }
-    if (auto it = orphans_.find(unit); it != orphans_.end()) {
-        if (it->second) loop_.cancelTimer(it->second);
-        orphans_.erase(it);
-    }
+    endOrphanWatch(unit);
 }
 
 }  // namespace taskscope::manager

@@ -65,10 +65,15 @@ public:
     /// the outcome.
     void collect(const std::string& unit);
 
-    /// Looks at a task without a shim once a second: exitRecorded when its
-    /// exit record appears, orphanEnded once its scope (`processesFile`)
-    /// lists no process. The read of the cgroup file is the cgroup worker's.
-    void watchOrphan(const std::string& unit, std::string processesFile);
+    /// Watches a task without a shim: orphanEnded once its scope
+    /// (`processesFile`) lists no process (its exit record, should one
+    /// appear after all, is the exits directory's event as any other). On
+    /// cgroup v2 the kernel says when the scope's `populated` changes
+    /// (`eventsFile`, its cgroup.events: a file modified event), and the
+    /// scope is looked at then; v1 has no such event ("" here), and it is
+    /// looked at once a second. The read of the cgroup file is the cgroup
+    /// worker's.
+    void watchOrphan(const std::string& unit, std::string processesFile, const std::string& eventsFile);
     bool watchingOrphan(const std::string& unit) const { return orphans_.count(unit) > 0; }
 
     /// Whatever is pending for the unit stops (its task ended or went).
@@ -83,6 +88,8 @@ private:
     void onDirEvent();
     void read(const std::string& unit);
     void lookAtOrphan(const std::string& unit);
+    void onOrphanEvent(int wd, bool watchGone);
+    void endOrphanWatch(const std::string& unit);
 
     common::EventLoop& loop_;
     const StateStore& store_;
@@ -95,7 +102,17 @@ private:
     uint64_t signalWatch_ = 0;
     uint64_t inotifyWatch_ = 0;
     std::map<std::string, Reading> reading_;   ///< exit records being read again
-    std::map<std::string, uint64_t> orphans_;  ///< unit -> its next look's timer
+    static constexpr int kNoWatch = -1;    ///< v1: looked at once a second
+    static constexpr int kWatchGone = -2;  ///< the cgroup was removed with its watch
+    struct Orphan {
+        std::string processesFile;
+        int wd = kNoWatch;    ///< its cgroup.events' inotify watch (v2)
+        uint64_t timer = 0;   ///< its next look (v1)
+        bool looking = false;     ///< a read is on the cgroup worker
+        bool lookAgain = false;   ///< an event came meanwhile
+    };
+    std::map<std::string, Orphan> orphans_;
+    std::map<int, std::string> orphanWds_;  ///< watch -> unit
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };
 

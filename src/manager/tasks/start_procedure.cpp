@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <utility>
@@ -21,7 +22,7 @@
 #include "manager/launch/task_resolve.hpp"
 #include "manager/node/fd_budget.hpp"
 #include "scope/cgroup_host.hpp"
-#include "scope/unit_name.hpp"
+#include "wire/log_files.hpp"
 
 namespace taskscope::manager {
 
@@ -119,11 +120,16 @@ const char* toString(StartStep step) {
 
 StartProcedure::StartProcedure(StartContext ctx, task::TaskRecord draft, std::optional<common::Error> refused,
                                StartEvents& events)
-    : ctx_(std::move(ctx)), draft_(std::move(draft)), refused_(std::move(refused)), events_(events) {
+    : ctx_(std::move(ctx)),
+      draft_(std::move(draft)),
+      refused_(std::move(refused)),
+      events_(events),
+      holdings_(draft_.unit) {
     clock_.onLoop("admit");
     // It counts on the shared pool from its admission: a reservation made
     // meanwhile must leave it a core.
     ctx_.cpus.join(draft_.unit);
+    holdings_.tookCores();
     // Every start has a fate within start_timeout_ms of its admission: it
     // runs, or it fails with nothing of it left (issue 48).
     deadlineTimer_ = ctx_.loop.addTimer(
@@ -145,6 +151,8 @@ void StartProcedure::onDeadline() {
     // Released: the task runs its command, so the start is not failed (its
     // answer waits only for its exec report, its record and its cgroup).
     if (failure_ || step_ >= StartStep::Released) return;
+    // Held by a fault point: whatever it has made so far is undone.
+    if (held_) return fail(overloaded());
     // Preparing and still queued on the start worker (behind a spawn the
     // kernel holds: under a fork bomb clone3 into a cgroup waited minutes
     // for the cgroup lock): its turn is skipped, nothing of it was made,
@@ -174,9 +182,15 @@ bool StartProcedure::failedOverloaded() const {
     return failure_ && failure_->name == common::errors::kOverloaded;
 }
 
-void StartProcedure::reach(StartStep step) {
+bool StartProcedure::reach(StartStep step) {
     step_ = step;
     events_.startProgressed(draft_, step);
+    if (ctx_.config.faultPoints) {
+        std::string name = toString(step);
+        std::replace(name.begin(), name.end(), ' ', '-');
+        if (draft_.allocId.rfind("fault-hold-" + name + "-", 0) == 0) held_ = true;
+    }
+    return !held_;
 }
 
 void StartProcedure::begin() {
@@ -209,6 +223,7 @@ void StartProcedure::begin() {
     if (ctx_.slices) {
         auto placed = ctx_.slices->claim(draft_.unit, allocId, cpus->reserved);
         if (!placed) return fail(placed.error());
+        holdings_.tookSlicePlace();
         slices_ = std::move(*placed);
         draft_.slice = slices_->parent();
         draft_.allocSlice = slices_->allocation;
@@ -223,11 +238,11 @@ void StartProcedure::begin() {
         // its parent's).
         if (!cpus->reserved) spec.resources.allowedCpus.clear();
     }
-    reach(StartStep::Placed);
+    if (!reach(StartStep::Placed)) return;
     clock_.onLoop("cpus+slices");
     // Which dirs are taskscope's to remove should the start fail: of the
     // spec as asked, as a forget has them (task_dirs.hpp).
-    dirs_ = OwnedTaskDirs::of(draft_.spec, config.isolation, config.stateDir, allocId, task);
+    holdings_.tookDirs(OwnedTaskDirs::of(draft_.spec, config.isolation, config.stateDir, allocId, task));
 
     const auto& store = ctx_.records.store();
     const auto logDir = store.logDir(allocId);
@@ -245,9 +260,9 @@ void StartProcedure::begin() {
     }
     std::optional<LogSettings> spooled;
     if (spec.logs && !config.streamer) {
-        const auto base = logDir + "/" + scope::escapeComponent(task);
-        paths.stdoutFile = base + ".stdout.0";
-        paths.stderrFile = base + ".stderr.0";
+        // The streamer's names, its first file (wire/log_files.hpp).
+        paths.stdoutFile = logDir + "/" + wire::logFileBase(task, "stdout") + ".0";
+        paths.stderrFile = logDir + "/" + wire::logFileBase(task, "stderr") + ".0";
     } else if (spec.logs) {
         spooled = LogSettings{logDir, spec.logMaxFiles ? spec.logMaxFiles : config.logMaxFiles,
                               spec.logMaxFileSizeMb ? spec.logMaxFileSizeMb : config.logMaxFileSizeMb};
@@ -263,7 +278,7 @@ void StartProcedure::begin() {
     for (auto& p : scope::resourceProperties(spec.resources)) properties_.push_back(std::move(p));
     if (spec.isolation.filesystem) addDeviceProperties(properties_, spec.devices);
     clock_.onLoop("paths");
-    reach(StartStep::Resolved);
+    if (!reach(StartStep::Resolved)) return;
 
     // The shims' home (outside the manager's cgroup), made again first if
     // it has gone, asynchronously.
@@ -279,13 +294,16 @@ void StartProcedure::begin() {
 
 void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::optional<LogSettings> spooled,
                              std::string logDir) {
-    reach(StartStep::Preparing);
+    if (!reach(StartStep::Preparing)) return;
     // The rest makes files and a process: mkdir, mkfifo, the spool
     // description, posix_spawn (whose vfork holds the calling thread until
     // the shim has exec'd: milliseconds under emulation). On the loop,
     // every read queued behind a burst of starts waited for all of theirs,
     // so it runs on the start worker, one start after another, and the
     // start goes on from the loop once the shim exists.
+    // Made on the worker, owned from here on should the start fail.
+    if (spooled) holdings_.tookSpoolEntry();
+    holdings_.tookProcessSpec();
     const bool lookForLeftovers = ctx_.records.takeLeftoverCheck(draft_.unit);
     lookForLeftovers_ = lookForLeftovers;
     workerTurn_ = std::make_shared<std::atomic<int>>(kTurnWaiting);
@@ -306,8 +324,9 @@ void StartProcedure::prepare(spec::TaskSpec spec, LaunchPaths paths, std::option
                 return fail(withFdNumbers(prepared->error()));
             }
             launch_ = std::move(**prepared);
-            reach(StartStep::Spawned);
+            const bool go = reach(StartStep::Spawned);
             if (deadlinePassed_) return fail(overloaded());
+            if (!go) return;
             // The shim's "pid N" comes through the loop: no start ever makes
             // the manager wait for a process to be scheduled.
             watchReports();
@@ -383,7 +402,7 @@ void StartProcedure::onPid(Result<std::string> line) {
     draft_.pid = launch_.taskPid;
     draft_.shimPid = launch_.shimPid;
     draft_.startedAtUs = common::wallClockUs();
-    reach(StartStep::Launched);
+    if (!reach(StartStep::Launched)) return;
     // The record goes to disk while systemd makes the scope, not after: a
     // start waited for the two one after the other (a journal commit
     // under emulation is tens of ms). On disk as running before the task
@@ -392,7 +411,9 @@ void StartProcedure::onPid(Result<std::string> line) {
     // Its cgroup is not known yet: systemd places the task, and the kernel
     // says where once the scope exists (written again then, not waited
     // for: a manager that dies before that write asks systemd at startup).
-    reach(StartStep::Recorded);
+    // Held here, the record and the scope are still made (the undo of
+    // both is what a hold at this step proves); only the release waits.
+    (void)reach(StartStep::Recorded);
     writeRecord();
     if (!slices_) {
         slicesMade_ = true;
@@ -467,7 +488,7 @@ void StartProcedure::onScope(Result<void> made) {
     if (failure_) return;
     if (!made) return fail(made.error().context("start task " + label()));
     scopeMade_ = true;
-    reach(StartStep::ScopeMade);
+    (void)reach(StartStep::ScopeMade);  // held: the release waits (releaseWhenReady)
     // The kernel's word on where systemd put the task, read once, off the
     // loop (the read waits behind the kernel's cgroup lock).
     ctx_.cgroupWorker.submit([this, pid = draft_.pid, alive = std::weak_ptr<int>(lifetime_)]() {
@@ -494,13 +515,13 @@ void StartProcedure::onCgroup(std::string cgroup) {
 
 void StartProcedure::releaseWhenReady() {
     // The scope and its slices (systemd's jobs done) and the record on disk, once.
-    if (failure_ || !scopeMade_ || !slicesMade_ || !recordOnDisk_ || step_ >= StartStep::Released) return;
+    if (failure_ || held_ || !scopeMade_ || !slicesMade_ || !recordOnDisk_ || step_ >= StartStep::Released) return;
     clock_.waited("record on disk");
     if (auto r = sendGo(launch_); !r) {
         launch_.report.reset();
         return fail(r.error().context("start task " + label()));
     }
-    reach(StartStep::Released);
+    (void)reach(StartStep::Released);  // past the deadline: never held
     // The task runs from here on: no deadline can fail it any more.
     if (deadlineTimer_) ctx_.loop.cancelTimer(std::exchange(deadlineTimer_, 0));
     watchReports();
@@ -520,6 +541,9 @@ void StartProcedure::succeedWhenKnown() {
     if (failure_ || !execReported_ || !cgroupKnown_ || !recordOnDisk_ || step_ == StartStep::Running) return;
     draft_.state = task::TaskState::Running;
     step_ = StartStep::Running;
+    // The task runs: its output is the streamer's to drain and delete
+    // (marked exited at its end), no longer a failed start's to remove.
+    holdings_.spoolEntryHandedOver();
     events_.startEnded(draft_, {});
 }
 

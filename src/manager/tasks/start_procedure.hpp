@@ -38,6 +38,7 @@
 #include "manager/records/record_writer.hpp"
 #include "manager/tasks/config.hpp"
 #include "manager/tasks/start_events.hpp"
+#include "manager/tasks/task_holdings.hpp"
 #include "scope/resources.hpp"
 #include "scope/systemd_client.hpp"
 #include "task/task_record.hpp"
@@ -82,6 +83,9 @@ public:
     void begin();
 
     StartStep step() const { return step_; }
+    /// What the task holds once its start has succeeded: its entry's from
+    /// then on (a failed start has given all of it back).
+    TaskHoldings takeHoldings() { return std::move(holdings_); }
     /// Where the start spent its time (logged at debug level once it ends).
     const common::StepClock& clock() const { return clock_; }
 
@@ -94,7 +98,10 @@ private:
     };
     static const Undo kOwned[];
 
-    void reach(StartStep step);
+    /// The start reached `step`; false when a fault point holds it there
+    /// (config.hpp's faultPoints): the caller goes no further, and the
+    /// start's deadline fails it.
+    [[nodiscard]] bool reach(StartStep step);
     void prepare(spec::TaskSpec spec, LaunchPaths paths, std::optional<LogSettings> spooled, std::string logDir);
     /// The worker's part (only the filesystem and constants of the context):
     /// the spec resolved on this node (user, binary, node checks, task
@@ -138,6 +145,9 @@ private:
     bool failedOverloaded() const;
 
     std::string label() const { return draft_.allocId + "/" + draft_.name; }
+    HoldingParts holdingParts() const {
+        return {ctx_.cpus, ctx_.slices, ctx_.spool, ctx_.records, ctx_.startWorker};
+    }
 
     StartContext ctx_;
     task::TaskRecord draft_;
@@ -148,8 +158,8 @@ private:
     scope::UnitProperties properties_;  ///< of the task's scope
     std::optional<scope::TaskSlices> slices_;  ///< where it goes in the nested layout
     AllocationSlices::TaskCpu cpu_;            ///< what it weighs in its slices' sums
-    /// The dirs that are taskscope's should the start fail (task_dirs.hpp).
-    OwnedTaskDirs dirs_;
+    /// What the start has taken so far, given back by its undo list.
+    TaskHoldings holdings_;
     bool slicesMade_ = false;                  ///< the slices above its scope exist, with their weights
     Launch launch_;
     uint64_t reportWatch_ = 0;
@@ -168,6 +178,7 @@ private:
     static constexpr int kTurnWaiting = 0, kTurnTaken = 1, kTurnSkipped = 2;
     std::shared_ptr<std::atomic<int>> workerTurn_;
     bool lookForLeftovers_ = false;
+    bool held_ = false;  ///< by a fault point, until its deadline
     int pidfd_ = -1;
     /// Expires with this start: answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);

@@ -4,8 +4,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <chrono>
 #include <utility>
@@ -103,8 +101,10 @@ void StartProcedure::undoShim(Next next) {
     const auto wait = failedOverloaded() ? kOverloadedShimExitWait : kShimExitWait;
     waitTimer_ = ctx_.loop.addTimer(common::EventLoop::Clock::now() + wait, [this, finish, wait] {
         waitTimer_ = 0;
-        spdlog::warn("The shim {} of a failed start of {} did not exit within {} s; its files go all the same",
-                     launch_.shimPid, label(), std::chrono::seconds(wait).count());
+        // Told to the caller, not logged: the start's outcome is its answer.
+        failure_->message += "; its shim " + std::to_string(launch_.shimPid) + " did not exit within " +
+                             std::to_string(std::chrono::seconds(wait).count()) +
+                             " s (its files go all the same; it leaves when the kernel lets it)";
         finish();
     });
 }
@@ -150,28 +150,30 @@ void StartProcedure::undoRecord(Next next) {
         if (!gone)
             failure_->message +=
                 "; its record was not removed (a restart finds its start cut off): " + gone.error().message;
+        else
+            holdings_.processSpecGone();  // removed with the record
         next();
     });
 }
 
 void StartProcedure::undoSpool(Next next) {
-    ctx_.spool.remove(draft_.unit);
+    holdings_.releaseSpoolEntry(holdingParts());
     next();
 }
 
 void StartProcedure::undoProcessSpec(Next next) {
-    // A start that reached its record had it removed with the record.
-    if (step_ >= StartStep::Recorded) return next();
-    // Off the loop, as every removal of a task's files (record_writer.hpp).
-    ctx_.records.removeProcessSpec(draft_.unit, [next, alive = std::weak_ptr<int>(lifetime_)](Result<void>) {
+    // A start that reached its record had it removed with the record
+    // (undoRecord: the holdings know).
+    holdings_.releaseProcessSpec(holdingParts(), [next, alive = std::weak_ptr<int>(lifetime_)](Result<void>) {
         if (!alive.expired()) next();
     });
 }
 
 void StartProcedure::undoDirs(Next next) {
-    // A start whose worker turn was skipped made no dirs; and its undo must
-    // not wait behind the worker's job that held it up.
-    if (workerTurn_ && workerTurn_->load() == kTurnSkipped) return next();
+    // A start whose worker turn was skipped (or never asked for: held by a
+    // fault point before it) made no dirs; and its undo must not wait
+    // behind the worker's job that held it up.
+    if (!workerTurn_ || workerTurn_->load() == kTurnSkipped) holdings_.dirsNeverMade();
     // Asked now, on the loop: a start of the allocation admitted after this
     // answer finds the allocation's dir made again by its own worker turn,
     // which comes after this one (one worker, in order).
@@ -184,30 +186,28 @@ void StartProcedure::undoDirs(Next next) {
     // of the task ran (its shim has left), so nothing else writes them.
     const bool answerFirst = failedOverloaded();
     Next whenRemoved = answerFirst ? Next{} : std::move(next);
-    ctx_.startWorker.submit([dirs = dirs_, last, whenRemoved,
-                             alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
-        auto removed = dirs.remove(last);
-        return [removed, allocId = dirs.allocId, task = dirs.task, whenRemoved, alive] {
-            // What stays is no task's: the next manager's recovery sweeps it.
-            if (!removed)
-                spdlog::warn("Failed to remove the dirs of the failed start of {}/{}: {}; the next start of the "
-                             "manager removes them",
-                             allocId, task, removed.error().message);
-            if (!alive.expired() && whenRemoved) whenRemoved();
-        };
-    });
+    holdings_.releaseDirs(holdingParts(), last,
+                          [this, whenRemoved, alive = std::weak_ptr<int>(lifetime_)](Result<void> removed) {
+                              if (alive.expired()) return;
+                              // What stays is no task's: the next manager's recovery sweeps it.
+                              if (!removed)
+                                  failure_->message += "; its dirs were not all removed (the next start of the "
+                                                       "manager removes them): " +
+                                                       removed.error().message;
+                              if (whenRemoved) whenRemoved();
+                          });
     if (answerFirst) next();
 }
 
 void StartProcedure::undoSlices(Next next) {
     // Its weight leaves the sums; the allocation's slice goes with its last
     // task (a slice systemd made late is stopped after it, in order).
-    if (ctx_.slices) ctx_.slices->leave(draft_.unit);
+    holdings_.releaseSlicePlace(holdingParts());
     next();
 }
 
 void StartProcedure::undoCores(Next next) {
-    if (ctx_.cpus.leave(draft_.unit)) events_.sharedPoolGrew();
+    if (holdings_.releaseCores(holdingParts())) events_.sharedPoolGrew();
     next();
 }
 

@@ -52,7 +52,8 @@ void TaskEnd::shimGone(const TaskRecord& r) {
     }
     if (ctx_.exits.watchingOrphan(r.unit)) return;
     events_.shimDiedWithoutRecord(r);
-    ctx_.exits.watchOrphan(r.unit, ctx_.host.processesFile(r.cgroup).value_or(""));
+    ctx_.exits.watchOrphan(r.unit, ctx_.host.processesFile(r.cgroup).value_or(""),
+                           ctx_.host.eventsFile(r.cgroup).value_or(""));
 }
 
 void TaskEnd::finish(TaskRecord& r, StopProcedure* stop) {

@@ -3,8 +3,6 @@
 // recovery task_registry_recovery.cpp's.
 #include "manager/tasks/task_registry.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <utility>
 
@@ -75,8 +73,8 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
              [this](std::function<void()> answered) {
                  // Through the root slice: always active, and no operator
                  // can stop it, so its start job never starts anything.
-                 systemd_.roundTripAsync("-.slice", [answered = std::move(answered)](Result<void> r) {
-                     if (!r) spdlog::debug("Round trip through systemd: {}", r.error().message);
+                 systemd_.roundTripAsync("-.slice", [this, answered = std::move(answered)](Result<void> r) {
+                     if (!r) notes_->notDone(TaskNotes::Weight::Detail, "make a round trip through systemd", r.error());
                      answered();
                  });
              }),
@@ -138,25 +136,22 @@ TaskRegistry::Queue TaskRegistry::erase(const TaskRecord& record) {
     return queued;
 }
 
-void TaskRegistry::release(const TaskRecord& r, std::function<void()> removed) {
-    // Its allocation's slice goes with the allocation's last task.
-    allocSlices_.leave(r.unit);
-    if (pool_.leave(r.unit)) applySharedPool();
+void TaskRegistry::release(Entry& e, std::function<void()> removed) {
+    const auto& r = e.record;
     // Asked now, with its entry still there: whether another task of the
     // allocation is known.
     const bool last = lastOfAlloc(r.allocId, r.name);
-    startWorker_.submit([dirs = OwnedTaskDirs::of(r.spec, config_.isolation, config_.stateDir, r.allocId, r.name),
-                         last, removed = std::move(removed),
-                         alive = std::weak_ptr<int>(lifetime_)]() -> std::function<void()> {
-        auto done = dirs.remove(last);
-        return [done, label = task::label(dirs.allocId, dirs.task), removed, alive] {
+    const bool grew = e.holdings.releaseRest(
+        holdingParts(), last,
+        [this, label = task::label(r), removed = std::move(removed), alive = std::weak_ptr<int>(lifetime_)](Result<void> done) {
+            if (alive.expired()) return;
             // What stays is no task's: the next manager's recovery sweeps it.
             if (!done)
-                spdlog::warn("Failed to remove the dirs of task {}: {}; the next start of the manager removes them",
-                             label, done.error().message);
-            if (!alive.expired() && removed) removed();
-        };
-    });
+                notes_->notDone(TaskNotes::Weight::Warning, "remove the dirs of task " + label, done.error(),
+                                "the next start of the manager removes them");
+            if (removed) removed();
+        });
+    if (grew) applySharedPool();
 }
 
 void TaskRegistry::runOrphans(Queue queued) {
@@ -335,11 +330,12 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
         --preparing_;
     }
     auto done = std::move(e.startDone);
-    const auto profile = spdlog::should_log(spdlog::level::debug) ? e.start->clock().summary() : std::string();
+    if (outcome) e.holdings = e.start->takeHoldings();
+    const auto profile = notes_->wantsDetail() ? e.start->clock().summary() : std::string();
     retire(std::move(e.start));
-    const auto label = task::label(draft.allocId, draft.name);
     if (!outcome) {
         // Its undo list has run and given back all it took: the entry goes.
+        if (events_) events_->taskStartFailed(e.record, outcome.error().name);
         auto queued = erase(e.record);
         done(outcome.error());
         runOrphans(std::move(queued));
@@ -353,11 +349,7 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
         rec.weightOnScope = true;
         records_.persist(rec);
     }
-    // Debug, not info: systemd already logs the scope's start with its
-    // description, which names the task ("Started taskscope task a/t"), and
-    // a line per start into a journald busy with a burst of starts held the
-    // loop for ms (bench/profile-start.sh: "log").
-    spdlog::debug("Started task {} as pid {} in {}", label, rec.pid, rec.unit);
+    notes_->started(rec, profile);
     if (events_) events_->taskAdded(rec);
     done(&rec);
     // A task that ran and ended before its start was complete: its exit
@@ -379,15 +371,13 @@ void TaskRegistry::startEnded(const TaskRecord& draft, Result<void> outcome) {
             submit(key, [this, key] { applyPool(key); });
         }
     }
-    if (!profile.empty()) spdlog::debug("Start of {} took {}", label, profile);
     checkDrained();
 }
 
 void TaskRegistry::drain(std::chrono::milliseconds bound, std::function<void()> drained) {
     draining_ = true;
     drained_ = std::move(drained);
-    if (const auto left = startsUnderWay())
-        spdlog::info("Stopping: waiting for {} starts under way; new starts are refused", left);
+    if (const auto left = startsUnderWay()) notes_->draining(left);
     // Done when the last start under way ends (startEnded asks), or at the
     // bound, whichever comes first.
     drainTimer_ = loop_.addTimer(common::EventLoop::Clock::now() + bound, [this, alive = std::weak_ptr<int>(lifetime_)] {
@@ -406,11 +396,7 @@ void TaskRegistry::endDrain() {
     if (!drained_) return;
     if (drainTimer_) loop_.cancelTimer(drainTimer_);
     drainTimer_ = 0;
-    if (const auto left = startsUnderWay())
-        spdlog::warn(
-            "{} starts still under way at the end of the drain; exiting: their shims leave without "
-            "running them, and the next start removes them",
-            left);
+    if (const auto left = startsUnderWay()) notes_->drainCutShort(left);
     auto drained = std::move(drained_);
     drained_ = nullptr;
     drained();
@@ -448,12 +434,7 @@ void TaskRegistry::shimsReaped(const std::set<pid_t>& reaped) {
         if (auto* e = byUnit(unit); !e || e->record.finished()) stops_.ended(unit);
 }
 
-void TaskRegistry::shimDiedWithoutRecord(const TaskRecord& r) {
-    spdlog::error(
-        "The shim {} of task {} died without an exit record; the task stays running while its scope {} "
-        "has processes (no exit code can be known)",
-        r.shimPid, task::label(r), r.unit);
-}
+void TaskRegistry::shimDiedWithoutRecord(const TaskRecord& r) { notes_->shimDiedWithoutRecord(r); }
 
 void TaskRegistry::exitRecorded(const std::string& unit) {
     // A starting task's exit is collected when its start completes.
@@ -476,19 +457,18 @@ void TaskRegistry::exitRead(const std::string& unit, Result<ExitStatus> status) 
     if (!status) {
         // It has ended (it left a record) in an unknown way: lost, with the
         // reason, never left "running" for ever.
-        spdlog::error("Task {} is lost: its exit record could not be read: {}", task::label(r), status.error().message);
-        return end_.lost(r, e->stop.get(), "its exit record could not be read: " + status.error().message);
+        end_.lost(r, e->stop.get(), "its exit record could not be read: " + status.error().message);
+        return notes_->lost(r);
     }
-    spdlog::info("Task {} exited: code {}, signal {}{}", task::label(r), status->exitCode, status->signal,
-                 status->oomKilled ? ", OOM killed" : "");
     end_.exited(r, e->stop.get(), *status);
+    notes_->exited(r);
 }
 
 void TaskRegistry::orphanEnded(const std::string& unit) {
     auto* e = byUnit(unit);
     if (!e || e->record.finished()) return;
-    spdlog::warn("Task {} is lost: its shim was killed and its processes have all ended", task::label(e->record));
     end_.lost(e->record, e->stop.get(), "its shim was killed; the task's processes have ended with no exit code recorded");
+    notes_->lost(e->record);
 }
 
 // --- what a task's end tells (task_end.hpp) ---------------------------------------------------------------
@@ -503,7 +483,7 @@ void TaskRegistry::endAnnounced(TaskRecord& r) {
 }
 
 void TaskRegistry::leftoversSurvived(const std::string& unit, const common::Error& error) {
-    spdlog::warn("Failed to kill what task {} left behind: {}", unit, error.message);
+    notes_->notDone(TaskNotes::Weight::Warning, "kill what task " + unit + " left behind", error);
 }
 
 }  // namespace taskscope::manager

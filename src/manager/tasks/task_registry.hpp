@@ -16,7 +16,9 @@
 //   ScopeKiller    (scope/scope_killer.hpp) a kill per cgroup version
 //   RecordWriter   (record_writer.hpp)    records on disk, off the loop
 //
-// Plain domain logic; the D-Bus adaptor converts types and errors around it.
+// Plain domain logic; the D-Bus adaptor converts types and errors around
+// it, and what the operator is told goes out through TaskNotes (the
+// daemon words it for the journal): nothing here logs.
 
 #include <chrono>
 #include <deque>
@@ -44,6 +46,8 @@
 #include "manager/tasks/start_events.hpp"
 #include "manager/tasks/stop_procedure.hpp"
 #include "manager/tasks/task_end.hpp"
+#include "manager/tasks/task_holdings.hpp"
+#include "manager/tasks/task_notes.hpp"
 #include "scope/cgroup_host.hpp"
 #include "scope/scope_killer.hpp"
 #include "scope/systemd_client.hpp"
@@ -75,6 +79,9 @@ public:
     /// stay in the manager's (unit tests). Set before recover(), which
     /// moves shims an older manager left in its cgroup there too.
     void setShimHome(ShimHome* home) { shimHome_ = home; }
+    /// Who tells the operator what happened to the tasks (the daemon's
+    /// journal); unset, nobody (QuietNotes). The registry never logs.
+    void setNotes(TaskNotes& notes) { notes_ = &notes; }
 
     /// Asked during every start, after the spec is parsed and resolved and
     /// before anything is created: may refuse the start or add to its spec
@@ -148,6 +155,9 @@ public:
 private:
     struct Entry {
         TaskRecord record;
+        /// What it holds beyond this entry (its start's, once it ran; read
+        /// back from its record at recovery), given back through it alone.
+        TaskHoldings holdings;
         /// Its stop, from the first StopTask (or a restart mid-stop) on.
         std::unique_ptr<StopProcedure> stop;
         /// Requests waiting for the one under way (busy) to finish.
@@ -178,13 +188,14 @@ private:
     /// caller has answered its own. A failed start has given back what it
     /// took; a known task's goes with release() first.
     [[nodiscard]] Queue erase(const TaskRecord& record);
-    /// What a known task holds beyond its entry, given back as it goes
-    /// (forgotten, or found never to have run): its place in its
-    /// allocation's slices, its cores, and the dirs taskscope made for it
-    /// (its allocation's with its last task), removed on the start worker;
-    /// `removed` runs on the loop once they are. Erase the entry right
-    /// after: the next task of the allocation to go must find this one gone.
-    void release(const TaskRecord& record, std::function<void()> removed = {});
+    /// What a known task still holds, given back as it goes (forgotten, or
+    /// found never to have run): task_holdings.hpp's releaseRest, the dirs
+    /// (its allocation's with its last task) on the start worker; `removed`
+    /// runs on the loop once they are. Erase the entry right after: the
+    /// next task of the allocation to go must find this one gone.
+    void release(Entry& entry, std::function<void()> removed = {});
+    /// The parts a task's holdings are given back to.
+    HoldingParts holdingParts() { return {pool_, &allocSlices_, spool_, records_, startWorker_}; }
     void runOrphans(Queue queued);
     /// Runs `op` now if the task is idle, else after the requests before
     /// it; `op` ends with operationDone(key), or by erasing the task.
@@ -264,6 +275,8 @@ private:
     scope::CgroupHost host_;
     NodeLimits node_;  ///< read once: what a spec's devices, IO and rlimits are checked against
     TaskEvents* events_ = nullptr;
+    QuietNotes quiet_;
+    TaskNotes* notes_ = &quiet_;
     ShimHome* shimHome_ = nullptr;
     StartHook startHook_;
     NetnsLookup netnsOf_;

@@ -6,8 +6,6 @@
 
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <chrono>
 
@@ -43,7 +41,7 @@ void TaskRegistry::learnCgroup(TaskRecord& r) {
     // manager died before writing where: systemd knows.
     auto cgroup = startup_.controlGroup(r.unit);
     if (!cgroup) {
-        spdlog::debug("No cgroup for {} from systemd: {}", r.unit, cgroup.error().message);
+        notes_->notDone(TaskNotes::Weight::Detail, "ask systemd for the cgroup of " + r.unit, cgroup.error());
         return;
     }
     r.cgroup = *cgroup;
@@ -59,9 +57,15 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
     if (auto hold = spool_.readopt(unit, stored)) e.logHold = std::move(*hold);
     if (r.finished()) return;
     const auto keepCores = [&] {
-        if (!r.reservedCores) return pool_.join(unit);
+        if (!r.reservedCores) {
+            pool_.join(unit);
+            return e.holdings.tookCores();
+        }
         if (auto ok = pool_.restore(unit, r.cpus); !ok)
-            spdlog::error("Failed to restore the cores of {}: {}", unit, ok.error().message);
+            notes_->notDone(TaskNotes::Weight::Error, "restore the cores of " + unit, ok.error(),
+                            "it runs on the cores it has, which the pool may give another task");
+        else
+            e.holdings.tookCores();
     };
     if (exits_.exitRecordExists(unit)) return exits_.collect(unit);
     learnCgroup(r);
@@ -70,28 +74,30 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
         if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) {
             // A stop was under way: its grace runs on from where it was.
             stopOf(e).resumeDeadline();
-            spdlog::debug("Re-adopted task {} (pid {}, unit {}) while it stops; kill in {} ms", task::label(r), r.pid,
-                          unit, r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000 : 0);
+            notes_->readopted(r, "while it stops; kill in " +
+                                     std::to_string(r.killDeadlineUs > bootUs() ? (r.killDeadlineUs - bootUs()) / 1000
+                                                                                : 0) +
+                                     " ms");
         } else if (r.state == TaskState::Stopping && r.queuedStopSignal) {
             // Its stop waited its turn: it waits again (recover() asks).
-            spdlog::debug("Re-adopted task {} (pid {}, unit {}); its stop waits its turn", task::label(r), r.pid, unit);
+            notes_->readopted(r, "its stop waits its turn");
         } else {
             r.state = TaskState::Running;
-            // Debug, with one summary line after: a line per task into
-            // journald held a restart for milliseconds per task.
-            spdlog::debug("Re-adopted task {} (pid {}, unit {})", task::label(r), r.pid, unit);
+            notes_->readopted(r, "");
         }
         keepCores();
         if (shimHome_)
             if (auto moved = shimHome_->adopt(r.shimPid); !moved)
-                spdlog::warn("Shim {} of {} stays where it is: {}", r.shimPid, unit, moved.error().message);
+                notes_->notDone(TaskNotes::Weight::Warning,
+                                "move shim " + std::to_string(r.shimPid) + " of " + unit + " to the shims' home",
+                                moved.error(), "it stays where it is");
     } else if (scopeHasProcesses(r)) {
         // The shim was killed but the task was not: it runs on, can be
         // stopped, and is never reported ended while it has processes.
         if (r.state != TaskState::Stopping) r.state = TaskState::Running;
         if (r.state == TaskState::Stopping && r.killDeadlineUs != 0) stopOf(e).resumeDeadline();
         keepCores();
-        exits_.watchOrphan(unit, host_.processesFile(r.cgroup).value_or(""));
+        exits_.watchOrphan(unit, host_.processesFile(r.cgroup).value_or(""), host_.eventsFile(r.cgroup).value_or(""));
     } else if (r.shimPid > 0 && store_.abortedShim(unit) == r.shimPid) {
         // Its start was cut off (the manager before us died mid-start) and
         // its shim left without running it: the caller was never told it
@@ -106,7 +112,7 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
         r.exit.finishedAtUs = common::wallClockUs();
         r.reservedCores = false;
         spool_.markExited(unit);
-        spdlog::warn("Task {} is lost: its shim {} is gone and left no exit record", task::label(r), r.shimPid);
+        notes_->lost(r);
         records_.persist(r);
     }
 }
@@ -128,11 +134,15 @@ common::Result<void> TaskRegistry::recover() {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
         entry->record.objectPath = scope::taskObjectPath(objectPrefix_, entry->record.unit);
+        // Its dirs, by the one rule (task_dirs.hpp): kept while it is known.
+        const auto& r = entry->record;
+        entry->holdings = TaskHoldings(r.unit);
+        entry->holdings.tookDirs(OwnedTaskDirs::of(r.spec, config_.isolation, config_.stateDir, r.allocId, r.name));
         auto& e = *entry;
         insert(std::move(entry));
         recoverOne(e, stored, readopted, neverRan);
     }
-    if (readopted) spdlog::info("Re-adopted {} running tasks of {} recorded", readopted, records->size());
+
     // The nested layout's tasks: their slices' members and sums, and every
     // weight set again (tasks may have ended while no manager was there).
     for (auto& [key, e] : tasks_) {
@@ -140,6 +150,7 @@ common::Result<void> TaskRegistry::recover() {
         if (r.slice.empty()) continue;
         allocSlices_.restore(r.unit, r.slice, r.allocSlice, AllocationSlices::taskCpu(r.spec.resources),
                              !r.finished(), r.cgroup, r.weightOnScope);
+        e->holdings.tookSlicePlace();
         if (!r.finished() && !r.reservedCores && pool_.active()) r.cpus = pool_.shared();
     }
     reapplySliceWeights();
@@ -148,26 +159,24 @@ common::Result<void> TaskRegistry::recover() {
     for (auto& [key, e] : tasks_)
         if (!e->record.finished() && e->record.queuedStopSignal) stopOf(*e).resumeQueue();
     for (const auto& key : neverRan) {
-        const auto r = tasks_.at(key)->record;
-        spool_.remove(r.unit);
-        release(r);
-        records_.unpersist(r.unit, [unit = r.unit](common::Result<void> gone) {
+        auto& e = *tasks_.at(key);
+        const auto r = e.record;
+        // A start cut off mid-way may have left its spool entry.
+        e.holdings.tookSpoolEntry();
+        release(e);
+        records_.unpersist(r.unit, [this, unit = r.unit, alive = std::weak_ptr<int>(lifetime_)](common::Result<void> gone) {
             // Still on disk: the next restart finds it cut off again.
-            if (!gone) spdlog::error("Failed to remove the record of {}: {}", unit, gone.error().message);
+            if (!gone && !alive.expired())
+                notes_->notDone(TaskNotes::Weight::Error, "remove the record of " + unit, gone.error(),
+                                "the next start of the manager finds it cut off again");
         });
         (void)erase(r);
     }
-    if (!neverRan.empty())
-        spdlog::info("Removed {} tasks whose start the previous manager did not finish: they never ran",
-                     neverRan.size());
     // Task dirs of starts cut off before their record was written.
     std::vector<std::pair<std::string, std::string>> owned;
     for (const auto& [key, e] : tasks_) owned.push_back(key);
-    if (auto n = sweepUnownedTaskDirs(config_.stateDir, owned))
-        spdlog::info(
-            "Removed the dirs of {} tasks or allocations no task record names (starts cut off before "
-            "their record was written)",
-            n);
+    const size_t swept = sweepUnownedTaskDirs(config_.stateDir, owned);
+    notes_->recovered(readopted, records->size(), neverRan.size(), swept);
     // Marks of starts that failed while their manager lived (it removed
     // the task then) or whose task is gone: nothing reads them any more.
     // Exit records no record names (a forget whose removal failed, an

@@ -4,8 +4,6 @@
 
 #include <signal.h>
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 
 #include "common/cpu_list.hpp"
@@ -85,31 +83,30 @@ void TaskRegistry::stopChanged(const TaskRecord& r) {
 }
 
 void TaskRegistry::signalTask(const TaskRecord& r, int sig) {
-    signalMain(r, sig, [unit = r.unit](Result<void> s) {
-        if (!s) spdlog::debug("Signal to {} not sent: {}", unit, s.error().message);
+    signalMain(r, sig, [this, unit = r.unit](Result<void> s) {
+        if (!s) notes_->notDone(TaskNotes::Weight::Detail, "signal " + unit, s.error());
     });
 }
 
 void TaskRegistry::stopSent(const TaskRecord& r, int sig, int64_t graceMs) {
-    spdlog::info("Stopping task {} with {} and {} ms grace", task::label(r), common::signalName(sig), graceMs);
+    notes_->stopping(r, sig, graceMs);
 }
 
 void TaskRegistry::stopQueued(const TaskRecord& r) {
-    // Debug: a drain queues thousands, each logged again when it goes.
-    spdlog::debug("Stop of task {} waits its turn: {} stops in flight, {} waiting", task::label(r), stops_.inFlight(),
-                  stops_.queueLength());
+    notes_->stopQueued(r, stops_.inFlight(), stops_.queueLength());
 }
 
 void TaskRegistry::killFailed(const TaskRecord& r, const common::Error& error) {
     // The task may still run: its end, should it come, is collected as any
     // other; a StopTask asked again kills again.
-    spdlog::warn("Failed to kill task {} ({}): {}", task::label(r), r.unit, error.message);
+    notes_->notDone(TaskNotes::Weight::Warning, "kill task " + task::label(r) + " (" + r.unit + ")", error);
 }
 
 // --- the shared pool ----------------------------------------------------------
 
 void TaskRegistry::releaseCpus(TaskRecord& r) {
-    const bool grew = pool_.leave(r.unit);
+    auto* e = byUnit(r.unit);
+    const bool grew = e && e->holdings.releaseCores(holdingParts());
     r.reservedCores = false;
     if (grew) applySharedPool();
 }
@@ -122,8 +119,8 @@ void TaskRegistry::applySharedPool() {
     allocSlices_.setSharedCpus(*pool, [this, pool = *pool, alive = std::weak_ptr<int>(lifetime_)](Result<void> ok) {
         if (alive.expired()) return;
         if (!ok) {
-            spdlog::warn("Failed to move the shared tasks to the cores {}: {}", common::formatCpuList(pool),
-                         ok.error().message);
+            notes_->notDone(TaskNotes::Weight::Warning, "move the shared tasks to the cores " + common::formatCpuList(pool),
+                            ok.error());
             pool_.forgetApplied();
             return;
         }
@@ -173,8 +170,8 @@ void TaskRegistry::applyPool(const Key& key) {
         if (!ok) {
             // The record keeps the cores the task really has; the next pass
             // looks at every task again.
-            spdlog::warn("Failed to move {} to the shared cores {}: {}", r.unit, common::formatCpuList(pool),
-                         ok.error().message);
+            notes_->notDone(TaskNotes::Weight::Warning,
+                            "move " + r.unit + " to the shared cores " + common::formatCpuList(pool), ok.error());
             pool_.forgetApplied();
         } else if (!r.finished()) {
             r.cpus = pool;
@@ -195,8 +192,6 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
     if (res->cores) return done(spec::invalid("resources.cores cannot change on a running task"));
     if (auto r = checkIoOnNode(*res, node_); !r) return done(r.error());
     auto props = scope::resourceProperties(*res);
-    // A task that no longer oversubscribes must lose its old MemoryLow.
-    if (res->memoryMb && !res->memoryMaxMb) props.emplace_back("MemoryLow", sdbus::Variant(uint64_t{0}));
     if (props.empty()) return done(spec::invalid("no resources to change"));
     const Key key{allocId, task};
     submit(key, [this, key, text, props, change = *res, done] {
@@ -223,7 +218,7 @@ void TaskRegistry::update(const std::string& allocId, const std::string& task, c
             }
             r.specText = spec::toText(r.spec);
             records_.persist(r);
-            spdlog::info("Updated task {}: {}", task::label(key.first, key.second), text);
+            notes_->updated(r, text);
             if (events_) events_->taskChanged(r);
             done({});
             operationDone(key);
@@ -276,7 +271,7 @@ void TaskRegistry::forget(const std::string& allocId, const std::string& task, D
             // goes now: a start of the name from here on makes its dirs on
             // the start worker after their removal.
             auto queued = std::make_shared<Queue>();
-            release(rec, [this, done, queued] {
+            release(*it->second, [this, done, queued] {
                 done({});
                 runOrphans(std::move(*queued));
             });

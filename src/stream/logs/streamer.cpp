@@ -10,8 +10,9 @@
 #include "common/files.hpp"
 #include "common/fd_store.hpp"
 #include "stream/logs/log_dir.hpp"
-#include "stream/logs/log_reader.hpp"
 #include "common/error_names.hpp"
+#include "stream/logs/log_reader.hpp"
+#include "wire/log_files.hpp"
 
 namespace taskscope::stream::logs {
 
@@ -174,7 +175,7 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
             }
         }
         (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeSize);
-        Rotator rotator(info->logDir, info->task + "." + kStreams[i], info->maxFiles,
+        Rotator rotator(info->logDir, wire::logFileBase(info->task, kStreams[i]), info->maxFiles,
                         static_cast<uint64_t>(info->maxFileSizeMb) << 20);
         auto& s = task->streams[i];
         s.stored = wasStored;
@@ -342,7 +343,7 @@ common::Result<common::UniqueFd> Streamer::readLogs(const std::string& allocId, 
                                  "no logs are collected for task '" + task + "' of allocation '" + allocId + "'");
     if (sessions_.size() >= options_.maxSessions)
         return common::makeError(common::errors::kBusy, "too many log readers (" + std::to_string(sessions_.size()) + ")");
-    const auto base = info->task + "." + stream;
+    const auto base = wire::logFileBase(info->task, stream);
     auto pos = locate(listLogFiles(info->logDir, base), *o, offset, "the " + stream + " log");
     if (!pos) return pos.error();
 

@@ -122,20 +122,48 @@ BOOST_FIXTURE_TEST_CASE(children_are_reaped_and_named, Fixture) {
     BOOST_TEST(::waitpid(pid, nullptr, WNOHANG) < 0);  // reaped already
 }
 
-// A task without a shim: looked at once a second until its scope is empty.
-BOOST_FIXTURE_TEST_CASE(an_orphan_ends_when_its_scope_is_empty, Fixture) {
+// A task without a shim on cgroup v1 (no cgroup.events): looked at once a
+// second until its scope is empty.
+BOOST_FIXTURE_TEST_CASE(an_orphan_on_v1_ends_when_its_scope_is_empty, Fixture) {
     const auto procs = dir.path + "/cgroup.procs";
     std::ofstream(procs) << "4242\n";
-    watch.watchOrphan("a1-web.scope", procs);
+    watch.watchOrphan("a1-web.scope", procs, "");
     BOOST_TEST(watch.watchingOrphan("a1-web.scope"));
     runUntil([] { return false; }, 1500ms);
     BOOST_TEST(!heard.saw("orphan"));
     std::ofstream(procs, std::ios::trunc) << "";
     BOOST_REQUIRE(runUntil([&] { return heard.saw("orphan a1-web.scope"); }, 5s));
     BOOST_TEST(!watch.watchingOrphan("a1-web.scope"));
-    // ... or when its exit record appears after all.
+}
+
+// On v2 the look follows the kernel's word (a change of cgroup.events), not
+// a clock: an emptied scope whose events file says nothing is not looked at
+// again; once it changes, the end is heard. One already empty when the
+// watch begins is heard at once.
+BOOST_FIXTURE_TEST_CASE(an_orphan_on_v2_ends_when_its_cgroup_events_change, Fixture) {
+    const auto procs = dir.path + "/cgroup.procs";
+    const auto events = dir.path + "/cgroup.events";
     std::ofstream(procs) << "4242\n";
-    watch.watchOrphan("a1-api.scope", procs);
+    std::ofstream(events) << "populated 1\nfrozen 0\n";
+    watch.watchOrphan("a1-web.scope", procs, events);
+    runUntil([] { return false; }, 500ms);  // its first look, done meanwhile, found it populated
+    BOOST_TEST(!heard.saw("orphan"));
+    std::ofstream(procs, std::ios::trunc) << "";
+    runUntil([] { return false; }, 1500ms);
+    BOOST_TEST(!heard.saw("orphan"));  // no look without an event
+    std::ofstream(events, std::ios::trunc) << "populated 0\nfrozen 0\n";
+    BOOST_REQUIRE(runUntil([&] { return heard.saw("orphan a1-web.scope"); }, 5s));
+    BOOST_TEST(!watch.watchingOrphan("a1-web.scope"));
+
+    watch.watchOrphan("a1-api.scope", procs, events);
+    BOOST_REQUIRE(runUntil([&] { return heard.saw("orphan a1-api.scope"); }, 5s));
+}
+
+// Its exit record, should one appear after all, is heard as any other's.
+BOOST_FIXTURE_TEST_CASE(an_orphans_exit_record_is_heard, Fixture) {
+    const auto procs = dir.path + "/cgroup.procs";
+    std::ofstream(procs) << "4242\n";
+    watch.watchOrphan("a1-api.scope", procs, "");
     record("a1-api.scope", "exit_code=0\n");
     BOOST_REQUIRE(runUntil([&] { return heard.saw("recorded a1-api.scope"); }));
 }

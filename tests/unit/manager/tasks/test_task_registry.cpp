@@ -65,6 +65,9 @@ struct Recorder final : manager::TaskEvents {
     void taskChanged(const TaskRecord& r) override { add("changed", r); }
     void taskExited(const TaskRecord& r) override { add("exited", r); }
     void taskRemoved(const TaskRecord& r) override { add("removed", r); }
+    void taskStartFailed(const TaskRecord& r, const std::string& name) override {
+        events.push_back({"start failed " + name, r.allocId, r.name, r.state});
+    }
     size_t count(const std::string& kind) const {
         size_t n = 0;
         for (const auto& e : events) n += e.kind == kind;
@@ -582,6 +585,9 @@ BOOST_FIXTURE_TEST_CASE(a_failed_start_scope_leaves_no_record_no_process_no_spoo
     const auto pid = static_cast<pid_t>(systemd.lastStartPids[0]);
     BOOST_TEST(runUntil([&] { return processGone(pid); }));
     BOOST_TEST(events.count("added") == 0u);
+    // Told to those who did not hear the answer (TaskStartFailed), with the
+    // error's name, once its undo has run.
+    BOOST_TEST(events.count("start failed SystemdFailed") == 1u);
     // The same task can start afterwards.
     start("a1", "web", taskSpec("/bin/sleep", {"1000"}));
 }

@@ -11,3 +11,4 @@ set_tests_properties(unit.manager_tasks_test_start_procedure PROPERTIES TIMEOUT 
 taskscope_unit_test(manager/tasks/test_exit_watch.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/tasks/test_stop_procedure.cpp taskscope_manager_lib)
 taskscope_unit_test(manager/tasks/test_task_end.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/tasks/test_task_holdings.cpp taskscope_manager_lib)

@@ -13,11 +13,14 @@
 #include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/error_names.hpp"
 #include "common/sdbus_compat.hpp"
 
 #include "client/proxies.hpp"
 
 namespace taskscope::nomad {
+
+namespace errors = common::errors;
 
 namespace {
 
@@ -35,7 +38,7 @@ constexpr size_t kMaxIdleClients = 4;
 common::Error fromBus(const sdbus::Error& e, const std::string& what) {
     const std::string& name = e.getName();
     if (name.rfind(kErrorPrefix, 0) == 0) return makeError(name.substr(std::strlen(kErrorPrefix)), what + ": " + e.getMessage());
-    return makeError("NoManager", what + ": " + name + ": " + e.getMessage());
+    return makeError(errors::kNoManager, what + ": " + name + ": " + e.getMessage());
 }
 
 bool isTimeout(const sdbus::Error& e) {
@@ -146,7 +149,7 @@ Result<std::unique_ptr<Client>> Client::connect() {
             conn = sdbus::createSystemBusConnection();
         return std::unique_ptr<Client>(new Client(std::move(conn)));
     } catch (const sdbus::Error& e) {
-        return makeError("NoManager", "connect to the bus: " + e.getMessage());
+        return makeError(errors::kNoManager, "connect to the bus: " + e.getMessage());
     }
 }
 
@@ -244,21 +247,23 @@ Result<void> Client::startFate(const std::string& alloc, const std::string& task
     const std::string lost = "StartTask: " + unanswered.getName() + ": " + unanswered.getMessage();
     while (std::chrono::steady_clock::now() < until) {
         auto info = getTask(alloc, task);
-        if (!info && info.error().name == "NoSuchTask")
-            return makeError("Overloaded", lost + "; the task is not there: its start failed and left nothing "
-                                                  "(the node is overloaded; retry)");
+        if (!info && info.error().name == errors::kNoSuchTask)
+            return makeError(errors::kOverloaded, lost +
+                                                      "; the task is not there: its start failed and left nothing "
+                                                      "(the node is overloaded; retry)");
         if (info) {
             const auto state = wire::parseTaskState(info->state);
             if (state && *state == wire::TaskState::Lost)
-                return makeError("Overloaded", lost + "; the task's start was cut off (state lost)");
+                return makeError(errors::kOverloaded, lost + "; the task's start was cut off (state lost)");
             if (state && *state != wire::TaskState::Starting) return {};  // it ran: running, or ended already
         }
         // Still starting, or the bus is still too slow to answer GetTask.
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
-    return makeError("NoManager", lost + "; its fate was still unknown after " +
-                                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kAskFor).count()) +
-                                      " s of asking");
+    return makeError(errors::kNoManager,
+                     lost + "; its fate was still unknown after " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kAskFor).count()) +
+                         " s of asking");
 }
 
 Result<wire::TaskInfo> Client::getTask(const std::string& alloc, const std::string& task) {
@@ -291,7 +296,7 @@ Result<ExitStatus> Client::waitExit(const std::string& alloc, const std::string&
         if (!t) return t.error();
         if (auto e = exitOf(*t)) return *e;
         while (!m.exited) {
-            if (cancelled()) return makeError("Cancelled", "the wait was cancelled");
+            if (cancelled()) return makeError(errors::kCancelled, "the wait was cancelled");
             pumpOnce(*conn_, 200);
         }
         m.watchAlloc.clear();
@@ -318,7 +323,8 @@ Result<void> Client::destroyNetwork(const std::string& alloc) {
 Result<nlohmann::json> Client::getNetwork(const std::string& alloc) {
     return guard<nlohmann::json>("GetNetwork", [&]() -> Result<nlohmann::json> {
         auto j = nlohmann::json::parse(manager().GetNetwork(alloc), nullptr, false);
-        if (j.is_discarded() || !j.is_object()) return makeError("Internal", "GetNetwork returned no JSON object");
+        if (j.is_discarded() || !j.is_object())
+            return makeError(errors::kInternal, "GetNetwork returned no JSON object");
         return j;
     });
 }
@@ -390,7 +396,7 @@ Result<ExecOutput> Client::execCapture(const std::string& alloc, const std::stri
     // whose two pipes are read to their ends.
     auto s = startExec(alloc, task, command, {}, false, 24, 80);
     if (!s) return s.error();
-    if (s->fds.size() != 3) return makeError("Internal", "StartExec gave no three pipes");
+    if (s->fds.size() != 3) return makeError(errors::kInternal, "StartExec gave no three pipes");
     s->fds[0].reset();  // no input: the command reads end of file
     ExecOutput out;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
@@ -399,9 +405,10 @@ Result<ExecOutput> Client::execCapture(const std::string& alloc, const std::stri
     int open = 2;
     while (open > 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) return makeError("Timeout", "the command did not end within " + std::to_string(timeoutMs) + " ms");
+        if (left <= 0)
+            return makeError(errors::kTimeout, "the command did not end within " + std::to_string(timeoutMs) + " ms");
         if (::poll(p, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0 && errno != EINTR)
-            return makeError("Internal", std::string("poll: ") + std::strerror(errno));
+            return makeError(errors::kInternal, std::string("poll: ") + std::strerror(errno));
         for (int i = 0; i < 2; ++i) {
             if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             if (!readSome(p[i].fd, *sink[i], maxOutput)) {

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <limits>
 
-#include "nomad/config_values.hpp"
+#include "nomad/hcl_block.hpp"
 
 namespace taskscope::nomad {
 
 namespace {
 
 using common::Result;
-using config::invalid;
+using hclblock::invalid;
 using nlohmann::json;
 
 constexpr int kMaxDepth = 64;  // the config is the caller's: bound the recursion

@@ -1,10 +1,8 @@
 #include "nomad/driver_config.hpp"
 
-#include <array>
+#include <algorithm>
 #include <cctype>
-#include <functional>
 
-#include "nomad/config_values.hpp"
 #include "spec/isolation.hpp"
 
 namespace taskscope::nomad {
@@ -14,80 +12,76 @@ namespace {
 using common::Result;
 using nlohmann::json;
 
-using config::boolean;
-using config::invalid;
-using config::text;
-using config::texts;
+using hclblock::invalid;
 
 // exec's Config.validate: "private" or "host".
-Result<bool> isolationMode(const json& v, const std::string& key) {
-    auto t = text(v, key);
-    if (!t) return t.error();
-    if (*t == "private") return false;
-    if (*t == "host") return true;
-    return invalid(key + " must be \"private\" or \"host\", not \"" + *t + "\"");
+spec::Codec<bool> isolationMode() {
+    return spec::oneOf<bool>({{"private", false}, {"host", true}});
 }
 
-Result<spec::IdRanges> ranges(const json& v, const std::string& key) {
-    auto t = text(v, key);
-    if (!t) return t.error();
-    auto r = spec::IdRanges::parse(*t, key);
-    if (!r) return invalid(r.error().message);
-    return r;
-}
-
-// Each key with what it fills: one table, read by one loop.
-struct DriverKey {
-    const char* name;
-    std::function<Result<void>(const json&, DriverConfig&)> read;
-};
-
-template <class T, class F>
-DriverKey key(const char* name, F parse, T DriverConfig::*member) {
-    return {name, [name, parse, member](const json& v, DriverConfig& c) -> Result<void> {
-                auto r = parse(v, name);
-                if (!r) return r.error();
-                c.*member = std::move(*r);
-                return {};
-            }};
-}
-
-const std::vector<DriverKey>& driverKeys() {
-    static const std::vector<DriverKey> table = {
-        key("enabled", boolean, &DriverConfig::enabled),
-        {"default_isolation",
-         [](const json& v, DriverConfig& c) -> Result<void> {
-             auto t = text(v, "default_isolation");
-             if (!t) return t.error();
-             auto m = parseFsMode(*t);
-             if (!m) return m.error().context("default_isolation");
-             c.defaultIsolation = *m;
-             return {};
-         }},
-        key("no_pivot_root", boolean, &DriverConfig::noPivotRoot),
-        key("default_pid_mode", isolationMode, &DriverConfig::defaultPidHost),
-        key("default_ipc_mode", isolationMode, &DriverConfig::defaultIpcHost),
-        {"allow_caps",
-         [](const json& v, DriverConfig& c) -> Result<void> {
-             auto caps = parseCapList(v, "allow_caps");
-             if (!caps) return caps.error();
-             c.allowCaps = *caps;
-             return {};
-         }},
-        key("denied_host_uids", ranges, &DriverConfig::deniedHostUids),
-        key("denied_host_gids", ranges, &DriverConfig::deniedHostGids),
-        key("denied_envvars", texts, &DriverConfig::deniedEnvvars),
-        key("dynamic_workload_users", boolean, &DriverConfig::dynamicWorkloadUsers),
-    };
-    return table;
+// exec's and raw_exec's denied_host_uids/gids: idset syntax ("0,10-20").
+spec::Codec<spec::IdRanges> idRanges() {
+    const auto text = spec::text();
+    return {[text](const json& v, const std::string& at, spec::Strictness how) -> Result<spec::IdRanges> {
+                auto t = text.read(v, at, how);
+                if (!t) return t.error();
+                return spec::IdRanges::parse(*t, at);
+            },
+            [](const spec::IdRanges& r) { return json(r.text()); }};
 }
 
 }  // namespace
 
+spec::Codec<FsMode> fsModeCodec() {
+    return spec::oneOf<FsMode>({{"chroot", FsMode::Chroot}, {"none", FsMode::None}});
+}
+
 Result<FsMode> parseFsMode(const std::string& text) {
-    if (text == "chroot") return FsMode::Chroot;
-    if (text == "none") return FsMode::None;
-    return invalid("isolation must be \"chroot\" or \"none\", not \"" + text + "\"");
+    auto m = fsModeCodec().read(json(text), "isolation", spec::Strictness::Strict);
+    if (!m) return hclblock::asConfigError(m.error());
+    return m;
+}
+
+spec::Codec<CapSet> capListCodec() {
+    return {[](const json& v, const std::string& at, spec::Strictness) { return parseCapList(v, at); },
+            [](const CapSet& set) {
+                // In name order, as Nomad's own literal (capabilities.HCLSpecLiteral).
+                auto names = capNames(set);
+                std::sort(names.begin(), names.end());
+                return json(names);
+            }};
+}
+
+// The keys of Nomad's exec and raw_exec drivers' plugin blocks, as their
+// configSpec declares them at Nomad commit
+// aa026cc99cfb74a77e519a1c1f0c78ba1b452705 (2026-08-21;
+// drivers/exec/driver.go, drivers/rawexec/driver.go), with the same types
+// and defaults, so that a plugin block written for either decodes here
+// unchanged; taskscope's own after them. Defaults are DriverConfig's.
+const std::vector<hclblock::Key<DriverConfig>>& driverConfigKeys() {
+    using hclblock::defaulted;
+    using hclblock::key;
+    static const std::vector<hclblock::Key<DriverConfig>> table = {
+        // raw_exec's `enabled` defaults to false (exec has none and is
+        // always on); taskscope's to true, as before: an installed driver runs.
+        defaulted("enabled", "bool", &DriverConfig::enabled, spec::boolean()),
+        // exec.
+        defaulted("no_pivot_root", "bool", &DriverConfig::noPivotRoot, spec::boolean()),
+        defaulted("default_pid_mode", "string", &DriverConfig::defaultPidHost, isolationMode()),
+        defaulted("default_ipc_mode", "string", &DriverConfig::defaultIpcHost, isolationMode()),
+        // exec's default is capabilities.HCLSpecLiteral
+        // (drivers/shared/capabilities/defaults.go), nomadDefaultCaps here.
+        defaulted("allow_caps", "list(string)", &DriverConfig::allowCaps, capListCodec()),
+        // exec and raw_exec.
+        key("denied_host_uids", "string", &DriverConfig::deniedHostUids, idRanges()),
+        key("denied_host_gids", "string", &DriverConfig::deniedHostGids, idRanges()),
+        // raw_exec.
+        key("denied_envvars", "list(string)", &DriverConfig::deniedEnvvars, spec::texts()),
+        // taskscope's.
+        defaulted("default_isolation", "string", &DriverConfig::defaultIsolation, fsModeCodec()),
+        defaulted("dynamic_workload_users", "bool", &DriverConfig::dynamicWorkloadUsers, spec::boolean()),
+    };
+    return table;
 }
 
 CapSet nomadDefaultCaps() { return spec::nomadDefaultCapabilityBits(); }
@@ -130,14 +124,8 @@ std::vector<std::string> capNames(CapSet set) {
 Result<DriverConfig> parseDriverConfig(const json& config) {
     if (!config.is_object()) return invalid("the plugin config is not an object");
     DriverConfig out;
-    for (const auto& [name, value] : config.items()) {
-        const DriverKey* k = nullptr;
-        for (const auto& candidate : driverKeys())
-            if (name == candidate.name) k = &candidate;
-        if (!k) return invalid("unknown plugin config attribute " + name);
-        if (value.is_null()) continue;  // left out: the default
-        if (auto r = k->read(value, out); !r) return r.error();
-    }
+    if (auto r = hclblock::readBlock(driverConfigKeys(), config, out, "", "unknown plugin config attribute"); !r)
+        return r.error();
     return out;
 }
 

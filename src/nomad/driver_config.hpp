@@ -2,8 +2,9 @@
 // The plugin block of nomad-driver-taskscope (SetConfig), typed and
 // validated: a superset of the plugin blocks of Nomad's exec and raw_exec
 // drivers, each key with the meaning and default it has there, plus
-// taskscope's own. The key list and its source are in plugin_facts.cpp
-// (configSchema); docs/nomad-driver.md has the table. Pure.
+// taskscope's own. The keys are one table (driverConfigKeys), which both
+// parseDriverConfig and the schema Nomad is sent (plugin_facts.cpp
+// configSchema) read; docs/nomad-driver.md has the table. Pure.
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "nomad/hcl_block.hpp"
 #include "spec/id_ranges.hpp"
+#include "spec/schema.hpp"
 
 namespace taskscope::nomad {
 
@@ -23,6 +26,9 @@ enum class FsMode { None, Chroot };
 
 /// "chroot" / "none"; InvalidConfig otherwise.
 common::Result<FsMode> parseFsMode(const std::string& text);
+/// The same words as a codec: the plugin's default_isolation and a task's
+/// isolation.
+spec::Codec<FsMode> fsModeCodec();
 
 /// A set of Linux capabilities, bit N for capability N (linux/capability.h).
 using CapSet = uint64_t;
@@ -37,6 +43,9 @@ CapSet allKnownCaps();
 common::Result<CapSet> parseCapList(const nlohmann::json& list, const std::string& key, bool* all = nullptr);
 /// The set as names ("CHOWN", ...), in number order.
 std::vector<std::string> capNames(CapSet set);
+/// parseCapList as a codec; it writes the names in name order, as
+/// Nomad's own default literal lists them.
+spec::Codec<CapSet> capListCodec();
 
 /// The plugin block's settings.
 struct DriverConfig {
@@ -57,6 +66,11 @@ struct DriverConfig {
     /// every task without a user a UID/GID of its own (exec2 does).
     bool dynamicWorkloadUsers = true;
 };
+
+/// The plugin block's keys, each with its HCL type and default (the
+/// DriverConfig's): what configSchema tells Nomad and what
+/// parseDriverConfig reads.
+const std::vector<hclblock::Key<DriverConfig>>& driverConfigKeys();
 
 /// The decoded plugin block (the cty value as JSON; null attributes are
 /// ones the block left out). InvalidConfig naming the key for an unknown

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <sdbus-c++/sdbus-c++.h>
+#include "common/error_names.hpp"
 #include "common/sdbus_compat.hpp"
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/exec_stream.hpp"
@@ -19,6 +20,8 @@
 #include "nomad/taskscope_client.hpp"
 
 namespace taskscope::nomad {
+
+namespace errors = common::errors;
 
 namespace {
 
@@ -264,15 +267,15 @@ grpc::Status DriverService::RecoverTask(Ctx*, const pb::RecoverTaskRequest* in, 
 
 common::Result<std::string> DriverService::replaceLeftover(Client& c, const TaskKey& key) {
     auto t = c.getTask(key.allocId, key.task);
-    if (!t) return t.error().name == "NoSuchTask" ? common::Result<std::string>(std::string("gone")) : t.error();
+    if (!t) return t.error().name == errors::kNoSuchTask ? common::Result<std::string>(std::string("gone")) : t.error();
     const std::string was = t->state;
     if (!exitOf(*t)) {
-        if (auto r = c.stopTask(key.allocId, key.task, "SIGKILL", 0); !r && r.error().name != "NotRunning")
+        if (auto r = c.stopTask(key.allocId, key.task, "SIGKILL", 0); !r && r.error().name != errors::kNotRunning)
             return r.error();
         auto exit = c.waitExit(key.allocId, key.task, [this] { return state_.isShutdown(); });
         if (!exit) return exit.error();
     }
-    if (auto r = c.forgetTask(key.allocId, key.task); !r && r.error().name != "NoSuchTask") return r.error();
+    if (auto r = c.forgetTask(key.allocId, key.task); !r && r.error().name != errors::kNoSuchTask) return r.error();
     return was;
 }
 
@@ -280,7 +283,7 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
     StepLog log("StartTask");
     const auto& cfg = in->task();
     if (state_.find(cfg.id()))
-        return startFailure(common::makeError("TaskExists", "task " + cfg.id() + " was already started"));
+        return startFailure(common::makeError(errors::kTaskExists, "task " + cfg.id() + " was already started"));
     auto key = taskKey(cfg);
     if (!key) return startFailure(key.error());
     auto spec = buildTaskSpec(cfg, state_.driverConfig());
@@ -295,7 +298,7 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
     // (and its output goes to Nomad's fifos, which the manager opens), so
     // nothing is left to poll or wait for here.
     auto started = (*c)->startTask(key->allocId, key->task, specJson);
-    if (!started && started.error().name == "TaskExists" && !state_.holds(*key)) {
+    if (!started && started.error().name == errors::kTaskExists && !state_.holds(*key)) {
         // The manager has a task of this alloc and task that Nomad holds no
         // handle for: one whose start Nomad saw fail while the manager
         // finished it (its answer lost) or lost it (a crash mid-start whose
@@ -311,7 +314,7 @@ grpc::Status DriverService::StartTask(Ctx*, const pb::StartTaskRequest* in, pb::
         // taken for that moment.
         for (int tries = 0;; ++tries) {
             started = (*c)->startTask(key->allocId, key->task, specJson);
-            if (started || started.error().name != "UnitExists" || tries == 50) break;
+            if (started || started.error().name != errors::kUnitExists || tries == 50) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
     }
@@ -350,7 +353,7 @@ grpc::Status DriverService::StopTask(Ctx* ctx, const pb::StopTaskRequest* in, pb
     if (!c) return toStatus(c.error());
     const int64_t grace = in->has_timeout() ? durationMs(in->timeout()) : -1;
     if (auto r = (*c)->stopTask(key->allocId, key->task, in->signal(), grace); !r) {
-        if (r.error().name == "NotRunning") return grpc::Status::OK;  // already ended: stopped
+        if (r.error().name == errors::kNotRunning) return grpc::Status::OK;  // already ended: stopped
         return toStatus(r.error());
     }
     // Nomad takes a returned StopTask as "stopped": wait for the exit,
@@ -366,7 +369,7 @@ grpc::Status DriverService::DestroyTask(Ctx* ctx, const pb::DestroyTaskRequest* 
     auto c = client();
     if (!c) return toStatus(c.error());
     auto t = (*c)->getTask(key->allocId, key->task);
-    if (!t && t.error().name == "NoSuchTask") {
+    if (!t && t.error().name == errors::kNoSuchTask) {
         state_.forget(in->task_id());
         return grpc::Status::OK;
     }
@@ -375,12 +378,12 @@ grpc::Status DriverService::DestroyTask(Ctx* ctx, const pb::DestroyTaskRequest* 
         if (!in->force())
             return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                                 "cannot destroy running task " + in->task_id() + " without force");
-        if (auto r = (*c)->stopTask(key->allocId, key->task, "SIGKILL", 0); !r && r.error().name != "NotRunning")
+        if (auto r = (*c)->stopTask(key->allocId, key->task, "SIGKILL", 0); !r && r.error().name != errors::kNotRunning)
             return toStatus(r.error());
         auto exit = (*c)->waitExit(key->allocId, key->task, [&] { return ctx->IsCancelled(); });
         if (!exit) return toStatus(exit.error());
     }
-    if (auto r = (*c)->forgetTask(key->allocId, key->task); !r && r.error().name != "NoSuchTask")
+    if (auto r = (*c)->forgetTask(key->allocId, key->task); !r && r.error().name != errors::kNoSuchTask)
         return toStatus(r.error());
     state_.forget(in->task_id());
     return grpc::Status::OK;
@@ -429,7 +432,7 @@ grpc::Status DriverService::TaskStats(Ctx* ctx, const pb::TaskStatsRequest* in,
         if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
         if (!intervalSet) intervalSet = (*c)->setStatsInterval(key->allocId, key->task, interval).ok();
         auto s = (*c)->taskStats(key->allocId, key->task);
-        if (!s && s.error().name == "NoSuchTask") {
+        if (!s && s.error().name == errors::kNoSuchTask) {
             auto t = (*c)->getTask(key->allocId, key->task);
             if (!t || exitOf(*t)) return grpc::Status::OK;  // the task ended: so does its stream
         }
@@ -465,7 +468,7 @@ grpc::Status DriverService::SignalTask(Ctx*, const pb::SignalTaskRequest* in, pb
 grpc::Status DriverService::ExecTask(Ctx*, const pb::ExecTaskRequest* in, pb::ExecTaskResponse* out) {
     auto key = state_.find(in->task_id());
     if (!key) return unknownTask(in->task_id());
-    if (in->command().empty()) return toStatus(common::makeError("InvalidArgument", "no command"));
+    if (in->command().empty()) return toStatus(common::makeError(errors::kInvalidArgument, "no command"));
     // A connection of its own, not a pooled one: on a timeout it is closed,
     // and the streamer hangs up the sessions of a caller that left.
     auto c = Client::connect();
@@ -482,7 +485,7 @@ grpc::Status DriverService::ExecTask(Ctx*, const pb::ExecTaskRequest* in, pb::Ex
 }
 
 grpc::Status DriverService::CreateNetwork(Ctx*, const pb::CreateNetworkRequest* in, pb::CreateNetworkResponse* out) {
-    if (in->alloc_id().empty()) return toStatus(common::makeError("InvalidArgument", "no alloc_id"));
+    if (in->alloc_id().empty()) return toStatus(common::makeError(errors::kInvalidArgument, "no alloc_id"));
     auto c = client();
     if (!c) return toStatus(c.error());
     // Mode none: an empty namespace with its loopback. Nomad then runs its
@@ -492,7 +495,7 @@ grpc::Status DriverService::CreateNetwork(Ctx*, const pb::CreateNetworkRequest* 
     if (!r) {
         // It exists already (a plugin or Nomad restart asks again): hand
         // back the same namespace, saying it was not made now.
-        if (r.error().name != "NetworkExists") return toStatus(r.error());
+        if (r.error().name != errors::kNetworkExists) return toStatus(r.error());
         created = false;
     }
     auto net = (*c)->getNetwork(in->alloc_id());
@@ -511,12 +514,13 @@ grpc::Status DriverService::CreateNetwork(Ctx*, const pb::CreateNetworkRequest* 
 }
 
 grpc::Status DriverService::DestroyNetwork(Ctx*, const pb::DestroyNetworkRequest* in, pb::DestroyNetworkResponse*) {
-    if (in->alloc_id().empty()) return toStatus(common::makeError("InvalidArgument", "no alloc_id"));
+    if (in->alloc_id().empty()) return toStatus(common::makeError(errors::kInvalidArgument, "no alloc_id"));
     auto c = client();
     if (!c) return toStatus(c.error());
     // Nomad may ask again for a network already gone (its restart, a
     // retried cleanup): done is done.
-    if (auto r = (*c)->destroyNetwork(in->alloc_id()); !r && r.error().name != "NoSuchNetwork") return toStatus(r.error());
+    if (auto r = (*c)->destroyNetwork(in->alloc_id()); !r && r.error().name != errors::kNoSuchNetwork)
+        return toStatus(r.error());
     return grpc::Status::OK;
 }
 

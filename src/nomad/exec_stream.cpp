@@ -8,10 +8,13 @@
 #include <map>
 #include <vector>
 
+#include "common/error_names.hpp"
 #include "nomad/driver_service.hpp"
 #include "nomad/grpc_errors.hpp"
 
 namespace taskscope::nomad {
+
+namespace errors = common::errors;
 
 namespace {
 
@@ -109,11 +112,12 @@ void ExecStreamReactor::OnDone() {
 
 void ExecStreamReactor::setup(const Request& first) {
     auto fail = [this](grpc::Status st) { finishAfterWrites(std::move(st)); };
-    if (!first.has_setup()) return fail(toStatus(common::makeError("InvalidArgument", "the first message must be setup")));
+    if (!first.has_setup())
+        return fail(toStatus(common::makeError(errors::kInvalidArgument, "the first message must be setup")));
     const auto& s = first.setup();
     auto key = state_.find(s.task_id());
     if (!key) return fail(unknownTask(s.task_id()));
-    if (s.command().empty()) return fail(toStatus(common::makeError("InvalidArgument", "no command")));
+    if (s.command().empty()) return fail(toStatus(common::makeError(errors::kInvalidArgument, "no command")));
     // A connection of the session's own: when the call ends early, dropping
     // it hangs the session up (the streamer ends the sessions of a caller
     // that left).

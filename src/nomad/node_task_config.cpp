@@ -1,12 +1,10 @@
 #include "nomad/node_task_config.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <functional>
 #include <limits>
 
-#include "nomad/config_values.hpp"
 #include "nomad/cty_msgpack.hpp"
 
 namespace taskscope::nomad {
@@ -16,31 +14,23 @@ namespace {
 using common::Result;
 using nlohmann::json;
 
-using config::invalid;
+using hclblock::invalid;
 
-using Reader = std::function<Result<void>(const json& value, const std::string& at, spec::TaskSpec& out)>;
+using Reader = std::function<Result<void>(const json& value, spec::TaskSpec& out, const std::string& at)>;
 
-struct NodeTaskKey {
-    const char* name;
-    const char* hclType;
-    Reader read;
-};
-
-Result<void> readUlimit(const json& v, const std::string& at, spec::TaskSpec& out) {
+Result<void> readUlimit(const json& v, spec::TaskSpec& out, const std::string& at) {
     if (!v.is_object()) return invalid(at + " must be a map of strings (nofile = \"65536:65536\")");
-    for (const auto& [name, text] : v.items()) {
-        if (text.is_null()) continue;
-        if (spec::ulimitResource(name) < 0)
-            return invalid(at + ": unknown limit \"" + name + "\" (" + spec::ulimitNames() + ")");
-        if (!text.is_string()) return invalid(at + "." + name + " must be a string, \"SOFT:HARD\" or \"N\"");
-        auto limit = spec::parseUlimit(text.get<std::string>());
-        if (!limit) return invalid(at + "." + name + ": " + limit.error().message);
-        out.ulimits[name] = *limit;
-    }
+    // A null entry is one cty left unset: nothing to set.
+    json set = json::object();
+    for (const auto& [name, text] : v.items())
+        if (!text.is_null()) set[name] = text;
+    auto limits = spec::readUlimits(set, at);
+    if (!limits) return hclblock::asConfigError(limits.error());
+    for (const auto& [name, limit] : *limits) out.ulimits[name] = limit;
     return {};
 }
 
-Result<void> oomScoreAdj(const json& v, const std::string& at, spec::TaskSpec& out) {
+Result<void> oomScoreAdj(const json& v, spec::TaskSpec& out, const std::string& at) {
     auto n = ctyInteger(v, at.c_str());
     if (!n) return n.error();
     // raw_exec refuses a negative score (drivers/rawexec/driver.go,
@@ -52,7 +42,7 @@ Result<void> oomScoreAdj(const json& v, const std::string& at, spec::TaskSpec& o
     return {};
 }
 
-Result<void> ioWeight(const json& v, const std::string& at, spec::TaskSpec& out) {
+Result<void> ioWeight(const json& v, spec::TaskSpec& out, const std::string& at) {
     auto n = ctyInteger(v, at.c_str());
     if (!n) return n.error();
     if (*n < static_cast<int64_t>(spec::kIoWeightMin) || *n > static_cast<int64_t>(spec::kIoWeightMax))
@@ -78,7 +68,7 @@ Result<uint64_t> rateOf(const json& rate, bool bytes, const std::string& at) {
 
 // A map of device paths to rates, into one of the spec's IO maps.
 Reader ioLimits(spec::IoDeviceLimits spec::Resources::*member, bool bytes) {
-    return [member, bytes](const json& v, const std::string& at, spec::TaskSpec& out) -> Result<void> {
+    return [member, bytes](const json& v, spec::TaskSpec& out, const std::string& at) -> Result<void> {
         if (!v.is_object())
             return invalid(at + " must be a map of device paths to " +
                            (bytes ? std::string("rates (\"/dev/sda\" = \"10M\")") : std::string("numbers")));
@@ -93,39 +83,32 @@ Reader ioLimits(spec::IoDeviceLimits spec::Resources::*member, bool bytes) {
     };
 }
 
-const std::vector<NodeTaskKey>& nodeTaskKeyTable() {
-    static const std::vector<NodeTaskKey> k = {
+}  // namespace
+
+const std::vector<hclblock::Key<spec::TaskSpec>>& nodeTaskKeys() {
+    static const std::vector<hclblock::Key<spec::TaskSpec>> k = {
+        // docker's --ulimit: nofile = "65536:65536".
         {"ulimit", "map(string)", readUlimit},
+        // 0..1000, raw_exec's rule (not negative).
         {"oom_score_adj", "number", oomScoreAdj},
+        // systemd's IOWeight=, 1..10000.
         {"io_weight", "number", ioWeight},
+        // docker's --device-read-bps: "/dev/sda" = "10M"; and its write twin.
         {"device_read_bps", "map(string)", ioLimits(&spec::Resources::ioReadBps, true)},
         {"device_write_bps", "map(string)", ioLimits(&spec::Resources::ioWriteBps, true)},
+        // docker's --device-read-iops: "/dev/sda" = 100; and its write twin.
         {"device_read_iops", "map(number)", ioLimits(&spec::Resources::ioReadIops, false)},
         {"device_write_iops", "map(number)", ioLimits(&spec::Resources::ioWriteIops, false)},
     };
     return k;
 }
 
-}  // namespace
-
-const std::vector<std::pair<const char*, const char*>>& nodeTaskKeys() {
-    static const auto out = [] {
-        std::vector<std::pair<const char*, const char*>> v;
-        for (const auto& k : nodeTaskKeyTable()) v.emplace_back(k.name, k.hclType);
-        return v;
-    }();
-    return out;
-}
-
 bool isNodeTaskKey(const std::string& key) {
-    return std::any_of(nodeTaskKeyTable().begin(), nodeTaskKeyTable().end(),
-                       [&](const NodeTaskKey& k) { return key == k.name; });
+    return hclblock::find(nodeTaskKeys(), key) != nullptr;
 }
 
 Result<void> addNodeTaskKey(const std::string& key, const json& value, spec::TaskSpec& out) {
-    for (const auto& k : nodeTaskKeyTable())
-        if (key == k.name) return k.read(value, "config." + key, out);
-    return invalid("unknown attribute config." + key);
+    return hclblock::readKey(nodeTaskKeys(), key, value, out, "config.", "unknown attribute");
 }
 
 Result<uint64_t> parseByteRate(const std::string& text) {

@@ -1,39 +1,35 @@
 #pragma once
 // The driver's task-config keys for what a node gives a task beyond
 // exec's and raw_exec's own keys (issue 47: what operators have long asked
-// Nomad for), and Nomad's devices: one table of keys (name, HCL type,
-// converter into the spec), kept apart from exec's keys so that the
-// schema's two halves are each read in one place. Pure.
-//
-//   ulimit            map(string)  docker's --ulimit: nofile = "65536:65536"
-//   oom_score_adj     number       0..1000 (raw_exec's rule: not negative)
-//   io_weight         number       systemd's IOWeight=, 1..10000
-//   device_read_bps   map(string)  docker's --device-read-bps: "/dev/sda" = "10M"
-//   device_write_bps  map(string)
-//   device_read_iops  map(number)  docker's --device-read-iops: "/dev/sda" = 100
-//   device_write_iops map(number)
+// Nomad for: docker's --ulimit and --device-*-bps/iops, raw_exec's
+// oom_score_adj, systemd's IOWeight=), and Nomad's devices: one table of
+// keys (nodeTaskKeys: name, HCL type, reader into the spec), kept apart
+// from exec's keys so that the schema's two halves are each read in one
+// place. Pure.
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/result.hpp"
 #include "driver.pb.h"
+#include "nomad/hcl_block.hpp"
 #include "spec/task_spec.hpp"
 
 namespace taskscope::nomad {
 
-/// (key, HCL type) of each node key, for the task config schema.
-const std::vector<std::pair<const char*, const char*>>& nodeTaskKeys();
+/// The node's keys, each with its HCL type and what reads it into the
+/// spec: the task config schema's second half (plugin_facts.cpp
+/// taskConfigSchema) and addNodeTaskKey read this one table.
+const std::vector<hclblock::Key<spec::TaskSpec>>& nodeTaskKeys();
 
 /// Whether `key` is one of nodeTaskKeys.
 bool isNodeTaskKey(const std::string& key);
 
-/// Reads one node key's (non-null) value into the spec; InvalidConfig
-/// naming "config.<key>" (and the map's entry) otherwise.
+/// Reads one node key's value into the spec (null: left out);
+/// InvalidConfig naming "config.<key>" (and the map's entry) otherwise.
 common::Result<void> addNodeTaskKey(const std::string& key, const nlohmann::json& value, spec::TaskSpec& out);
 
 /// docker's byte sizes (go-units RAMInBytes): a number with an optional

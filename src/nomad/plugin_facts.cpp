@@ -1,12 +1,11 @@
 #include "nomad/plugin_facts.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <sstream>
 
+#include "nomad/driver_config.hpp"
 #include "nomad/node_task_config.hpp"
-#include "spec/isolation.hpp"
+#include "nomad/task_config.hpp"
 
 namespace taskscope::nomad {
 
@@ -15,23 +14,28 @@ namespace pb = hashicorp::nomad::plugins::drivers::proto;
 
 namespace {
 
-hcl::Spec attr(const char* name, const char* type, bool required) {
+hcl::Spec attr(const hclblock::Attr& a) {
     hcl::Spec s;
-    auto* a = s.mutable_attr();
-    a->set_name(name);
-    a->set_type(type);
-    a->set_required(required);
+    auto* out = s.mutable_attr();
+    out->set_name(a.name);
+    out->set_type(a.hclType);
+    out->set_required(a.required);
     return s;
 }
 
-// A Literal's value is an HCL expression (Nomad parses it with
-// hclsyntax.ParseExpression: helper/pluginutils/hclspecutils/dec.go
-// decodeLiteralSpec), so a string default is written quoted.
-hcl::Spec withDefault(hcl::Spec primary, const char* literal) {
+// A key with a default is a Default spec around the attribute, its default
+// a Literal (helper/pluginutils/hclspecutils/dec.go decodeDefaultSpec).
+hcl::Spec withDefault(hcl::Spec primary, const std::string& literal) {
     hcl::Spec s;
     *s.mutable_default_()->mutable_primary() = std::move(primary);
     s.mutable_default_()->mutable_default_()->mutable_literal()->set_value(literal);
     return s;
+}
+
+void addAttrs(hcl::Spec& object, const std::vector<hclblock::Attr>& attrs) {
+    auto& out = *object.mutable_object()->mutable_attributes();
+    for (const auto& a : attrs)
+        out[a.name] = a.defaultLiteral.empty() ? attr(a) : withDefault(attr(a), a.defaultLiteral);
 }
 
 std::string envOr(const char* name) {
@@ -68,60 +72,21 @@ std::string handshakeLine(const std::string& socketPath, bool multiplexAsked) {
     return line;
 }
 
-// The keys of Nomad's exec and raw_exec drivers, as their configSpec and
-// taskConfigSpec declare them at Nomad commit
-// aa026cc99cfb74a77e519a1c1f0c78ba1b452705 (2026-08-21;
-// drivers/exec/driver.go, drivers/rawexec/driver.go), with the same types
-// and defaults, so that a plugin block or a job's config block written for
-// either decodes here unchanged; taskscope's own keys after them. What
-// each means under taskscope: driver_config.hpp, task_config.hpp and the
-// table in docs/nomad-driver.md.
+// The keys, their types and defaults are the blocks' tables (hcl_block.hpp):
+// driver_config.cpp's, task_config.cpp's and node_task_config.cpp's, each
+// naming the Nomad source its keys come from.
 hcl::Spec configSchema() {
     hcl::Spec s;
-    auto& attrs = *s.mutable_object()->mutable_attributes();
-    // raw_exec's `enabled` defaults to false (exec has none and is always
-    // on); taskscope's to true, as before: an installed driver runs.
-    attrs["enabled"] = withDefault(attr("enabled", "bool", false), "true");
-    // exec.
-    attrs["no_pivot_root"] = withDefault(attr("no_pivot_root", "bool", false), "false");
-    attrs["default_pid_mode"] = withDefault(attr("default_pid_mode", "string", false), "\"private\"");
-    attrs["default_ipc_mode"] = withDefault(attr("default_ipc_mode", "string", false), "\"private\"");
-    // exec's default literal (capabilities.HCLSpecLiteral).
-    static const std::string defaultCaps = nlohmann::json(spec::kNomadDefaultCapabilities).dump();
-    attrs["allow_caps"] = withDefault(attr("allow_caps", "list(string)", false), defaultCaps.c_str());
-    // exec and raw_exec.
-    attrs["denied_host_uids"] = attr("denied_host_uids", "string", false);
-    attrs["denied_host_gids"] = attr("denied_host_gids", "string", false);
-    // raw_exec.
-    attrs["denied_envvars"] = attr("denied_envvars", "list(string)", false);
-    // taskscope's.
-    attrs["default_isolation"] = withDefault(attr("default_isolation", "string", false), "\"chroot\"");
-    attrs["dynamic_workload_users"] = withDefault(attr("dynamic_workload_users", "bool", false), "true");
+    addAttrs(s, hclblock::attrs(driverConfigKeys()));
     return s;
 }
 
 hcl::Spec taskConfigSchema() {
     hcl::Spec s;
-    auto& attrs = *s.mutable_object()->mutable_attributes();
-    // exec and raw_exec.
-    attrs["command"] = attr("command", "string", true);
-    attrs["args"] = attr("args", "list(string)", false);
-    attrs["work_dir"] = attr("work_dir", "string", false);
-    // exec.
-    attrs["pid_mode"] = attr("pid_mode", "string", false);
-    attrs["ipc_mode"] = attr("ipc_mode", "string", false);
-    attrs["cap_add"] = attr("cap_add", "list(string)", false);
-    attrs["cap_drop"] = attr("cap_drop", "list(string)", false);
-    // raw_exec (its oom_score_adj is the node side's, issue 47 item 7).
-    attrs["cgroup_v2_override"] = attr("cgroup_v2_override", "string", false);
-    attrs["cgroup_v1_override"] = attr("cgroup_v1_override", "list(map(string))", false);
-    attrs["denied_envvars"] = attr("denied_envvars", "list(string)", false);
-    // taskscope's.
-    attrs["isolation"] = attr("isolation", "string", false);
-    // --- the node's keys (issue 47: ulimit, oom_score_adj, IO limits), one
-    // table in node_task_config.cpp.
-    for (const auto& [name, type] : nodeTaskKeys()) attrs[name] = attr(name, type, false);
-    // --- end of the node's keys.
+    addAttrs(s, hclblock::attrs(taskConfigKeys()));
+    // The node's keys (issue 47: ulimit, oom_score_adj, IO limits) share the
+    // task's block.
+    addAttrs(s, hclblock::attrs(nodeTaskKeys()));
     return s;
 }
 

@@ -116,16 +116,12 @@ inline constexpr hashicorp::nomad::plugins::drivers::proto::NetworkIsolationSpec
     kNetworkIsolationModes[] = {hashicorp::nomad::plugins::drivers::proto::NetworkIsolationSpec::HOST,
                                 hashicorp::nomad::plugins::drivers::proto::NetworkIsolationSpec::GROUP};
 
-/// The plugin block: exec's and raw_exec's keys (no_pivot_root,
-/// default_pid_mode, default_ipc_mode, allow_caps, denied_host_uids,
-/// denied_host_gids, denied_envvars, enabled) with their defaults, and
-/// taskscope's default_isolation ("chroot") and dynamic_workload_users
-/// (true). plugin_facts.cpp names the Nomad commit they were read at.
+/// The plugin block's schema: driverConfigKeys (driver_config.hpp), exec's
+/// and raw_exec's keys with their defaults and taskscope's own.
 hashicorp::nomad::plugins::shared::hclspec::Spec configSchema();
-/// The task's config block: exec's and raw_exec's keys (command, required;
-/// args, work_dir, pid_mode, ipc_mode, cap_add, cap_drop,
-/// cgroup_v2_override, cgroup_v1_override, denied_envvars) and
-/// taskscope's `isolation` ("chroot" or "none"; default the plugin's).
+/// The task's config block's schema: taskConfigKeys (task_config.hpp,
+/// exec's and raw_exec's keys and taskscope's `isolation`) and the node's
+/// keys (node_task_config.hpp nodeTaskKeys).
 hashicorp::nomad::plugins::shared::hclspec::Spec taskConfigSchema();
 /// Every field of DriverCapabilities (plugins/drivers/proto/driver.proto;
 /// Nomad's client converts them in plugins/drivers/client.go

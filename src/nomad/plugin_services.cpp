@@ -3,6 +3,7 @@
 // SetConfig) and go-plugin's controller, broker and stdio services.
 #include <chrono>
 
+#include "common/error_names.hpp"
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/driver_service.hpp"
 #include "nomad/grpc_errors.hpp"
@@ -10,6 +11,8 @@
 #include "nomad/plugin_log.hpp"
 
 namespace taskscope::nomad {
+
+namespace errors = common::errors;
 
 namespace base = hashicorp::nomad::plugins::base::proto;
 using common::Result;
@@ -98,11 +101,12 @@ grpc::Status BaseService::SetConfig(grpc::ServerContext*, const base::SetConfigR
     const auto& api = in->plugin_api_version();
     auto bare = [](const std::string& v) { return v.rfind('v', 0) == 0 ? v.substr(1) : v; };
     if (!api.empty() && bare(api) != bare(kPluginApiVersion))
-        return toStatus(common::makeError("InvalidArgument", "plugin API version " + api + " is not supported (" +
-                                                                 kPluginApiVersion + ")"));
+        return toStatus(common::makeError(
+            errors::kInvalidArgument, "plugin API version " + api + " is not supported (" + kPluginApiVersion + ")"));
     auto config = decodeCty(in->msgpack_config());
     if (!config) return toStatus(config.error());
-    if (!config->is_object()) return toStatus(common::makeError("InvalidConfig", "the plugin config is not an object"));
+    if (!config->is_object())
+        return toStatus(common::makeError(errors::kInvalidConfig, "the plugin config is not an object"));
     // Validated where exec validates its block (SetConfig: Config.validate
     // and the ID validator): a bad value fails the dispense, naming the key.
     auto driver = parseDriverConfig(*config);

@@ -2,9 +2,10 @@
 // A task's config block (the job's `config { ... }` under driver =
 // "taskscope"), typed and validated: a superset of the task config of
 // Nomad's exec and raw_exec drivers, each key with the meaning it has
-// there, plus taskscope's `isolation`. The key list and its source are in
-// plugin_facts.cpp (taskConfigSchema); task_spec_builder maps the block
-// to a task spec. Pure.
+// there, plus taskscope's `isolation`. The keys are one table
+// (taskConfigKeys), which both parseTaskBlock and the schema Nomad is sent
+// (plugin_facts.cpp taskConfigSchema, with the node's keys) read;
+// task_spec_builder maps the block to a task spec. Pure.
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 
 #include "common/result.hpp"
 #include "nomad/driver_config.hpp"
+#include "nomad/hcl_block.hpp"
 
 namespace taskscope::nomad {
 
@@ -31,6 +33,11 @@ struct TaskBlock {
     bool cgroupV1Override = false;        ///< raw_exec's cgroup_v1_override given (non-empty): refused at start
     std::vector<std::string> deniedEnvvars;  ///< raw_exec's task-level denied_envvars (globs)
 };
+
+/// The block's keys (exec's, raw_exec's, taskscope's isolation), each with
+/// its HCL type: what taskConfigSchema tells Nomad and what parseTaskBlock
+/// reads. The node's keys are node_task_config's.
+const std::vector<hclblock::Key<TaskBlock>>& taskConfigKeys();
 
 /// The decoded block (the cty value as JSON; null attributes are ones the
 /// job left out). InvalidConfig naming `config.<key>` for an unknown key

@@ -5,9 +5,9 @@
 #include <optional>
 
 #include "common/cpu_list.hpp"
-#include "nomad/config_values.hpp"
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/env_filter.hpp"
+#include "nomad/hcl_block.hpp"
 #include "nomad/node_task_config.hpp"
 #include "nomad/task_config.hpp"
 #include "spec/task_spec.hpp"
@@ -20,7 +20,7 @@ using common::Result;
 using nlohmann::json;
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
 
-using config::invalid;
+using hclblock::invalid;
 
 // Nomad's MemoryNoLimit sentinel for resources.memory_max.
 constexpr int64_t kMemoryNoLimit = -1;

@@ -12,13 +12,15 @@
 #include <type_traits>
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "common/error_names.hpp"
 #include "common/sdbus_compat.hpp"
 
 #include "client/proxies.hpp"
-#include "common/error_names.hpp"
 #include "nomad/start_fate.hpp"
 
 namespace taskscope::nomad {
+
+namespace errors = common::errors;
 
 namespace {
 
@@ -36,7 +38,7 @@ constexpr size_t kMaxIdleClients = 4;
 common::Error fromBus(const sdbus::Error& e, const std::string& what) {
     const std::string& name = e.getName();
     if (name.rfind(kErrorPrefix, 0) == 0) return makeError(name.substr(std::strlen(kErrorPrefix)), what + ": " + e.getMessage());
-    return makeError("NoManager", what + ": " + name + ": " + e.getMessage());
+    return makeError(errors::kNoManager, what + ": " + name + ": " + e.getMessage());
 }
 
 bool isTimeout(const sdbus::Error& e) {
@@ -159,7 +161,7 @@ Result<std::unique_ptr<Client>> Client::connect() {
             conn = sdbus::createSystemBusConnection();
         return std::unique_ptr<Client>(new Client(std::move(conn)));
     } catch (const sdbus::Error& e) {
-        return makeError("NoManager", "connect to the bus: " + e.getMessage());
+        return makeError(errors::kNoManager, "connect to the bus: " + e.getMessage());
     }
 }
 
@@ -261,7 +263,7 @@ Result<void> Client::startFate(const std::string& alloc, const std::string& task
     auto& m = manager();
     m.fate.emplace(alloc, task);
     auto info = getTask(alloc, task);
-    if (!info && info.error().name == common::errors::kNoManager && broken_) {
+    if (!info && info.error().name == errors::kNoManager && broken_) {
         m.fate.reset();
         return info.error();
     }
@@ -273,8 +275,8 @@ Result<void> Client::startFate(const std::string& alloc, const std::string& task
     if (!m.fate->known()) m.fate->heardTask(getTask(alloc, task));
     const auto verdict = m.fate->verdict(lost);
     m.fate.reset();
-    if (!verdict && verdict.error().name == common::errors::kNoManager)
-        return makeError(common::errors::kNoManager,
+    if (!verdict && verdict.error().name == errors::kNoManager)
+        return makeError(errors::kNoManager,
                          verdict.error().message + " after " +
                              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kWaitFor).count()) +
                              " s of waiting for the manager's word");
@@ -311,7 +313,7 @@ Result<ExitStatus> Client::waitExit(const std::string& alloc, const std::string&
         if (!t) return t.error();
         if (auto e = exitOf(*t)) return *e;
         while (!m.exited) {
-            if (cancelled()) return makeError("Cancelled", "the wait was cancelled");
+            if (cancelled()) return makeError(errors::kCancelled, "the wait was cancelled");
             pumpOnce(*conn_, 200);
         }
         m.watchAlloc.clear();
@@ -338,7 +340,8 @@ Result<void> Client::destroyNetwork(const std::string& alloc) {
 Result<nlohmann::json> Client::getNetwork(const std::string& alloc) {
     return guard<nlohmann::json>("GetNetwork", [&]() -> Result<nlohmann::json> {
         auto j = nlohmann::json::parse(manager().GetNetwork(alloc), nullptr, false);
-        if (j.is_discarded() || !j.is_object()) return makeError("Internal", "GetNetwork returned no JSON object");
+        if (j.is_discarded() || !j.is_object())
+            return makeError(errors::kInternal, "GetNetwork returned no JSON object");
         return j;
     });
 }
@@ -410,7 +413,7 @@ Result<ExecOutput> Client::execCapture(const std::string& alloc, const std::stri
     // whose two pipes are read to their ends.
     auto s = startExec(alloc, task, command, {}, false, 24, 80);
     if (!s) return s.error();
-    if (s->fds.size() != 3) return makeError("Internal", "StartExec gave no three pipes");
+    if (s->fds.size() != 3) return makeError(errors::kInternal, "StartExec gave no three pipes");
     s->fds[0].reset();  // no input: the command reads end of file
     ExecOutput out;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
@@ -419,9 +422,10 @@ Result<ExecOutput> Client::execCapture(const std::string& alloc, const std::stri
     int open = 2;
     while (open > 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) return makeError("Timeout", "the command did not end within " + std::to_string(timeoutMs) + " ms");
+        if (left <= 0)
+            return makeError(errors::kTimeout, "the command did not end within " + std::to_string(timeoutMs) + " ms");
         if (::poll(p, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0 && errno != EINTR)
-            return makeError("Internal", std::string("poll: ") + std::strerror(errno));
+            return makeError(errors::kInternal, std::string("poll: ") + std::strerror(errno));
         for (int i = 0; i < 2; ++i) {
             if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             if (!readSome(p[i].fd, *sink[i], maxOutput)) {

@@ -77,6 +77,18 @@ common::Result<Ulimit> parseUlimit(const std::string& text) {
     return Ulimit{*soft, *hard};
 }
 
+common::Result<std::map<std::string, Ulimit>> readUlimits(const Json& limits, const std::string& at) {
+    std::map<std::string, Ulimit> out;
+    for (const auto& [name, value] : limits.items()) {
+        if (ulimitResource(name) < 0) return invalid(at + ": unknown limit '" + name + "' (" + ulimitNames() + ")");
+        if (!value.is_string()) return invalid(at + "." + name + " must be a string, \"SOFT:HARD\" or \"N\"");
+        auto limit = parseUlimit(value.get<std::string>());
+        if (!limit) return invalid(at + "." + name + ": " + limit.error().message);
+        out[name] = *limit;
+    }
+    return out;
+}
+
 std::string formatUlimit(const Ulimit& limit) {
     return valueText(limit.soft) + ":" + valueText(limit.hard);
 }

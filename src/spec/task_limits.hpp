@@ -10,10 +10,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "common/result.hpp"
+#include "spec/json.hpp"
 
 namespace taskscope::spec {
 
@@ -40,6 +42,14 @@ std::string ulimitNames();
 common::Result<Ulimit> parseUlimit(const std::string& text);
 /// The canonical "SOFT:HARD".
 std::string formatUlimit(const Ulimit& limit);
+/// docker's ulimit map ({"nofile": "65536:65536", "core": "0"}), read entry
+/// by entry with ulimitResource and parseUlimit: the one reader of it, for
+/// the spec's `ulimits` and the Nomad driver's `ulimit` key. InvalidSpec
+/// naming `at` and the entry ("ulimits.nofile: soft limit 10 is above hard
+/// limit 5", "ulimits: unknown limit 'x' (core, ...)"). `limits` must be
+/// an object: the caller says so in its input's words (a JSON object, an
+/// HCL map).
+common::Result<std::map<std::string, Ulimit>> readUlimits(const Json& limits, const std::string& at);
 
 /// The kernel's range of oom_score_adj, from the kernel's own header (the
 /// shim's, which musl cannot include, are checked against these in

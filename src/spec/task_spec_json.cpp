@@ -197,17 +197,7 @@ Codec<IoDeviceLimits> ioDeviceLimits() {
 Codec<std::map<std::string, Ulimit>> ulimits() {
     return {[](const Json& v, const std::string& at, Strictness) -> Result<std::map<std::string, Ulimit>> {
                 if (!v.is_object()) return invalid(at + " must be an object of \"SOFT:HARD\" strings");
-                std::map<std::string, Ulimit> out;
-                for (const auto& [name, value] : v.items()) {
-                    if (ulimitResource(name) < 0)
-                        return invalid(at + ": unknown limit '" + name + "' (" + ulimitNames() + ")");
-                    if (!value.is_string())
-                        return invalid(at + "." + name + " must be a string, \"SOFT:HARD\" or \"N\"");
-                    auto limit = parseUlimit(value.get<std::string>());
-                    if (!limit) return invalid(at + "." + name + ": " + limit.error().message);
-                    out[name] = *limit;
-                }
-                return out;
+                return readUlimits(v, at);
             },
             [](const std::map<std::string, Ulimit>& limits) {
                 Json out = Json::object();

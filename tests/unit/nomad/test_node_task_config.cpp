@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(ulimit_as_docker_writes_it) {
     BOOST_TEST((s.ulimits.at("core") == spec::Ulimit{0, 0}));
     BOOST_TEST((s.ulimits.at("memlock") == spec::Ulimit{spec::kUnlimited, spec::kUnlimited}));
     refused("ulimit", json{{"nofile", "20:10"}}, "config.ulimit.nofile: soft limit 20 is above hard limit 10");
-    refused("ulimit", json{{"open_files", "1"}}, "config.ulimit: unknown limit \"open_files\"");
+    refused("ulimit", json{{"open_files", "1"}}, "config.ulimit: unknown limit 'open_files'");
     refused("ulimit", json{{"nofile", "lots"}}, "config.ulimit.nofile: soft limit 'lots'");
     refused("ulimit", json::array(), "config.ulimit must be a map");
 }

@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE plugin_facts
 #include <boost/test/unit_test.hpp>
 
+#include <vector>
+
 #include "nomad/node_task_config.hpp"
 #include "nomad/plugin_facts.hpp"
 
@@ -114,10 +116,86 @@ BOOST_AUTO_TEST_CASE(schemas_are_supersets_of_exec_and_raw_exec) {
         BOOST_TEST(t.at(w.name).attr().type() == w.type, w.name);
         BOOST_TEST(t.at(w.name).attr().required() == (std::string(w.name) == "command"), w.name);
     }
-    for (const auto& [name, type] : nodeTaskKeys()) {
-        BOOST_TEST_REQUIRE(t.count(name) == 1u, name);
-        BOOST_TEST(t.at(name).attr().type() == type, name);
+    for (const auto& k : nodeTaskKeys()) {
+        BOOST_TEST_REQUIRE(t.count(k.name) == 1u, k.name);
+        BOOST_TEST(t.at(k.name).attr().type() == k.hclType, k.name);
     }
     BOOST_TEST(t.size() == std::size(task) + nodeTaskKeys().size());
     BOOST_TEST(cfg.size() == std::size(plugin) + 1);  // and default_isolation
+}
+
+// The schema Nomad sees, pinned key by key and block by block: every key
+// (and no other), its HCL type, whether it is required and its default
+// literal, written out here rather than read from the driver's own tables,
+// so that a change to a table that changes what Nomad decodes fails here.
+namespace {
+
+struct Pinned {
+    const char* name;
+    const char* type;
+    bool required;
+    const char* literal;  // nullptr: no default
+};
+
+void checkPinned(const hashicorp::nomad::plugins::shared::hclspec::Spec& schema, const std::vector<Pinned>& want) {
+    BOOST_TEST_REQUIRE(schema.has_object());
+    const auto& attrs = schema.object().attributes();
+    BOOST_TEST(attrs.size() == want.size());
+    for (const auto& w : want) {
+        BOOST_TEST_REQUIRE(attrs.count(w.name) == 1u, w.name);
+        const auto& s = attrs.at(w.name);
+        BOOST_TEST(s.has_default_() == (w.literal != nullptr), w.name);
+        const auto& a = w.literal ? s.default_().primary().attr() : s.attr();
+        BOOST_TEST(a.name() == w.name);
+        BOOST_TEST(a.type() == w.type, w.name);
+        BOOST_TEST(a.required() == w.required, w.name);
+        if (w.literal) {
+            BOOST_TEST(s.default_().default_().literal().value() == w.literal, w.name);
+            BOOST_TEST(!s.default_().primary().has_default_(), w.name);
+        }
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(plugin_block_schema_is_pinned) {
+    checkPinned(
+        configSchema(),
+        {
+            {"enabled", "bool", false, "true"},
+            {"no_pivot_root", "bool", false, "false"},
+            {"default_pid_mode", "string", false, "\"private\""},
+            {"default_ipc_mode", "string", false, "\"private\""},
+            {"allow_caps", "list(string)", false,
+             R"(["AUDIT_WRITE","CHOWN","DAC_OVERRIDE","FOWNER","FSETID","KILL","MKNOD","NET_BIND_SERVICE","SETFCAP","SETGID","SETPCAP","SETUID","SYS_CHROOT"])"},
+            {"denied_host_uids", "string", false, nullptr},
+            {"denied_host_gids", "string", false, nullptr},
+            {"denied_envvars", "list(string)", false, nullptr},
+            {"default_isolation", "string", false, "\"chroot\""},
+            {"dynamic_workload_users", "bool", false, "true"},
+        });
+}
+
+BOOST_AUTO_TEST_CASE(task_block_schema_is_pinned) {
+    checkPinned(taskConfigSchema(), {
+                                        {"command", "string", true, nullptr},
+                                        {"args", "list(string)", false, nullptr},
+                                        {"work_dir", "string", false, nullptr},
+                                        {"pid_mode", "string", false, nullptr},
+                                        {"ipc_mode", "string", false, nullptr},
+                                        {"cap_add", "list(string)", false, nullptr},
+                                        {"cap_drop", "list(string)", false, nullptr},
+                                        {"cgroup_v2_override", "string", false, nullptr},
+                                        {"cgroup_v1_override", "list(map(string))", false, nullptr},
+                                        {"denied_envvars", "list(string)", false, nullptr},
+                                        {"isolation", "string", false, nullptr},
+                                        // the node's keys (issue 47)
+                                        {"ulimit", "map(string)", false, nullptr},
+                                        {"oom_score_adj", "number", false, nullptr},
+                                        {"io_weight", "number", false, nullptr},
+                                        {"device_read_bps", "map(string)", false, nullptr},
+                                        {"device_write_bps", "map(string)", false, nullptr},
+                                        {"device_read_iops", "map(number)", false, nullptr},
+                                        {"device_write_iops", "map(number)", false, nullptr},
+                                    });
 }

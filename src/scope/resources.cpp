@@ -1,3 +1,5 @@
+// The unit-property table: each systemd property once, with how a task's
+// limits (and a slice's weight and cores) become its value.
 #include "scope/resources.hpp"
 
 #include <algorithm>
@@ -15,6 +17,7 @@ constexpr uint64_t kMiB = 1024 * 1024;
 constexpr uint64_t kInfinity = std::numeric_limits<uint64_t>::max();
 
 using Appender = std::function<std::optional<sdbus::Variant>(const Resources&)>;
+using SliceAppender = std::function<std::optional<sdbus::Variant>(const SliceResources&)>;
 
 // memory_mb is the reservation; memory_max_mb, when larger, is the hard
 // limit and memory_mb becomes MemoryLow (runc maps Nomad's
@@ -80,19 +83,39 @@ Appender ioLimits(spec::IoDeviceLimits Resources::*member) {
     };
 }
 
-const std::array<std::pair<const char*, Appender>, 12> kTable{{
-    {"MemoryMax", memoryMax},
-    {"MemoryLow", memoryLow},
-    {"MemorySwapMax", memorySwapMax},
-    {"CPUWeight", cpuWeight},
-    {"CPUQuotaPerSecUSec", cpuQuota},
-    {"TasksMax", tasksMax},
-    {"AllowedCPUs", allowedCpus},
-    {"IOWeight", ioWeight},
-    {"IOReadBandwidthMax", ioLimits(&Resources::ioReadBps)},
-    {"IOWriteBandwidthMax", ioLimits(&Resources::ioWriteBps)},
-    {"IOReadIOPSMax", ioLimits(&Resources::ioReadIops)},
-    {"IOWriteIOPSMax", ioLimits(&Resources::ioWriteIops)},
+// A slice's weight is already a weight: the sums below it, scaled among
+// its siblings (scope/slice_weights.hpp), not shares to convert.
+std::optional<sdbus::Variant> sliceCpuWeight(const SliceResources& s) {
+    if (s.cpuWeight) return sdbus::Variant(*s.cpuWeight);
+    return std::nullopt;
+}
+
+std::optional<sdbus::Variant> sliceAllowedCpus(const SliceResources& s) {
+    if (s.allowedCpus) return sdbus::Variant(cpuMask(*s.allowedCpus));
+    return std::nullopt;
+}
+
+/// A property, and how each kind of unit taskscope makes gets it (none: a
+/// slice never carries it).
+struct Row {
+    const char* name;
+    Appender task;
+    SliceAppender slice;
+};
+
+const std::array<Row, 12> kTable{{
+    {"MemoryMax", memoryMax, {}},
+    {"MemoryLow", memoryLow, {}},
+    {"MemorySwapMax", memorySwapMax, {}},
+    {"CPUWeight", cpuWeight, sliceCpuWeight},
+    {"CPUQuotaPerSecUSec", cpuQuota, {}},
+    {"TasksMax", tasksMax, {}},
+    {"AllowedCPUs", allowedCpus, sliceAllowedCpus},
+    {"IOWeight", ioWeight, {}},
+    {"IOReadBandwidthMax", ioLimits(&Resources::ioReadBps), {}},
+    {"IOWriteBandwidthMax", ioLimits(&Resources::ioWriteBps), {}},
+    {"IOReadIOPSMax", ioLimits(&Resources::ioReadIops), {}},
+    {"IOWriteIOPSMax", ioLimits(&Resources::ioWriteIops), {}},
 }};
 
 }  // namespace
@@ -119,8 +142,16 @@ std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus) {
 
 UnitProperties resourceProperties(const Resources& resources) {
     UnitProperties out;
-    for (const auto& [name, append] : kTable)
-        if (auto value = append(resources)) out.emplace_back(name, std::move(*value));
+    for (const auto& row : kTable)
+        if (auto value = row.task(resources)) out.emplace_back(row.name, std::move(*value));
+    return out;
+}
+
+UnitProperties sliceProperties(const SliceResources& resources) {
+    UnitProperties out;
+    for (const auto& row : kTable)
+        if (row.slice)
+            if (auto value = row.slice(resources)) out.emplace_back(row.name, std::move(*value));
     return out;
 }
 

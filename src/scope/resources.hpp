@@ -26,9 +26,21 @@ uint64_t cpuWeightFromShares(uint64_t shares);
 /// AllowedCPUs= wants a little-endian CPU bitmask as bytes.
 std::vector<uint8_t> cpuMask(const std::set<unsigned>& cpus);
 
+/// What taskscope sets on a slice it makes (manager/node/slice_ledger.hpp),
+/// or moves onto a scope: a weight among siblings, computed from the sums
+/// below it (not from shares), and the cores of the shared pool.
+struct SliceResources {
+    std::optional<uint64_t> cpuWeight;
+    /// Present: AllowedCPUs, even an empty mask (the caller decides).
+    std::optional<std::set<unsigned>> allowedCpus;
+};
+
 /// The unit properties for the limits, from a table of
 /// (systemd property, appender); unset limits produce no property.
 UnitProperties resourceProperties(const Resources& resources);
+/// The same table's properties for a slice: one name, one encoding for
+/// both kinds of unit (accounting is addAccountingProperties()').
+UnitProperties sliceProperties(const SliceResources& resources);
 /// The accounting every unit taskscope makes turns on, so that its
 /// counters can be read (stats, GetTask, `systemctl status`): memory and
 /// tasks, and CPU where `cpu` (systemd leaves CPU accounting off by

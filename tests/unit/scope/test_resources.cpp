@@ -2,6 +2,8 @@
 #include <boost/test/unit_test.hpp>
 #include <limits>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "scope/resources.hpp"
 
@@ -90,4 +92,27 @@ BOOST_AUTO_TEST_CASE(io_limits_are_systemd_io_properties) {
     none.memoryMb = 1;
     for (const char* p : {"IOWeight", "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax", "IOWriteIOPSMax"})
         BOOST_TEST(asMap(resourceProperties(none)).count(p) == 0u, p);
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_gets_its_weight_and_cores_from_the_same_table) {
+    BOOST_TEST(sliceProperties({}).empty());
+    SliceResources s;
+    s.cpuWeight = 3200;
+    s.allowedCpus = std::set<unsigned>{0, 9};
+    const auto props = sliceProperties(s);
+    BOOST_REQUIRE(props.size() == 2u);
+    // The table's order: the weight first, as a slice was always made.
+    BOOST_TEST(props[0].get<0>() == "CPUWeight");
+    BOOST_TEST(props[0].get<1>().get<uint64_t>() == 3200u);
+    BOOST_TEST(props[1].get<0>() == "AllowedCPUs");
+    BOOST_TEST((props[1].get<1>().get<std::vector<uint8_t>>() == std::vector<uint8_t>{0x01, 0x02}));
+    // A raw weight, not shares: no conversion on the way.
+    BOOST_TEST(asMap(sliceProperties({.cpuWeight = 1, .allowedCpus = std::nullopt})).at("CPUWeight").get<uint64_t>() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_can_be_given_an_empty_pool) {
+    SliceResources s;
+    s.allowedCpus = std::set<unsigned>{};
+    const auto m = asMap(sliceProperties(s));
+    BOOST_TEST(m.at("AllowedCPUs").get<std::vector<uint8_t>>().empty());
 }

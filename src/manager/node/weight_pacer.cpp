@@ -1,22 +1,35 @@
-// The CPU weights of the allocations' slices on their way to systemd
-// (allocation_slices.hpp): a weight waits for the starts under way and is
-// paced per slice and per node, and a removal of an allocation's slice
-// shares the lane; after a restart, only the weights that differ from what
-// the slices hold are sent again.
+// The weight pacer (weight_pacer.hpp): a weight waits for the starts under
+// way and is paced per slice and per node, and a removal of an allocation's
+// slice shares the lane; what systemd holds is remembered, so that only
+// the weights that differ are sent.
+#include "manager/node/weight_pacer.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
 
-#include "manager/node/allocation_slices.hpp"
+#include "scope/resources.hpp"
 
 namespace taskscope::manager {
 
 using common::Result;
 
-void AllocationSlices::setWeight(const std::string& slice, uint64_t weight) {
+WeightPacer::WeightPacer(scope::SystemdClient& systemd, common::EventLoop* loop,
+                         std::chrono::milliseconds weightInterval, std::chrono::milliseconds nodeWeightInterval)
+    : systemd_(systemd), loop_(loop), weightInterval_(weightInterval), nodeWeightInterval_(nodeWeightInterval) {}
+
+WeightPacer::~WeightPacer() {
+    if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
+    if (paceTimer_ && loop_) loop_->cancelTimer(paceTimer_);
+}
+
+void WeightPacer::setWeight(const std::string& slice, uint64_t weight) {
     // systemd holds it already (a short task's slices come back to the
     // weight they had): nothing to ask.
-    if (slices_[slice].applied == weight) {
+    if (held_[slice].applied == weight) {
         unsent_.erase(slice);
         return;
     }
@@ -24,7 +37,46 @@ void AllocationSlices::setWeight(const std::string& slice, uint64_t weight) {
     flushSoon();
 }
 
-void AllocationSlices::flushSoon() {
+void WeightPacer::carried(const std::string& slice, uint64_t weight) {
+    held_[slice].applied = weight;
+    unsent_.erase(slice);
+}
+
+void WeightPacer::unknown(const std::string& slice) {
+    held_[slice].applied = 0;
+}
+
+void WeightPacer::held(const std::string& slice, uint64_t weight) {
+    if (auto& h = held_[slice]; !h.applied) h.applied = weight;
+}
+
+std::map<std::string, uint64_t> WeightPacer::heldWeights() const {
+    std::map<std::string, uint64_t> out;
+    for (const auto& [name, h] : held_)
+        if (h.applied) out[name] = h.applied;
+    return out;
+}
+
+void WeightPacer::forget(const std::string& slice) {
+    held_.erase(slice);
+    unsent_.erase(slice);
+}
+
+void WeightPacer::remove(const std::vector<std::string>& family) {
+    if (family.empty()) return;
+    for (const auto& s : family) unsent_.erase(s);
+    removals_.push_back(family.front());
+    kickLane();
+}
+
+bool WeightPacer::cancelRemoval(const std::string& slice) {
+    auto q = std::find(removals_.begin(), removals_.end(), slice);
+    if (q == removals_.end()) return false;
+    removals_.erase(q);
+    return true;
+}
+
+void WeightPacer::flushSoon() {
     if (unsent_.empty()) return;
     if (startsUnanswered_ == 0) return flush();
     if (loop_ && !flushTimer_)
@@ -34,14 +86,14 @@ void AllocationSlices::flushSoon() {
         });
 }
 
-void AllocationSlices::flush() {
+void WeightPacer::flush() {
     if (flushTimer_ && loop_) loop_->cancelTimer(flushTimer_);
     flushTimer_ = 0;
     flushDue_ = true;
     kickLane();
 }
 
-void AllocationSlices::kickLane() {
+void WeightPacer::kickLane() {
     const auto alive = std::weak_ptr<int>(lifetime_);
     if (!weightBusy_ && flushDue_ && !sendNextWeight()) flushDue_ = false;
     // Removals: a few at a time, each slot given again once its job is
@@ -53,13 +105,13 @@ void AllocationSlices::kickLane() {
         systemd_.stopUnitAsync(name, [this, name, alive](Result<void> r) {
             if (alive.expired()) return;
             --removalsInFlight_;
-            removed(name, std::move(r));
+            if (removed_) removed_(name, std::move(r));
             kickLane();
         });
     }
 }
 
-bool AllocationSlices::sendNextWeight() {
+bool WeightPacer::sendNextWeight() {
     const auto alive = std::weak_ptr<int>(lifetime_);
     const auto now = loop_ ? common::EventLoop::Clock::now() : common::EventLoop::Clock::time_point{};
     std::optional<common::EventLoop::Clock::time_point> nextDue;
@@ -74,8 +126,8 @@ bool AllocationSlices::sendNextWeight() {
     double bestDrift = -1;
     for (auto next = unsent_.begin(); next != unsent_.end();) {
         const auto [slice, weight] = *next;
-        auto own = slices_.find(slice);
-        if (own == slices_.end() || own->second.applied == weight) {
+        auto own = held_.find(slice);
+        if (own == held_.end() || own->second.applied == weight) {
             next = unsent_.erase(next);
             continue;
         }
@@ -104,26 +156,26 @@ bool AllocationSlices::sendNextWeight() {
         if (!nextDue || due < *nextDue) nextDue = due;
     } else if (best != unsent_.end()) {
         const auto [slice, weight] = *best;
-        auto& own = slices_[slice];
+        auto& own = held_[slice];
         unsent_.erase(best);
         own.applied = weight;
         own.weightSent = now;
         lastWeightSent_ = now;
-        scope::UnitProperties p;
-        p.emplace_back("CPUWeight", sdbus::Variant(weight));
         weightBusy_ = true;
-        systemd_.setUnitPropertiesAsync(slice, p, [this, slice, weight, alive](Result<void> r) {
-            if (alive.expired()) return;
-            if (!r) {
-                // The ratios are off until the next change of the slice's
-                // siblings; nothing of any task is lost.
-                spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
-                if (auto it = slices_.find(slice); it != slices_.end() && it->second.applied == weight)
-                    it->second.applied = 0;
-            }
-            weightBusy_ = false;
-            kickLane();
-        });
+        systemd_.setUnitPropertiesAsync(
+            slice, scope::sliceProperties({.cpuWeight = weight, .allowedCpus = std::nullopt}),
+            [this, slice, weight, alive](Result<void> r) {
+                if (alive.expired()) return;
+                if (!r) {
+                    // The ratios are off until the next change of the slice's
+                    // siblings; nothing of any task is lost.
+                    spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
+                    if (auto it = held_.find(slice); it != held_.end() && it->second.applied == weight)
+                        it->second.applied = 0;
+                }
+                weightBusy_ = false;
+                kickLane();
+            });
         return true;
     }
     if (nextDue && (!paceTimer_ || *nextDue < paceDue_)) {
@@ -137,43 +189,9 @@ bool AllocationSlices::sendNextWeight() {
     return false;
 }
 
-void AllocationSlices::scopeAnswered() {
+void WeightPacer::scopeAnswered() {
     if (startsUnanswered_) --startsUnanswered_;
     if (startsUnanswered_ == 0) flushSoon();
-}
-
-std::map<std::string, std::string> AllocationSlices::weighedSliceCgroups() const {
-    std::map<std::string, std::string> out;
-    for (const auto& [name, slice] : slices_)
-        if (slice.sum && !slice.cgroup.empty() && weightOf(name)) out[name] = slice.cgroup;
-    return out;
-}
-
-void AllocationSlices::heldWeights(const std::map<std::string, uint64_t>& held) {
-    for (const auto& [name, weight] : held)
-        if (auto it = slices_.find(name); it != slices_.end() && !it->second.applied) it->second.applied = weight;
-}
-
-void AllocationSlices::reapplyWeights() {
-    // Each parent's children keep the scale systemd holds them at (implied
-    // by its heaviest child's weight) while it fits: a restart sends no
-    // weight systemd has already, and neither does an upgrade from a
-    // manager whose band put the heaviest elsewhere (before stop 49,
-    // (5000, 10000]); at 10,000 allocations that would have been 10,000
-    // weight calls, paced over 40 minutes with the ratios mixed meanwhile.
-    std::map<std::string, std::pair<uint64_t, uint64_t>> heaviest;  // by parent: sum, weight held
-    for (const auto& [name, slice] : slices_)
-        if (!slice.overflow && weighed(name) && slice.sum && slice.applied) {
-            auto& h = heaviest[slice.parent];
-            if (slice.sum > h.first) h = {slice.sum, slice.applied};
-        }
-    for (const auto& [parent, h] : heaviest)
-        scales_[parent].keepScaleOf(h.first, h.second);
-    for (const auto& [name, slice] : slices_)
-        if (!slice.overflow && weighed(name) && slice.sum) scales_[slice.parent].set(name, slice.sum);
-    for (const auto& [name, slice] : slices_)
-        if (slice.sum)
-            if (auto w = weightOf(name)) setWeight(name, *w);
 }
 
 }  // namespace taskscope::manager

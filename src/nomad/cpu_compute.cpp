@@ -1,3 +1,4 @@
+// A task's CPU use converted to MHz for Nomad (cpu_compute.hpp).
 #include "nomad/cpu_compute.hpp"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// go-cty's MessagePack decoded into JSON values (cty_msgpack.hpp).
 #include "nomad/cty_msgpack.hpp"
 
 #define MSGPACK_NO_BOOST 1

@@ -1,3 +1,4 @@
+// The plugin block read and checked through its key table (driver_config.hpp).
 #include "nomad/driver_config.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Nomad's Driver service: each call converted to the manager's API
+// (driver_service.hpp).
 #include "nomad/driver_service.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// raw_exec's denied_envvars applied to a task's environment (env_filter.hpp).
 #include "nomad/env_filter.hpp"
 
 #include <iterator>

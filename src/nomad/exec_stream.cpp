@@ -1,3 +1,5 @@
+// `nomad alloc exec` as a gRPC reactor over the streamer's Exec1
+// (exec_stream.hpp).
 #include "nomad/exec_stream.hpp"
 
 #include <fcntl.h>

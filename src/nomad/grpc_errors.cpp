@@ -1,3 +1,5 @@
+// The driver's errors as the gRPC statuses Nomad's client reads
+// (grpc_errors.hpp).
 #include "nomad/grpc_errors.hpp"
 
 #include <utility>

@@ -1,3 +1,5 @@
+// The task-config keys for what a node gives a task, read through their table
+// (node_task_config.hpp).
 #include "nomad/node_task_config.hpp"
 
 #include <cctype>

@@ -1,3 +1,5 @@
+// What the driver tells Nomad about itself, the schemas built from the key
+// tables (plugin_facts.hpp).
 #include "nomad/plugin_facts.hpp"
 
 #include <cstdlib>

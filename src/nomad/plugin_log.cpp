@@ -1,3 +1,4 @@
+// The plugin's hclog log channel on stderr (plugin_log.hpp).
 #include "nomad/plugin_log.hpp"
 
 #include <fcntl.h>

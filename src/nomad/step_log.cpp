@@ -1,3 +1,4 @@
+// The driver's per-call debug timing (step_log.hpp).
 #include "nomad/step_log.hpp"
 
 #include "nomad/plugin_log.hpp"

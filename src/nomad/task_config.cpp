@@ -1,3 +1,5 @@
+// A task's config block read and checked through its key table
+// (task_config.hpp).
 #include "nomad/task_config.hpp"
 
 #include <optional>

@@ -1,3 +1,5 @@
+// Nomad's TaskConfig turned into taskscope's task spec
+// (task_spec_builder.hpp).
 #include "nomad/task_spec_builder.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The driver's client of the manager and the streamer over D-Bus
+// (taskscope_client.hpp).
 #include "nomad/taskscope_client.hpp"
 
 #include <poll.h>

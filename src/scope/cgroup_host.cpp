@@ -1,3 +1,5 @@
+// The node's cgroup tree: its version, a process's cgroup, a cgroup's files
+// (cgroup_host.hpp).
 #include "scope/cgroup_host.hpp"
 
 #include <linux/magic.h>

@@ -1,3 +1,4 @@
+// A cgroup path as a checked value (cgroup_path.hpp).
 #include "scope/cgroup_path.hpp"
 
 #include "common/error_names.hpp"

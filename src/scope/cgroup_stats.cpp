@@ -1,3 +1,5 @@
+// A task's usage read from its cgroup files, per cgroup version
+// (cgroup_stats.hpp).
 #include "scope/cgroup_stats.hpp"
 
 #include <fcntl.h>

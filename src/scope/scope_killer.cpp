@@ -1,3 +1,4 @@
+// A kill of every process of a scope, per cgroup version (scope_killer.hpp).
 #include "scope/scope_killer.hpp"
 
 #include <fcntl.h>

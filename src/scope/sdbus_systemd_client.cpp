@@ -1,3 +1,4 @@
+// The systemd client over sdbus-c++ (sdbus_systemd_client.hpp).
 #include "scope/sdbus_systemd_client.hpp"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// The nested slice layout's names (slice_layout.hpp).
 #include "scope/slice_layout.hpp"
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// The slices' CPU weights as sums of their tasks' (slice_weights.hpp).
 #include "scope/slice_weights.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// What the systemd client does the same for every implementation
+// (systemd_client.hpp).
 #include "scope/systemd_client.hpp"
 
 #include "common/error_names.hpp"

@@ -1,3 +1,4 @@
+// Whether a cgroup is really a task's own scope (task_scope.hpp).
 #include "scope/task_scope.hpp"
 
 #include <vector>

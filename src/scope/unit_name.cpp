@@ -1,3 +1,5 @@
+// Task unit names and object paths, escaped as systemd escapes
+// (unit_name.hpp).
 #include "scope/unit_name.hpp"
 
 #include <systemd/sd-bus.h>

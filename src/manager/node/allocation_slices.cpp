@@ -4,8 +4,6 @@
 // and the weights and removals handed to the pacer (weight_pacer.hpp).
 #include "manager/node/allocation_slices.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 #include "common/error_names.hpp"
@@ -125,10 +123,10 @@ void AllocationSlices::weightsToScopes(const std::vector<std::pair<std::string, 
         if (weight) {
             systemd_.setUnitPropertiesAsync(
                 unit, scope::sliceProperties({.cpuWeight = *weight, .allowedCpus = std::nullopt}),
-                [unit, weight = *weight](Result<void> r) {
+                [unit, weight = *weight, notDone = notDone_](Result<void> r) {
                     // Its share among its allocation's tasks is the default's
                     // until its next UpdateTask; nothing of the task is lost.
-                    if (!r) spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, unit, r.error().message);
+                    if (!r) notDone(false, "set CPUWeight=" + std::to_string(weight) + " on " + unit, r.error());
                 });
         }
         if (weightMoved_) weightMoved_(unit);
@@ -171,8 +169,8 @@ void AllocationSlices::startCarrying(const std::string& unit, const std::vector<
                    // One of them existed (left by a crash, or made by hand): the scope
                    // is asked again without them, after their starts.
                    if (r.error().name == common::errors::kUnitExists) {
-                       spdlog::info("A slice to be made with a task's scope exists already ({}): made on its own",
-                                    r.error().message);
+                       notDone_(true, "make a slice with a task's scope", r.error(),
+                                "it exists already: made on its own");
                        // (With its weight if a task of its allocation started
                        // meanwhile: that sent it to a scope that was not there yet.)
                        return startScope({}, ledger_.weightOnScope(unit),
@@ -223,7 +221,7 @@ void AllocationSlices::refresh(const std::string& name) {
 }
 
 void AllocationSlices::settle(const std::string& name, Result<void> r) {
-    if (!r) spdlog::warn("Failed to make slice {}: {}", name, r.error().message);
+    if (!r) notDone_(false, "make slice " + name, r.error());
     if (!ledger_.settled(name, r.ok())) return;
     if (!r) pacer_.unknown(name);
     auto it = pending_.find(name);
@@ -258,7 +256,8 @@ void AllocationSlices::removed(const std::string& name, Result<void> r) {
     // NoSuchUnit: already gone (stopped by hand, or never made). Any
     // other failure leaves it to the dangling reconciler.
     if (!r && r.error().name != common::errors::kNoSuchUnit)
-        spdlog::warn("Failed to remove the slice {} of a forgotten allocation: {}", name, r.error().message);
+        notDone_(false, "remove the slice " + name + " of a forgotten allocation", r.error(),
+                 "the dangling-scope reconciler takes it");
     auto removal = ledger_.removed(name);
     for (const auto& s : removal.unmade) pacer_.unknown(s);
     forgetDropped();

@@ -102,6 +102,12 @@ public:
     /// of its allocation started): what GetTask shows of it changed.
     using WeightMoved = std::function<void(const std::string& unit)>;
     void onWeightMoved(WeightMoved moved) { weightMoved_ = std::move(moved); }
+    /// Who hears what systemd refused and was left as it is (nothing here
+    /// logs): a weight, a slice's start or removal.
+    void setNotDone(NotDone notDone) {
+        notDone_ = notDone;
+        pacer_.setNotDone(std::move(notDone));
+    }
 
     /// A task (`unit`) is about to start in `slices`, weighing `cpu`:
     /// it counts from now on. Its scope is started through `startScope`
@@ -199,6 +205,7 @@ private:
     scope::SystemdClient& systemd_;
     WeightPacer pacer_;
     WeightMoved weightMoved_;
+    NotDone notDone_;
     std::map<std::string, Deferred> deferred_;                ///< by unit: entries waiting for a removal
     std::map<std::string, std::vector<Completion>> pending_;  ///< by slice: waiting for its start under way
     /// Expires with this object: systemd's answers that come after it do nothing.

@@ -4,8 +4,6 @@
 // the weights that differ are sent.
 #include "manager/node/weight_pacer.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -169,7 +167,7 @@ bool WeightPacer::sendNextWeight() {
                 if (!r) {
                     // The ratios are off until the next change of the slice's
                     // siblings; nothing of any task is lost.
-                    spdlog::warn("Failed to set CPUWeight={} on {}: {}", weight, slice, r.error().message);
+                    notDone_(false, "set CPUWeight=" + std::to_string(weight) + " on " + slice, r.error());
                     if (auto it = held_.find(slice); it != held_.end() && it->second.applied == weight)
                         it->second.applied = 0;
                 }

@@ -56,6 +56,7 @@
 
 #include "common/event_loop.hpp"
 #include "common/result.hpp"
+#include "manager/node/not_done.hpp"
 #include "scope/systemd_client.hpp"
 
 namespace taskscope::manager {
@@ -81,6 +82,8 @@ public:
     WeightPacer& operator=(const WeightPacer&) = delete;
 
     void onRemoved(Removed removed) { removed_ = std::move(removed); }
+    /// Who hears of a weight systemd refused (nothing here logs).
+    void setNotDone(NotDone notDone) { notDone_ = std::move(notDone); }
 
     /// `slice`'s weight is to be `weight`: sent with the next flush, unless
     /// systemd holds it already.
@@ -158,6 +161,7 @@ private:
     std::deque<std::string> removals_;  ///< allocation slices to stop, in order
     /// Expires with this object: systemd's answers that come after it do nothing.
     std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+    NotDone notDone_;
 };
 
 }  // namespace taskscope::manager

@@ -4,8 +4,6 @@
 
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <cstdlib>
 
 #include "common/files.hpp"
@@ -17,9 +15,9 @@ RecordWriter::RecordWriter(const StateStore& store, common::EventLoop& loop)
 
 void RecordWriter::persist(const TaskRecord& record, std::function<void()> durable, bool first) {
     writer_->write(store_.recordFile(record.unit), StateStore::recordText(record), common::kPrivateFileMode,
-                   [unit = record.unit, durable = std::move(durable)](common::Result<void> r) {
+                   [unit = record.unit, durable = std::move(durable), lastWord = lastWord_](common::Result<void> r) {
                        if (!r) {
-                           spdlog::critical("Failed to save task {}: {}", unit, r.error().message);
+                           if (*lastWord) (*lastWord)(unit, r.error());
                            std::abort();
                        }
                        if (durable) durable();

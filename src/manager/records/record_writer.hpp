@@ -24,6 +24,10 @@ public:
     /// `first`: a start waits for it before its task runs, so it goes ahead
     /// of the writes and removals waiting (a drain's thousands).
     void persist(const TaskRecord& record, std::function<void()> durable = {}, bool first = false);
+    /// Told a failed save's unit and error just before the daemon ends
+    /// (the daemon's journal has its last word; nothing here logs).
+    using LastWord = std::function<void(const std::string& unit, const common::Error& error)>;
+    void setLastWord(LastWord lastWord) { *lastWord_ = std::move(lastWord); }
     /// Removes the task's record, in order with its writes still pending
     /// (which must not bring it back), and its exit record, aborted mark
     /// and process spec, all off the loop in one round. `gone` runs once
@@ -55,6 +59,8 @@ public:
     const StateStore& store() const { return store_; }
 
 private:
+    /// Shared with the saves' completions.
+    std::shared_ptr<LastWord> lastWord_ = std::make_shared<LastWord>();
     const StateStore& store_;
     std::set<std::string> leftovers_;  ///< units a start must look for leftovers of
     /// Last: destroyed first, it finishes every write still asked.

@@ -85,6 +85,14 @@ TaskRegistry::TaskRegistry(Config config, scope::SystemdClient& systemd, scope::
       exits_(loop_, store_, config_.logSpoolDir, cgroupWorker_, *this),
       end_({stops_, allocSlices_, exits_, spool_, *killer_, records_, host_, liveShims_}, *this) {
     allocSlices_.onWeightMoved([this](const std::string& unit) { weightMoved(unit); });
+    records_.setLastWord([this](const std::string& unit, const common::Error& why) {
+        notes_->notDone(TaskNotes::Weight::Error, "save task " + unit, why,
+                        "the manager ends here: systemd restarts it, and it recovers from what is on disk");
+    });
+    allocSlices_.setNotDone({[this](bool detail, const std::string& what, const common::Error& why,
+                                    const std::string& then) {
+        notes_->notDone(detail ? TaskNotes::Weight::Detail : TaskNotes::Weight::Warning, what, why, then);
+    }});
 }
 
 void TaskRegistry::weightMoved(const std::string& unit) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error_names.hpp"
+#include "spec/json_text.hpp"
 #include "wire/field_names.hpp"
 
 namespace taskscope::wire {
@@ -69,7 +70,9 @@ std::string toJson(const TaskInfo& t) {
 }
 
 common::Result<TaskInfo> parseTaskJson(std::string_view json) {
-    const auto j = nlohmann::json::parse(json, nullptr, false);
+    const auto parsed = spec::parseJson(json, "the manager's task description");
+    if (!parsed) return common::makeError(common::errors::kInternal, parsed.error().message);
+    const auto& j = *parsed;
     if (!j.is_object()) return malformed("is not a JSON object");
     try {
         TaskInfo t;
@@ -96,7 +99,11 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         t.lostReason = j.value(kLostReason, std::string());
         t.execError = j.value(kExecError, std::string());
         auto spec = j.at(kSpec);
-        if (spec.is_string()) spec = nlohmann::json::parse(spec.get<std::string>(), nullptr, false);
+        if (spec.is_string()) {
+            // A stored spec that does not read leaves the task without one.
+            auto inner = spec::parseJson(spec.get<std::string>(), "its spec");
+            spec = inner ? std::move(*inner) : nlohmann::json();
+        }
         if (spec.is_object()) {
             auto s = spec::taskSpecFromJson(spec, spec::Strictness::Lenient);
             if (!s) return malformed("has a malformed spec: " + s.error().message);

@@ -18,6 +18,44 @@ using nlohmann::json;
 
 constexpr int kMaxDepth = 64;  // the config is the caller's: bound the recursion
 
+// Whether `s` is UTF-8 as RFC 3629 has it (no overlong forms, no
+// surrogates, nothing past U+10FFFF): what nlohmann's dump() accepts. A
+// cty string always is; msgpack's str is any bytes, and a value that
+// dump() refuses threw out of the driver wherever it was printed (an
+// error message, the spec sent to the manager: issue 58's fuzzing).
+bool isUtf8(std::string_view s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const auto* end = p + s.size();
+    auto cont = [&](int n, unsigned char lo, unsigned char hi) {
+        if (end - p < n + 1 || p[1] < lo || p[1] > hi) return false;
+        for (int i = 2; i <= n; ++i)
+            if (p[i] < 0x80 || p[i] > 0xBF) return false;
+        p += n + 1;
+        return true;
+    };
+    while (p < end) {
+        const unsigned char c = *p;
+        bool ok;
+        if (c < 0x80) ok = (++p, true);
+        else if (c >= 0xC2 && c <= 0xDF) ok = cont(1, 0x80, 0xBF);
+        else if (c == 0xE0) ok = cont(2, 0xA0, 0xBF);
+        else if (c == 0xED) ok = cont(2, 0x80, 0x9F);
+        else if (c >= 0xE1 && c <= 0xEF) ok = cont(2, 0x80, 0xBF);
+        else if (c == 0xF0) ok = cont(3, 0x90, 0xBF);
+        else if (c >= 0xF1 && c <= 0xF3) ok = cont(3, 0x80, 0xBF);
+        else if (c == 0xF4) ok = cont(3, 0x80, 0x8F);
+        else ok = false;
+        if (!ok) return false;
+    }
+    return true;
+}
+
+Result<json> utf8Text(const char* ptr, uint32_t size) {
+    const std::string_view s(ptr, size);
+    if (!isUtf8(s)) return invalid("config has a string that is not UTF-8");
+    return json(std::string(s));
+}
+
 Result<json> toJson(const msgpack::object& o, int depth) {
     if (depth > kMaxDepth) return invalid("config nests deeper than " + std::to_string(kMaxDepth));
     switch (o.type) {
@@ -33,9 +71,9 @@ Result<json> toJson(const msgpack::object& o, int depth) {
     case msgpack::type::FLOAT64:
         return json(o.via.f64);
     case msgpack::type::STR:
-        return json(std::string(o.via.str.ptr, o.via.str.size));
+        return utf8Text(o.via.str.ptr, o.via.str.size);
     case msgpack::type::BIN:
-        return json(std::string(o.via.bin.ptr, o.via.bin.size));
+        return utf8Text(o.via.bin.ptr, o.via.bin.size);
     case msgpack::type::EXT:
         return json(nullptr);  // cty's unknown value: not known yet, so absent
     case msgpack::type::ARRAY: {
@@ -57,6 +95,7 @@ Result<json> toJson(const msgpack::object& o, int depth) {
         for (uint32_t i = 0; i < m.size; ++i) {
             const auto& k = m.ptr[i].key;
             if (k.type != msgpack::type::STR) return invalid("a map key is not a string");
+            if (!isUtf8({k.via.str.ptr, k.via.str.size})) return invalid("config has a key that is not UTF-8");
             auto v = toJson(m.ptr[i].val, depth + 1);
             if (!v) return v;
             out[std::string(k.via.str.ptr, k.via.str.size)] = std::move(*v);
@@ -73,7 +112,14 @@ Result<json> decodeCty(std::string_view bytes) {
     if (bytes.empty()) return json::object();  // no config block at all
     try {
         std::size_t offset = 0;
-        msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size(), offset);
+        // msgpack-c allocates an array's or a map's elements from its
+        // header's count before it reads them: a 13-byte config claiming
+        // 4 billion entries asked for 256 GB (issue 58's fuzzing). Each
+        // element takes a byte at least, so no honest count is above the
+        // input's size; the nesting is bounded as toJson bounds it.
+        const msgpack::unpack_limit limit(bytes.size(), bytes.size() / 2, bytes.size(), bytes.size(), bytes.size(),
+                                          kMaxDepth);
+        msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr, limit);
         if (offset != bytes.size()) return invalid("trailing bytes after the config value");
         return toJson(h.get(), 0);
     } catch (const std::exception& e) {

@@ -3,8 +3,8 @@
 // the rest is its text. Properties: no crash or hang; a text it calls
 // malformed sets nothing (its promise: the sample keeps the last values).
 
-#include "fuzz_support.hpp"
 #include "scope/cgroup_stats.hpp"
+#include "fuzz_support.hpp"
 
 using namespace taskscope;
 

@@ -11,7 +11,8 @@ using namespace taskscope;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string out(fuzz::text(data, size));
     auto got = network::parseCniResult(out);
-    if (!got) fuzz::check(!got.error().name.empty() && !got.error().message.empty(), "an error without name or message");
+    if (!got)
+        fuzz::check(!got.error().name.empty() && !got.error().message.empty(), "an error without name or message");
     auto err = network::cniError("bridge", "ADD", out, "stderr", 1);
     fuzz::check(!err.message.empty(), "a plugin's failure without a message");
     return 0;

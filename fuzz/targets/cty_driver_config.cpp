@@ -13,7 +13,8 @@ using namespace taskscope;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto config = nomad::decodeCty(fuzz::text(data, size));
     if (!config) {
-        fuzz::check(!config.error().name.empty() && !config.error().message.empty(), "an error without name or message");
+        fuzz::check(!config.error().name.empty() && !config.error().message.empty(),
+                    "an error without name or message");
         return 0;
     }
     fuzz::check(!config->dump().empty(), "a decoded config does not print");

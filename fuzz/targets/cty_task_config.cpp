@@ -15,8 +15,9 @@ using namespace taskscope;
 
 namespace {
 
-// {"command": "/bin/true", "args": ["-x"]} as go-cty writes it.
-constexpr char kGood[] = "\x82\xa7" "command" "\xa9" "/bin/true" "\xa4" "args" "\x91\xa2" "-x";
+// {"command": "/bin/true", "args": ["-x"]} as go-cty writes it (octal
+// escapes: a hex one would run into the letters after it).
+constexpr char kGood[] = "\202\247command\251/bin/true\244args\221\242-x";
 
 }  // namespace
 
@@ -32,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (config->is_object())
             for (const auto& [key, value] : config->items()) (void)nomad::ctyInteger(value, key.c_str());
     } else {
-        fuzz::check(!config.error().name.empty() && !config.error().message.empty(), "an error without name or message");
+        fuzz::check(!config.error().name.empty() && !config.error().message.empty(),
+                    "an error without name or message");
     }
     auto good = nomad::decodeCty({kGood, sizeof kGood - 1});
     fuzz::check(good.ok() && nomad::parseTaskBlock(*good).ok(), "a good block no longer decodes after this input");

@@ -18,12 +18,17 @@ using namespace taskscope;
 
 namespace {
 
+// A plain array, not a std::string: the exit handler below runs after
+// static objects are destroyed.
+char scratch[] = "/tmp/fuzz-exec-records.XXXXXX";
+
 const std::string& scratchDir() {
     static const std::string dir = [] {
-        char tmpl[] = "/tmp/fuzz-exec-records.XXXXXX";
-        const char* d = ::mkdtemp(tmpl);
-        fuzz::check(d != nullptr, "mkdtemp");
-        return std::string(d);
+        fuzz::check(::mkdtemp(scratch) != nullptr, "mkdtemp");
+        // Each input's file is gone after it, so the directory is empty
+        // at exit.
+        std::atexit([] { (void)::rmdir(scratch); });
+        return std::string(scratch);
     }();
     return dir;
 }

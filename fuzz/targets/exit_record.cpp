@@ -4,13 +4,14 @@
 // error naming the key, never a crash. Properties: no crash or hang; a
 // refusal names itself.
 
-#include "fuzz_support.hpp"
 #include "manager/records/exit_record.hpp"
+#include "fuzz_support.hpp"
 
 using namespace taskscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto got = manager::parseExitFile(std::string(fuzz::text(data, size)));
-    if (!got) fuzz::check(!got.error().name.empty() && !got.error().message.empty(), "an error without name or message");
+    if (!got)
+        fuzz::check(!got.error().name.empty() && !got.error().message.empty(), "an error without name or message");
     return 0;
 }

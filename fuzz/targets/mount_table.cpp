@@ -5,8 +5,8 @@
 // with any byte, escapes). Properties: no crash or hang; every refusal
 // names the file.
 
-#include "fuzz_support.hpp"
 #include "scope/mount_table.hpp"
+#include "fuzz_support.hpp"
 
 using namespace taskscope;
 
@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto text = fuzz::text(data, size);
     const std::string path = "/proc/self/mountinfo";
     auto strict = scope::parseMountInfo(text, path);
-    if (!strict) fuzz::check(strict.error().message.find(path) != std::string::npos, "an error that does not name the file");
+    if (!strict)
+        fuzz::check(strict.error().message.find(path) != std::string::npos, "an error that does not name the file");
     auto lenient = scope::parseMountInfo(text, path, true);
     fuzz::check(lenient.ok(), "skipMalformed refused a table");
     if (strict) fuzz::check(strict->size() == lenient->size(), "skipMalformed dropped a good line");

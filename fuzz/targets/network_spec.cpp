@@ -4,8 +4,8 @@
 // into the CNI config it runs: a value the parser takes must not take the
 // writer down); a good spec still parses after any input.
 
-#include "fuzz_support.hpp"
 #include "network/network_spec.hpp"
+#include "fuzz_support.hpp"
 
 using namespace taskscope;
 

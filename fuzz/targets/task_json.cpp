@@ -4,8 +4,8 @@
 // Properties: no crash or hang; a refusal names itself; a task it accepts
 // writes out and reads back.
 
-#include "fuzz_support.hpp"
 #include "wire/task_json.hpp"
+#include "fuzz_support.hpp"
 
 using namespace taskscope;
 

@@ -5,9 +5,9 @@
 // Properties: no crash or hang; a refusal names itself; a record it
 // accepts writes out and reads back.
 
+#include "task/task_record.hpp"
 #include "fuzz_support.hpp"
 #include "spec/json_text.hpp"
-#include "task/task_record.hpp"
 
 using namespace taskscope;
 

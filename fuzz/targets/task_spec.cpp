@@ -6,8 +6,8 @@
 // parser keeps no state a bad input can spoil: the bus feeds it one
 // caller's spec after another's).
 
-#include "fuzz_support.hpp"
 #include "spec/task_spec.hpp"
+#include "fuzz_support.hpp"
 
 using namespace taskscope;
 

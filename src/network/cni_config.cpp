@@ -49,9 +49,9 @@ json pluginInput(const json& conflist, const json& plugin, const json& prevResul
 common::Result<CniResult> parseCniResult(const std::string& out) {
     auto parsed = spec::parseJson(out, "plugin result");
     if (!parsed || !parsed->is_object())
-        return common::makeError(common::errors::kCniFailed,
-                                 (parsed ? "plugin result is not a JSON object" : parsed.error().message) + ": " +
-                                     out.substr(0, 200));
+        return common::makeError(
+            common::errors::kCniFailed,
+            (parsed ? "plugin result is not a JSON object" : parsed.error().message) + ": " + out.substr(0, 200));
     json j = std::move(*parsed);
     CniResult r;
     if (auto ips = j.find("ips"); ips != j.end() && ips->is_array())

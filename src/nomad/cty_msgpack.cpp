@@ -18,34 +18,36 @@ using nlohmann::json;
 
 constexpr int kMaxDepth = 64;  // the config is the caller's: bound the recursion
 
+// RFC 3629's table: a lead byte's range, how many bytes follow it, and
+// the range of the first of those (the others are 80..BF).
+struct Utf8Lead {
+    unsigned char from, to;
+    size_t follow;
+    unsigned char lo, hi;
+};
+constexpr Utf8Lead kUtf8Leads[] = {
+    {0x00, 0x7F, 0, 0, 0},       {0xC2, 0xDF, 1, 0x80, 0xBF}, {0xE0, 0xE0, 2, 0xA0, 0xBF},
+    {0xE1, 0xEC, 2, 0x80, 0xBF}, {0xED, 0xED, 2, 0x80, 0x9F}, {0xEE, 0xEF, 2, 0x80, 0xBF},
+    {0xF0, 0xF0, 3, 0x90, 0xBF}, {0xF1, 0xF3, 3, 0x80, 0xBF}, {0xF4, 0xF4, 3, 0x80, 0x8F},
+};
+
 // Whether `s` is UTF-8 as RFC 3629 has it (no overlong forms, no
 // surrogates, nothing past U+10FFFF): what nlohmann's dump() accepts. A
 // cty string always is; msgpack's str is any bytes, and a value that
 // dump() refuses threw out of the driver wherever it was printed (an
 // error message, the spec sent to the manager: issue 58's fuzzing).
 bool isUtf8(std::string_view s) {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const auto* end = p + s.size();
-    auto cont = [&](int n, unsigned char lo, unsigned char hi) {
-        if (end - p < n + 1 || p[1] < lo || p[1] > hi) return false;
-        for (int i = 2; i <= n; ++i)
-            if (p[i] < 0x80 || p[i] > 0xBF) return false;
-        p += n + 1;
-        return true;
-    };
-    while (p < end) {
-        const unsigned char c = *p;
-        bool ok;
-        if (c < 0x80) ok = (++p, true);
-        else if (c >= 0xC2 && c <= 0xDF) ok = cont(1, 0x80, 0xBF);
-        else if (c == 0xE0) ok = cont(2, 0xA0, 0xBF);
-        else if (c == 0xED) ok = cont(2, 0x80, 0x9F);
-        else if (c >= 0xE1 && c <= 0xEF) ok = cont(2, 0x80, 0xBF);
-        else if (c == 0xF0) ok = cont(3, 0x90, 0xBF);
-        else if (c >= 0xF1 && c <= 0xF3) ok = cont(3, 0x80, 0xBF);
-        else if (c == 0xF4) ok = cont(3, 0x80, 0x8F);
-        else ok = false;
-        if (!ok) return false;
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const Utf8Lead* lead = nullptr;
+        for (const auto& l : kUtf8Leads)
+            if (c >= l.from && c <= l.to) lead = &l;
+        if (!lead || s.size() - i - 1 < lead->follow) return false;
+        for (size_t k = 1; k <= lead->follow; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            if (b < (k == 1 ? lead->lo : 0x80) || b > (k == 1 ? lead->hi : 0xBF)) return false;
+        }
+        i += 1 + lead->follow;
     }
     return true;
 }

@@ -143,7 +143,8 @@ void PluginRegistry::recover() {
             const auto& r = *reg;
             const auto id = r.type + "/" + r.name;
             const auto it = byPlugin.find(id);
-            const bool sameTask = it != byPlugin.end() && it->second->allocId == r.allocId && it->second->name == r.task;
+            const bool sameTask =
+                it != byPlugin.end() && it->second->allocId == r.allocId && it->second->name == r.task;
             if (!sameTask) {
                 spdlog::info("Deregistered plugin {}: its task ended while the manager was away", id);
                 PluginEntry gone;
@@ -328,9 +329,9 @@ void PluginRegistry::deregister(const Key& key, const std::string& reason) {
 }
 
 Result<void> PluginRegistry::save(const PluginEntry& p) const {
-    return common::writeFileAtomic(recordPath(p.spec), registrationText({p.spec.type, p.spec.name, p.allocId, p.task,
-                                                                         p.provider, p.version, p.capabilities,
-                                                                         p.healthy}));
+    return common::writeFileAtomic(recordPath(p.spec),
+                                   registrationText({p.spec.type, p.spec.name, p.allocId, p.task, p.provider, p.version,
+                                                     p.capabilities, p.healthy}));
 }
 
 }  // namespace taskscope::plugins

@@ -13,9 +13,8 @@ using spec::Json;
 
 // The fields as a table: name and member, read and written alike.
 const std::pair<const char*, std::string Registration::*> kTextFields[] = {
-    {"type", &Registration::type},         {"name", &Registration::name},
-    {"alloc_id", &Registration::allocId},  {"task", &Registration::task},
-    {"provider", &Registration::provider}, {"version", &Registration::version},
+    {"type", &Registration::type}, {"name", &Registration::name},         {"alloc_id", &Registration::allocId},
+    {"task", &Registration::task}, {"provider", &Registration::provider}, {"version", &Registration::version},
 };
 
 common::Error unreadable(const std::string& why) {

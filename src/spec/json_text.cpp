@@ -37,7 +37,8 @@ std::optional<size_t> tooDeepAt(std::string_view text) {
 common::Result<Json> parseJson(std::string_view text, const std::string& what) {
     // Before the parse: a text too deep never becomes a value at all.
     if (auto at = tooDeepAt(text))
-        return invalid(what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " at byte " + std::to_string(*at));
+        return invalid(what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " at byte " +
+                       std::to_string(*at));
     try {
         return Json::parse(text);
     } catch (const Json::parse_error& e) {

@@ -23,7 +23,8 @@ T wholeNumber(const nlohmann::json& v, const char* key) {
         if (const auto n = v.get<uint64_t>(); n <= static_cast<uint64_t>(Limits::max())) return static_cast<T>(n);
     } else if (v.is_number_integer()) {
         const auto n = v.get<int64_t>();
-        if (n < 0 ? n >= static_cast<int64_t>(Limits::min()) : static_cast<uint64_t>(n) <= static_cast<uint64_t>(Limits::max()))
+        if (n < 0 ? n >= static_cast<int64_t>(Limits::min())
+                  : static_cast<uint64_t>(n) <= static_cast<uint64_t>(Limits::max()))
             return static_cast<T>(n);
     }
     throw std::invalid_argument(std::string(key) + " must be a whole number that fits, not " + v.dump());

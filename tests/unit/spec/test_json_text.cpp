@@ -11,7 +11,9 @@ using namespace taskscope::spec;
 
 namespace {
 
-std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nested(size_t depth) {
+    return std::string(depth, '[') + std::string(depth, ']');
+}
 
 }  // namespace
 

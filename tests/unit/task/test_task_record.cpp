@@ -125,9 +125,13 @@ BOOST_AUTO_TEST_CASE(a_number_that_does_not_fit_is_refused_naming_the_field) {
     r.specText = R"({"command":"/bin/true"})";
     r.cgroup = "/nomad.slice/a1-web.scope";
     const auto good = toJson(r);
-    for (const auto& [key, value] : std::initializer_list<std::pair<const char*, nlohmann::json>>{
-             {"started_at_us", 1.7e82}, {"started_at_us", -1}, {"pid", int64_t{1} << 40}, {"exit_code", 2.5},
-             {"exec_error", "2"}, {"kill_deadline_us", -5}}) {
+    for (const auto& [key, value] :
+         std::initializer_list<std::pair<const char*, nlohmann::json>>{{"started_at_us", 1.7e82},
+                                                                       {"started_at_us", -1},
+                                                                       {"pid", int64_t{1} << 40},
+                                                                       {"exit_code", 2.5},
+                                                                       {"exec_error", "2"},
+                                                                       {"kill_deadline_us", -5}}) {
         auto j = good;
         j[key] = value;
         auto back = recordFromJson(j);

@@ -1,47 +1,12 @@
 #include "task/task_record.hpp"
 
 #include <ctime>
-#include <limits>
-#include <stdexcept>
 
 #include "common/cpu_list.hpp"
 #include "common/error_names.hpp"
 #include "spec/json_text.hpp"
 
 namespace taskscope::task {
-
-namespace {
-
-// A whole number that fits T, else std::invalid_argument naming the key.
-// nlohmann's get<T>() narrows a number of another width silently, and a
-// float past T's range is undefined behaviour (fuzz/task_record found one
-// in started_at_us).
-template <class T>
-T wholeNumber(const nlohmann::json& v, const char* key) {
-    using Limits = std::numeric_limits<T>;
-    if (v.is_number_unsigned()) {
-        if (const auto n = v.get<uint64_t>(); n <= static_cast<uint64_t>(Limits::max())) return static_cast<T>(n);
-    } else if (v.is_number_integer()) {
-        const auto n = v.get<int64_t>();
-        if (n < 0 ? n >= static_cast<int64_t>(Limits::min())
-                  : static_cast<uint64_t>(n) <= static_cast<uint64_t>(Limits::max()))
-            return static_cast<T>(n);
-    }
-    throw std::invalid_argument(std::string(key) + " must be a whole number that fits, not " + v.dump());
-}
-
-template <class T>
-T numberAt(const nlohmann::json& j, const char* key) {
-    return wholeNumber<T>(j.at(key), key);
-}
-
-template <class T>
-T numberOr(const nlohmann::json& j, const char* key, T otherwise) {
-    const auto it = j.find(key);
-    return it == j.end() ? otherwise : wholeNumber<T>(*it, key);
-}
-
-}  // namespace
 
 std::string formatTime(uint64_t us) {
     if (us == 0) return "";
@@ -113,29 +78,29 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         const auto state = wire::parseTaskState(stateName);
         if (!state) return common::makeError(common::errors::kInternal, "unknown task state '" + stateName + "'");
         r.state = *state;
-        r.pid = numberAt<pid_t>(j, "pid");
-        r.shimPid = numberAt<pid_t>(j, "shim_pid");
+        r.pid = spec::numberAt<pid_t>(j, "pid");
+        r.shimPid = spec::numberAt<pid_t>(j, "shim_pid");
         r.cgroup = j.at("cgroup").get<std::string>();
         r.processSpec = j.value("process_spec", std::string());
         r.slice = j.value("slice", std::string());
         r.allocSlice = j.value("alloc_slice", r.slice);
         r.weightOnScope = j.value("weight_on_scope", true);
-        r.startedAtUs = numberAt<uint64_t>(j, "started_at_us");
+        r.startedAtUs = spec::numberAt<uint64_t>(j, "started_at_us");
         auto cpus = common::parseCpuList(j.value("cpus", ""));
         if (!cpus) return cpus.error().context("task record cpus");
         r.cpus = *cpus;
         r.reservedCores = j.value("reserved_cores", false);
-        r.exit.exitCode = numberAt<int>(j, "exit_code");
-        r.exit.signal = numberAt<int>(j, "signal");
+        r.exit.exitCode = spec::numberAt<int>(j, "exit_code");
+        r.exit.signal = spec::numberAt<int>(j, "signal");
         r.exit.oomKilled = j.at("oom_killed").get<bool>();
-        r.exit.finishedAtUs = numberAt<uint64_t>(j, "finished_at_us");
-        r.exit.execError = numberOr(j, "exec_error", 0);
+        r.exit.finishedAtUs = spec::numberAt<uint64_t>(j, "finished_at_us");
+        r.exit.execError = spec::numberOr(j, "exec_error", 0);
         r.exit.execErrorStep = j.value("exec_error_step", "");
         r.exitReported = j.at("exit_reported").get<bool>();
-        r.killDeadlineUs = numberOr(j, "kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
+        r.killDeadlineUs = spec::numberOr(j, "kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
         r.lostReason = j.value("lost_reason", "");
-        r.queuedStopSignal = numberOr(j, "queued_stop_signal", 0);
-        r.queuedStopGraceMs = numberOr(j, "queued_stop_grace_ms", int64_t{0});
+        r.queuedStopSignal = spec::numberOr(j, "queued_stop_signal", 0);
+        r.queuedStopGraceMs = spec::numberOr(j, "queued_stop_grace_ms", int64_t{0});
         return r;
     } catch (const nlohmann::json::exception& e) {
         return common::makeError(common::errors::kInternal, std::string("task record: ") + e.what());

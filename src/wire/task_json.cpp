@@ -80,19 +80,19 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         t.task = j.value(kTask, std::string());
         t.objectPath = j.value(kObjectPath, std::string());
         t.state = j.at(kState).get<std::string>();
-        t.pid = j.at(kPid).get<int64_t>();
+        t.pid = spec::numberAt<int64_t>(j, kPid);
         t.unit = j.at(kUnit).get<std::string>();
         t.cgroup = j.at(kCgroup).get<std::string>();
-        t.shimPid = j.value(kShimPid, int64_t{0});
+        t.shimPid = spec::numberOr(j, kShimPid, int64_t{0});
         t.slice = j.value(kSlice, std::string());
         t.allocSlice = j.value(kAllocSlice, std::string());
         t.processSpec = j.value(kProcessSpec, std::string());
         t.cpus = j.value(kCpus, std::string());
         t.reservedCores = j.value(kReservedCores, false);
-        t.cpuWeight = j.value(kCpuWeight, uint64_t{0});
+        t.cpuWeight = spec::numberOr(j, kCpuWeight, uint64_t{0});
         t.cpuWeightUnit = j.value(kCpuWeightUnit, std::string());
-        if (j.contains(kExitCode) && j.at(kExitCode).is_number()) t.exitCode = j.at(kExitCode).get<int>();
-        t.signal = j.value(kSignal, 0);
+        if (j.contains(kExitCode) && j.at(kExitCode).is_number()) t.exitCode = spec::numberAt<int>(j, kExitCode);
+        t.signal = spec::numberOr(j, kSignal, 0);
         t.oomKilled = j.value(kOomKilled, false);
         t.startedAt = j.value(kStartedAt, std::string());
         t.finishedAt = j.value(kFinishedAt, std::string());
@@ -111,6 +111,8 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         }
         return t;
     } catch (const nlohmann::json::exception& e) {
+        return malformed(std::string("is malformed: ") + e.what());
+    } catch (const std::invalid_argument& e) {
         return malformed(std::string("is malformed: ") + e.what());
     }
 }

@@ -1,6 +1,7 @@
 #include "network/cni_config.hpp"
 
 #include "common/error_names.hpp"
+#include "spec/json_text.hpp"
 
 namespace taskscope::network {
 
@@ -46,9 +47,12 @@ json pluginInput(const json& conflist, const json& plugin, const json& prevResul
 }
 
 common::Result<CniResult> parseCniResult(const std::string& out) {
-    json j = json::parse(out, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-        return common::makeError(common::errors::kCniFailed, "plugin result is not a JSON object: " + out.substr(0, 200));
+    auto parsed = spec::parseJson(out, "plugin result");
+    if (!parsed || !parsed->is_object())
+        return common::makeError(
+            common::errors::kCniFailed,
+            (parsed ? "plugin result is not a JSON object" : parsed.error().message) + ": " + out.substr(0, 200));
+    json j = std::move(*parsed);
     CniResult r;
     if (auto ips = j.find("ips"); ips != j.end() && ips->is_array())
         for (const auto& ip : *ips)
@@ -61,8 +65,9 @@ common::Result<CniResult> parseCniResult(const std::string& out) {
 common::Error cniError(const std::string& plugin, const std::string& command, const std::string& out,
                        const std::string& err, int status) {
     std::string what = "CNI plugin " + plugin + " " + command + " failed";
-    json j = json::parse(out, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("msg")) {
+    auto parsed = spec::parseJson(out, "plugin error");
+    const json j = parsed ? std::move(*parsed) : json();
+    if (j.is_object() && j.contains("msg")) {
         what += ": " + j.value("msg", std::string());
         if (j.contains("details") && j["details"].is_string() && !j["details"].get<std::string>().empty())
             what += " (" + j["details"].get<std::string>() + ")";

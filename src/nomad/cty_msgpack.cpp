@@ -19,6 +19,46 @@ using nlohmann::json;
 
 constexpr int kMaxDepth = 64;  // the config is the caller's: bound the recursion
 
+// RFC 3629's table: a lead byte's range, how many bytes follow it, and
+// the range of the first of those (the others are 80..BF).
+struct Utf8Lead {
+    unsigned char from, to;
+    size_t follow;
+    unsigned char lo, hi;
+};
+constexpr Utf8Lead kUtf8Leads[] = {
+    {0x00, 0x7F, 0, 0, 0},       {0xC2, 0xDF, 1, 0x80, 0xBF}, {0xE0, 0xE0, 2, 0xA0, 0xBF},
+    {0xE1, 0xEC, 2, 0x80, 0xBF}, {0xED, 0xED, 2, 0x80, 0x9F}, {0xEE, 0xEF, 2, 0x80, 0xBF},
+    {0xF0, 0xF0, 3, 0x90, 0xBF}, {0xF1, 0xF3, 3, 0x80, 0xBF}, {0xF4, 0xF4, 3, 0x80, 0x8F},
+};
+
+// Whether `s` is UTF-8 as RFC 3629 has it (no overlong forms, no
+// surrogates, nothing past U+10FFFF): what nlohmann's dump() accepts. A
+// cty string always is; msgpack's str is any bytes, and a value that
+// dump() refuses threw out of the driver wherever it was printed (an
+// error message, the spec sent to the manager: issue 58's fuzzing).
+bool isUtf8(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const Utf8Lead* lead = nullptr;
+        for (const auto& l : kUtf8Leads)
+            if (c >= l.from && c <= l.to) lead = &l;
+        if (!lead || s.size() - i - 1 < lead->follow) return false;
+        for (size_t k = 1; k <= lead->follow; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            if (b < (k == 1 ? lead->lo : 0x80) || b > (k == 1 ? lead->hi : 0xBF)) return false;
+        }
+        i += 1 + lead->follow;
+    }
+    return true;
+}
+
+Result<json> utf8Text(const char* ptr, uint32_t size) {
+    const std::string_view s(ptr, size);
+    if (!isUtf8(s)) return invalid("config has a string that is not UTF-8");
+    return json(std::string(s));
+}
+
 Result<json> toJson(const msgpack::object& o, int depth) {
     if (depth > kMaxDepth) return invalid("config nests deeper than " + std::to_string(kMaxDepth));
     switch (o.type) {
@@ -34,9 +74,9 @@ Result<json> toJson(const msgpack::object& o, int depth) {
     case msgpack::type::FLOAT64:
         return json(o.via.f64);
     case msgpack::type::STR:
-        return json(std::string(o.via.str.ptr, o.via.str.size));
+        return utf8Text(o.via.str.ptr, o.via.str.size);
     case msgpack::type::BIN:
-        return json(std::string(o.via.bin.ptr, o.via.bin.size));
+        return utf8Text(o.via.bin.ptr, o.via.bin.size);
     case msgpack::type::EXT:
         return json(nullptr);  // cty's unknown value: not known yet, so absent
     case msgpack::type::ARRAY: {
@@ -58,6 +98,7 @@ Result<json> toJson(const msgpack::object& o, int depth) {
         for (uint32_t i = 0; i < m.size; ++i) {
             const auto& k = m.ptr[i].key;
             if (k.type != msgpack::type::STR) return invalid("a map key is not a string");
+            if (!isUtf8({k.via.str.ptr, k.via.str.size})) return invalid("config has a key that is not UTF-8");
             auto v = toJson(m.ptr[i].val, depth + 1);
             if (!v) return v;
             out[std::string(k.via.str.ptr, k.via.str.size)] = std::move(*v);
@@ -74,7 +115,14 @@ Result<json> decodeCty(std::string_view bytes) {
     if (bytes.empty()) return json::object();  // no config block at all
     try {
         std::size_t offset = 0;
-        msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size(), offset);
+        // msgpack-c allocates an array's or a map's elements from its
+        // header's count before it reads them: a 13-byte config claiming
+        // 4 billion entries asked for 256 GB (issue 58's fuzzing). Each
+        // element takes a byte at least, so no honest count is above the
+        // input's size; the nesting is bounded as toJson bounds it.
+        const msgpack::unpack_limit limit(bytes.size(), bytes.size() / 2, bytes.size(), bytes.size(), bytes.size(),
+                                          kMaxDepth);
+        msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr, limit);
         if (offset != bytes.size()) return invalid("trailing bytes after the config value");
         return toJson(h.get(), 0);
     } catch (const std::exception& e) {

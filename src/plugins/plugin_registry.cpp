@@ -16,6 +16,7 @@
 #include "common/error_names.hpp"
 #include "common/files.hpp"
 #include "common/safe_path.hpp"
+#include "plugins/registration.hpp"
 #include "scope/unit_name.hpp"
 
 namespace taskscope::plugins {
@@ -26,7 +27,6 @@ using spec::pluginHostDir;
 using spec::pluginId;
 using task::TaskRecord;
 using task::TaskState;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
@@ -133,25 +133,27 @@ void PluginRegistry::recover() {
         for (const auto& f : std::filesystem::directory_iterator(typeDir.path(), ec)) {
             if (f.path().extension() != ".json") continue;
             auto text = common::readFile(f.path());
-            const auto j = text ? json::parse(*text, nullptr, false) : json();
-            if (!j.is_object()) {
-                spdlog::warn("Unreadable plugin registration {}, removing it", f.path().string());
+            auto reg = text ? parseRegistration(*text) : Result<Registration>(text.error());
+            if (!reg) {
+                spdlog::warn("Unreadable plugin registration {}, removing it: {}", f.path().string(),
+                             reg.error().message);
                 std::filesystem::remove(f.path(), ec);
                 continue;
             }
-            const auto id = j.value("type", "") + "/" + j.value("name", "");
+            const auto& r = *reg;
+            const auto id = r.type + "/" + r.name;
             const auto it = byPlugin.find(id);
-            const bool sameTask = it != byPlugin.end() && it->second->allocId == j.value("alloc_id", "") &&
-                                  it->second->name == j.value("task", "");
+            const bool sameTask =
+                it != byPlugin.end() && it->second->allocId == r.allocId && it->second->name == r.task;
             if (!sameTask) {
                 spdlog::info("Deregistered plugin {}: its task ended while the manager was away", id);
                 PluginEntry gone;
-                gone.spec.type = j.value("type", "");
-                gone.spec.name = j.value("name", "");
-                gone.allocId = j.value("alloc_id", "");
-                gone.task = j.value("task", "");
-                gone.provider = j.value("provider", "");
-                gone.version = j.value("version", "");
+                gone.spec.type = r.type;
+                gone.spec.name = r.name;
+                gone.allocId = r.allocId;
+                gone.task = r.task;
+                gone.provider = r.provider;
+                gone.version = r.version;
                 gone.objectPath = scope::taskObjectPath(objectPrefix_, gone.spec.type + "_" + gone.spec.name);
                 if (events_) events_->pluginDeregistered(gone, "its task ended while the manager was away");
                 std::filesystem::remove(f.path(), ec);
@@ -165,11 +167,11 @@ void PluginRegistry::recover() {
             const auto& t = *it->second;
             watch(t, *t.spec.plugin);
             auto& p = *plugins_.at(Key{t.allocId, t.name});
-            p.provider = j.value("provider", "");
-            p.version = j.value("version", "");
-            p.capabilities = j.value("capabilities", std::vector<std::string>{});
+            p.provider = r.provider;
+            p.version = r.version;
+            p.capabilities = r.capabilities;
             p.message = "registered before the manager restarted; being probed";
-            p.healthy = j.value("healthy", false);
+            p.healthy = r.healthy;
             registerPlugin(p, false);
         }
     }
@@ -327,10 +329,9 @@ void PluginRegistry::deregister(const Key& key, const std::string& reason) {
 }
 
 Result<void> PluginRegistry::save(const PluginEntry& p) const {
-    const json j = {{"type", p.spec.type},         {"name", p.spec.name},         {"alloc_id", p.allocId},
-                    {"task", p.task},              {"provider", p.provider},      {"version", p.version},
-                    {"capabilities", p.capabilities}, {"healthy", p.healthy}};
-    return common::writeFileAtomic(recordPath(p.spec), j.dump());
+    return common::writeFileAtomic(recordPath(p.spec),
+                                   registrationText({p.spec.type, p.spec.name, p.allocId, p.task, p.provider, p.version,
+                                                     p.capabilities, p.healthy}));
 }
 
 }  // namespace taskscope::plugins

@@ -1,5 +1,7 @@
 #include "spec/schema.hpp"
 
+#include "spec/json_text.hpp"
+
 namespace taskscope::spec {
 
 Codec<std::string> text() {
@@ -54,9 +56,9 @@ Codec<std::vector<std::string>> texts() {
 }
 
 common::Result<Json> parseObject(std::string_view text, const std::string& what) {
-    Json j = Json::parse(text, nullptr, false);
-    if (j.is_discarded()) return invalid(what + " is not valid JSON");
-    if (!j.is_object()) return invalid(what + " must be a JSON object");
+    auto j = parseJson(text, what);
+    if (!j) return j.error();
+    if (!j->is_object()) return invalid(what + " must be a JSON object");
     return j;
 }
 

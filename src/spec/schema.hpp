@@ -247,8 +247,9 @@ Codec<std::vector<T>> objects(const Schema<T>& schema, size_t max) {
             }};
 }
 
-/// JSON text as an object, or InvalidSpec ("<what> is not valid JSON",
-/// "<what> must be a JSON object").
+/// JSON text as an object, or InvalidSpec ("<what> is not valid JSON at
+/// byte N: ...", "<what> nests deeper than 64 at byte N", "<what> must be
+/// a JSON object"): spec/json_text.hpp's bounds.
 common::Result<Json> parseObject(std::string_view text, const std::string& what);
 
 }  // namespace taskscope::spec

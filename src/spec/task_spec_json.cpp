@@ -7,6 +7,7 @@
 
 #include "common/cpu_list.hpp"
 #include "common/signals.hpp"
+#include "spec/json_text.hpp"
 #include "spec/schema.hpp"
 #include "spec/task_spec.hpp"
 
@@ -515,9 +516,9 @@ std::string toText(const TaskSpec& spec) {
 }
 
 Result<Resources> parseResources(std::string_view text) {
-    auto j = Json::parse(text, nullptr, false);
-    if (j.is_discarded()) return invalid("resources are not valid JSON");
-    return readObject(resourcesSchema(), j, "resources.");
+    auto j = parseJson(text, "resources");
+    if (!j) return j.error();
+    return readObject(resourcesSchema(), *j, "resources.");
 }
 
 Result<PluginSpec> parsePluginSpec(const Json& j) {

@@ -4,6 +4,7 @@
 
 #include "common/cpu_list.hpp"
 #include "common/error_names.hpp"
+#include "spec/json_text.hpp"
 
 namespace taskscope::task {
 
@@ -68,39 +69,42 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.specText = j.at("spec").get<std::string>();
         // Checked when it was accepted, by this version or an older one;
         // read leniently, so that a field only a newer one knows costs no task.
-        auto specJson = nlohmann::json::parse(r.specText, nullptr, false);
-        auto spec = spec::taskSpecFromJson(specJson, spec::Strictness::Lenient);
+        auto specJson = spec::parseJson(r.specText, "task spec");
+        if (!specJson) return common::makeError(common::errors::kInternal, specJson.error().message);
+        auto spec = spec::taskSpecFromJson(*specJson, spec::Strictness::Lenient);
         if (!spec) return common::makeError(common::errors::kInternal, "task spec: " + spec.error().message);
         r.spec = std::move(*spec);
         const auto stateName = j.at("state").get<std::string>();
         const auto state = wire::parseTaskState(stateName);
         if (!state) return common::makeError(common::errors::kInternal, "unknown task state '" + stateName + "'");
         r.state = *state;
-        r.pid = j.at("pid").get<pid_t>();
-        r.shimPid = j.at("shim_pid").get<pid_t>();
+        r.pid = spec::numberAt<pid_t>(j, "pid");
+        r.shimPid = spec::numberAt<pid_t>(j, "shim_pid");
         r.cgroup = j.at("cgroup").get<std::string>();
         r.processSpec = j.value("process_spec", std::string());
         r.slice = j.value("slice", std::string());
         r.allocSlice = j.value("alloc_slice", r.slice);
         r.weightOnScope = j.value("weight_on_scope", true);
-        r.startedAtUs = j.at("started_at_us").get<uint64_t>();
+        r.startedAtUs = spec::numberAt<uint64_t>(j, "started_at_us");
         auto cpus = common::parseCpuList(j.value("cpus", ""));
         if (!cpus) return cpus.error().context("task record cpus");
         r.cpus = *cpus;
         r.reservedCores = j.value("reserved_cores", false);
-        r.exit.exitCode = j.at("exit_code").get<int>();
-        r.exit.signal = j.at("signal").get<int>();
+        r.exit.exitCode = spec::numberAt<int>(j, "exit_code");
+        r.exit.signal = spec::numberAt<int>(j, "signal");
         r.exit.oomKilled = j.at("oom_killed").get<bool>();
-        r.exit.finishedAtUs = j.at("finished_at_us").get<uint64_t>();
-        r.exit.execError = j.value("exec_error", 0);
+        r.exit.finishedAtUs = spec::numberAt<uint64_t>(j, "finished_at_us");
+        r.exit.execError = spec::numberOr(j, "exec_error", 0);
         r.exit.execErrorStep = j.value("exec_error_step", "");
         r.exitReported = j.at("exit_reported").get<bool>();
-        r.killDeadlineUs = j.value("kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
+        r.killDeadlineUs = spec::numberOr(j, "kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
         r.lostReason = j.value("lost_reason", "");
-        r.queuedStopSignal = j.value("queued_stop_signal", 0);
-        r.queuedStopGraceMs = j.value("queued_stop_grace_ms", int64_t{0});
+        r.queuedStopSignal = spec::numberOr(j, "queued_stop_signal", 0);
+        r.queuedStopGraceMs = spec::numberOr(j, "queued_stop_grace_ms", int64_t{0});
         return r;
     } catch (const nlohmann::json::exception& e) {
+        return common::makeError(common::errors::kInternal, std::string("task record: ") + e.what());
+    } catch (const std::invalid_argument& e) {
         return common::makeError(common::errors::kInternal, std::string("task record: ") + e.what());
     }
 }

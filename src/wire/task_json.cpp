@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error_names.hpp"
+#include "spec/json_text.hpp"
 #include "wire/field_names.hpp"
 
 namespace taskscope::wire {
@@ -69,7 +70,9 @@ std::string toJson(const TaskInfo& t) {
 }
 
 common::Result<TaskInfo> parseTaskJson(std::string_view json) {
-    const auto j = nlohmann::json::parse(json, nullptr, false);
+    const auto parsed = spec::parseJson(json, "the manager's task description");
+    if (!parsed) return common::makeError(common::errors::kInternal, parsed.error().message);
+    const auto& j = *parsed;
     if (!j.is_object()) return malformed("is not a JSON object");
     try {
         TaskInfo t;
@@ -77,26 +80,30 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         t.task = j.value(kTask, std::string());
         t.objectPath = j.value(kObjectPath, std::string());
         t.state = j.at(kState).get<std::string>();
-        t.pid = j.at(kPid).get<int64_t>();
+        t.pid = spec::numberAt<int64_t>(j, kPid);
         t.unit = j.at(kUnit).get<std::string>();
         t.cgroup = j.at(kCgroup).get<std::string>();
-        t.shimPid = j.value(kShimPid, int64_t{0});
+        t.shimPid = spec::numberOr(j, kShimPid, int64_t{0});
         t.slice = j.value(kSlice, std::string());
         t.allocSlice = j.value(kAllocSlice, std::string());
         t.processSpec = j.value(kProcessSpec, std::string());
         t.cpus = j.value(kCpus, std::string());
         t.reservedCores = j.value(kReservedCores, false);
-        t.cpuWeight = j.value(kCpuWeight, uint64_t{0});
+        t.cpuWeight = spec::numberOr(j, kCpuWeight, uint64_t{0});
         t.cpuWeightUnit = j.value(kCpuWeightUnit, std::string());
-        if (j.contains(kExitCode) && j.at(kExitCode).is_number()) t.exitCode = j.at(kExitCode).get<int>();
-        t.signal = j.value(kSignal, 0);
+        if (j.contains(kExitCode) && j.at(kExitCode).is_number()) t.exitCode = spec::numberAt<int>(j, kExitCode);
+        t.signal = spec::numberOr(j, kSignal, 0);
         t.oomKilled = j.value(kOomKilled, false);
         t.startedAt = j.value(kStartedAt, std::string());
         t.finishedAt = j.value(kFinishedAt, std::string());
         t.lostReason = j.value(kLostReason, std::string());
         t.execError = j.value(kExecError, std::string());
         auto spec = j.at(kSpec);
-        if (spec.is_string()) spec = nlohmann::json::parse(spec.get<std::string>(), nullptr, false);
+        if (spec.is_string()) {
+            // A stored spec that does not read leaves the task without one.
+            auto inner = spec::parseJson(spec.get<std::string>(), "its spec");
+            spec = inner ? std::move(*inner) : nlohmann::json();
+        }
         if (spec.is_object()) {
             auto s = spec::taskSpecFromJson(spec, spec::Strictness::Lenient);
             if (!s) return malformed("has a malformed spec: " + s.error().message);
@@ -104,6 +111,8 @@ common::Result<TaskInfo> parseTaskJson(std::string_view json) {
         }
         return t;
     } catch (const nlohmann::json::exception& e) {
+        return malformed(std::string("is malformed: ") + e.what());
+    } catch (const std::invalid_argument& e) {
         return malformed(std::string("is malformed: ") + e.what());
     }
 }

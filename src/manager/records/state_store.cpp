@@ -11,6 +11,7 @@
 
 #include "common/files.hpp"
 #include "scope/unit_name.hpp"
+#include "spec/json_text.hpp"
 
 extern "C" {
 #include "common/error_names.hpp"
@@ -65,9 +66,9 @@ common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
         const auto name = stem + ".json";
         auto text = common::readStateFile(dir + "/" + name);
         if (!text) return text.error();
-        auto j = nlohmann::json::parse(*text, nullptr, false);
-        if (j.is_discarded()) return common::makeError(common::errors::kInternal, "task record " + name + " is not valid JSON");
-        auto rec = task::recordFromJson(j);
+        auto j = spec::parseJson(*text, "task record " + name);
+        if (!j) return common::makeError(common::errors::kInternal, j.error().message);
+        auto rec = task::recordFromJson(*j);
         if (!rec) return rec.error().context("task record " + name);
         out.push_back(std::move(*rec));
     }

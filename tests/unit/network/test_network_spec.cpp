@@ -69,3 +69,13 @@ BOOST_DATA_TEST_CASE(bad_alloc_ids, bdata::make(std::vector<std::string>{"", "-a
     BOOST_REQUIRE(!r.ok());
     BOOST_TEST(r.error().name == "InvalidName");
 }
+
+// A conflist is kept whole, and copying it recursed once per level: this
+// 100 KB spec was a segfault in CreateNetwork (issue 58).
+BOOST_AUTO_TEST_CASE(a_conflist_nested_too_deep_is_refused) {
+    const std::string deep = std::string(50000, '[') + std::string(50000, ']');
+    auto s = parseNetworkSpec(R"({"mode":"bridge","conflist":{"plugins":[{"type":"bridge","x":)" + deep + "}]}}");
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(s.error().name == "InvalidSpec");
+    BOOST_TEST(s.error().message.find("nests deeper than 64 at byte") != std::string::npos, s.error().message);
+}

@@ -121,3 +121,38 @@ BOOST_AUTO_TEST_CASE(bad_bytes_are_named_errors) {
     mk.pack(2);
     BOOST_TEST(!decodeCty(bytes(m)));  // a non-string key
 }
+
+// A container's count is checked against the input before msgpack-c
+// allocates its elements: these 8 bytes claimed 2.3 billion of them (an
+// allocation of tens of GB) until issue 58's fuzzing found it.
+BOOST_AUTO_TEST_CASE(a_count_past_the_input_is_refused_before_allocating) {
+    auto v = decodeCty(std::string("\x82\x87\xdd\x87\x87\x87\x87\x87", 8));
+    BOOST_REQUIRE(!v);
+    BOOST_TEST(v.error().name == "InvalidConfig");
+    BOOST_TEST(v.error().message.find("size overflow") != std::string::npos, v.error().message);
+    // So is nesting past the bound, before any value is built.
+    auto deep = decodeCty(std::string(100, '\x91') + std::string(1, '\xc0'));
+    BOOST_REQUIRE(!deep);
+    BOOST_TEST(deep.error().name == "InvalidConfig");
+}
+
+// A cty string is UTF-8; msgpack's str is any bytes. One that is not
+// threw out of the driver where the value was printed ("must be a whole
+// number, not ..."; the spec it sends): refused at the decode instead.
+BOOST_AUTO_TEST_CASE(strings_that_are_not_utf8_are_refused) {
+    auto str = [](const std::string& s) { return std::string(1, static_cast<char>(0xA0 | s.size())) + s; };
+    for (const std::string bad : {"\xff", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "a\xe2\x82"}) {
+        auto v = decodeCty(str(bad));
+        BOOST_REQUIRE(!v);
+        BOOST_TEST(v.error().message == "config has a string that is not UTF-8");
+    }
+    auto key = decodeCty("\x81" + str("\xff") + str("x"));
+    BOOST_REQUIRE(!key);
+    BOOST_TEST(key.error().message == "config has a key that is not UTF-8");
+    for (const std::string good : {"", "plain", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
+        auto v = decodeCty(str(good));
+        BOOST_REQUIRE(v.ok());
+        BOOST_TEST(v->get<std::string>() == good);
+        BOOST_CHECK_NO_THROW(v->dump());
+    }
+}

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 
 #include "plugins/identity_client.hpp"
 #include "spec/task_spec.hpp"
@@ -240,4 +241,16 @@ BOOST_FIXTURE_TEST_CASE(a_symlink_in_place_of_the_socket_is_never_probed, Fixtur
     BOOST_TEST(answer.error().name == "PluginUnreachable");
     BOOST_TEST(answer.error().message.find("Too many levels of symbolic links") != std::string::npos,
                answer.error().message);
+}
+
+// A registration whose field has another type (a torn or foreign file) is
+// removed with a warning: it threw out of recover() and stopped the
+// manager at every start (issue 58, found reading the parsers to fuzz).
+BOOST_FIXTURE_TEST_CASE(a_registration_of_the_wrong_shape_is_removed, Fixture) {
+    std::filesystem::create_directories(dir.path + "/csi");
+    const auto bad = dir.path + "/csi/bad.json";
+    { std::ofstream(bad) << R"({"type":1,"name":"bad"})"; }
+    BOOST_CHECK_NO_THROW(registry.recover());
+    BOOST_TEST(!std::filesystem::exists(bad));
+    BOOST_TEST(registry.list().empty());
 }

@@ -1,1 +1,2 @@
 taskscope_unit_test(plugins/test_plugin_registry.cpp taskscope_plugins)
+taskscope_unit_test(plugins/test_registration.cpp taskscope_plugin_records)

@@ -113,3 +113,31 @@ BOOST_AUTO_TEST_CASE(an_overflow_task_names_its_allocation_slice_too) {
     BOOST_REQUIRE(back.ok());
     BOOST_TEST(back->allocSlice == "nomad-share-b1f-a1.slice");
 }
+
+// A number read back must be a whole number that fits its field: get<T>()
+// narrowed silently, and a float past the range was undefined behaviour
+// (fuzz/task_record, issue 58).
+BOOST_AUTO_TEST_CASE(a_number_that_does_not_fit_is_refused_naming_the_field) {
+    TaskRecord r;
+    r.allocId = "a1";
+    r.name = "web";
+    r.unit = "a1-web.scope";
+    r.specText = R"({"command":"/bin/true"})";
+    r.cgroup = "/nomad.slice/a1-web.scope";
+    const auto good = toJson(r);
+    for (const auto& [key, value] :
+         std::initializer_list<std::pair<const char*, nlohmann::json>>{{"started_at_us", 1.7e82},
+                                                                       {"started_at_us", -1},
+                                                                       {"pid", int64_t{1} << 40},
+                                                                       {"exit_code", 2.5},
+                                                                       {"exec_error", "2"},
+                                                                       {"kill_deadline_us", -5}}) {
+        auto j = good;
+        j[key] = value;
+        auto back = recordFromJson(j);
+        BOOST_REQUIRE_MESSAGE(!back.ok(), key);
+        BOOST_TEST(back.error().name == "Internal");
+        BOOST_TEST(back.error().message.find(key) != std::string::npos, back.error().message);
+    }
+    BOOST_TEST(recordFromJson(good).ok());
+}

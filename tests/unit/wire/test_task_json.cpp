@@ -64,3 +64,15 @@ BOOST_AUTO_TEST_CASE(garbage_is_internal) {
     BOOST_TEST(parseTaskJson(R"({"state":"running"})").error().name == "Internal");
     BOOST_TEST(parseTaskJson(taskJson(R"({"env":{"A":1}})")).error().name == "Internal");
 }
+
+// A number must be a whole one that fits its field: pid = 1e300 was a
+// float converted to int64_t with undefined behaviour (UBSan, found by
+// replaying task_record's finding against fuzz/task_json; issue 58).
+BOOST_AUTO_TEST_CASE(a_number_that_does_not_fit_is_internal_naming_the_field) {
+    auto t = parseTaskJson(R"({"state":"running","pid":1e300,"unit":"u","cgroup":"c","spec":{"command":"/bin/true"}})");
+    BOOST_REQUIRE(!t.ok());
+    BOOST_TEST(t.error().name == "Internal");
+    BOOST_TEST(t.error().message.find("pid must be a whole number") != std::string::npos, t.error().message);
+    BOOST_TEST(
+        !parseTaskJson(R"({"state":"running","pid":1,"unit":"u","cgroup":"c","spec":{},"signal":4294967296})").ok());
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under fuzz/corpus/ from the unit tests' own
+inputs (their raw-string JSON literals) and a few hand-written values.
+Seeds are named seed-<sha1 of the content>, so a rerun adds nothing twice;
+files a fuzz run found (crash-*, and any other name) are left as they are.
+Run from anywhere: python3 fuzz/make_seeds.py"""
+import hashlib
+import json
+import os
+import re
+import struct
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RAW = re.compile(r'R"\((.*?)\)"', re.S)
+
+
+def put(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.join(ROOT, "fuzz", "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    name = "seed-" + hashlib.sha1(data).hexdigest()[:16]
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def raw_strings(*paths):
+    for p in paths:
+        with open(os.path.join(ROOT, p)) as f:
+            yield from RAW.findall(f.read())
+
+
+def msgpack(v):
+    """go-cty's msgpack for plain JSON-like values (enough for seeds)."""
+    if v is None:
+        return b"\xc0"
+    if v is True or v is False:
+        return b"\xc3" if v else b"\xc2"
+    if isinstance(v, int):
+        if 0 <= v < 128:
+            return bytes([v])
+        return b"\xd3" + struct.pack(">q", v)
+    if isinstance(v, float):
+        return b"\xcb" + struct.pack(">d", v)
+    if isinstance(v, str):
+        b = v.encode()
+        return (bytes([0xA0 | len(b)]) if len(b) < 32 else b"\xd9" + bytes([len(b)])) + b
+    if isinstance(v, list):
+        return bytes([0x90 | len(v)]) + b"".join(msgpack(x) for x in v)
+    if isinstance(v, dict):
+        return bytes([0x80 | len(v)]) + b"".join(msgpack(k) + msgpack(x) for k, x in v.items())
+    raise TypeError(v)
+
+
+def json_seeds():
+    spec_tests = ["tests/unit/spec/test_task_spec.cpp", "tests/unit/spec/test_plugin_spec.cpp",
+                  "tests/unit/spec/test_task_limits.cpp", "tests/unit/wire/test_task_json.cpp"]
+    for s in raw_strings(*spec_tests):
+        put("task_spec", s)
+        try:
+            j = json.loads(s)
+        except ValueError:
+            continue
+        if isinstance(j, dict) and isinstance(j.get("resources"), dict):
+            put("resources", json.dumps(j["resources"]))
+    for s in ['{"memory_mb":256}', '{', '{"cores":2,"cpuset":"0-1"}', '{"memory_mb":128,"memory_max_mb":256}',
+              '{"io_weight":100}', '{"pids_max":10,"cpu_quota_percent":50}', '[]', '{"memory_mb":-1}']:
+        put("resources", s)
+    for s in raw_strings("tests/unit/network/test_network_spec.cpp"):
+        put("network_spec", s)
+
+
+def cty_seeds():
+    blocks = [
+        {"command": "/bin/sh", "args": ["-c", "true"]},
+        {"command": "/usr/bin/env", "pid_mode": "host", "ipc_mode": "private", "cap_add": ["net_raw"],
+         "cap_drop": ["all"], "work_dir": "/tmp", "isolation": "chroot"},
+        {"command": "x", "cgroup_v1_override": [{"pids": "a/b"}]},
+        {"command": "x", "cgroup_v2_override": "a"},
+        {"command": "x", "denied_envvars": ["AWS_*"], "ulimit": {"nofile": "1024"}, "oom_score_adj": 5},
+        {"command": "x", "comand": "y"},
+        {"args": ["x"]},
+        {"command": "x", "port": [b"\"number\"".decode(), 8080]},
+        [1, -3, 2.5, "123456789012345678", None],
+    ]
+    for b in blocks:
+        put("cty_task_config", msgpack(b))
+    put("cty_task_config", b"")
+    put("cty_task_config", b"\x82\xa7command\xa1x\xa4args\xd4\x00\x00")  # an unknown (extension) value
+    configs = [
+        {"enabled": True, "denied_host_uids": None},
+        {"no_pivot_root": False, "default_pid_mode": "host", "default_ipc_mode": "private",
+         "allow_caps": ["chown", "CAP_KILL", "net_raw"], "denied_host_uids": "0,10-20", "denied_host_gids": "0"},
+        {"enabled": True, "denied_envvars": ["AWS_*", "SECRET"]},
+        {"allow_caps": ["all"], "dynamic_workload_users": False},
+        {"default_isolation": "vm"},
+        {"denied_host_uids": "0,20-10"},
+    ]
+    for c in configs:
+        put("cty_driver_config", msgpack(c))
+
+
+def file_seeds():
+    fx = os.path.join(ROOT, "tests", "fixtures")
+    for dirpath, _, names in os.walk(fx):
+        for n in names:
+            with open(os.path.join(dirpath, n), "rb") as f:
+                data = f.read()
+            if n in ("mounts", "mountinfo"):
+                put("mount_table", data)
+            if n in ("online", "present") or n.startswith("cpuset."):
+                put("cpu_list", data)
+    with open(os.path.join(ROOT, "tests/unit/scope/test_mount_table.cpp")) as f:
+        src = f.read()
+    # The test's mountinfo: its adjacent string literals joined.
+    m = re.search(r'kMountinfo\s*=\s*((?:\s*"(?:[^"\\]|\\.)*")+)', src)
+    if m:
+        put("mount_table", "".join(json.loads(x) for x in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1))))
+    put("mount_table", "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,nosuid,cpu,cpuacct 0 0\n")
+    for s in ["0-3,5", "3-1", "1,,2", "0-a", "70000", "5,0-2,3,4-4,1", "", "0\n", " 0-1 \n"]:
+        put("cpu_list", s)
+    # cgroup_stats: the first byte picks the file (scope::StatFile's order).
+    stats = [(0, "usage_usec 10\nuser_usec 6\nsystem_usec 4\nnr_periods 1\nnr_throttled 1\nthrottled_usec 9\n"),
+             (1, "1048576\n"), (2, "anon 4096\nfile 8192\nkernel 100\n"), (3, "0\n"), (4, "max\n"),
+             (5, "7\n"), (6, "123456789\n"), (7, "user 250\nsystem 50\n"),
+             (8, "nr_periods 3\nnr_throttled 1\nthrottled_time 5000\n"), (9, "4096\n"), (10, "8192\n"),
+             (11, "total_rss 10\ntotal_cache 20\ntotal_swap 0\nrss 5\ncache 6\nswap 0\n"), (12, "0\n"), (13, "3\n"),
+             (0, "usage_usec 10\nuser_usec ten\n"), (2, "anon\n")]
+    for i, text in stats:
+        put("cgroup_stats", bytes([i]) + text.encode())
+    put("exit_record", "exit_code=137\nsignal=9\noom_killed=1\nfinished_at_us=1700000000000000\nexec_error=0\n"
+                       "exec_error_step=\n")
+    for s in ["signal=9\n", "exit_code=abc\n", "exit_code=0\n", "exit_code=127\nexec_error=2\nexec_error_step=exec\n"]:
+        put("exit_record", s)
+    for s in ['{"alloc_id":"a1","task":"web","log_dir":"/var/log/a1","max_files":10,"max_file_size_mb":10}\n',
+              '{"alloc_id":"a1","task":"web","log_dir":"/l","max_files":2,"max_file_size_mb":1,"exited":true}\n',
+              '{"alloc_id":"a1"}', '[]', '{']:
+        put("spool_description", s)
+    for s in raw_strings("tests/unit/wire/test_task_json.cpp"):
+        put("task_json", s)
+    for s in raw_strings("tests/unit/network/test_cni_config.cpp"):
+        put("cni_result", s)
+    # A record as task::toJson writes it, then variations.
+    rec = {"alloc_id": "a1", "task": "web", "unit": "a1-web.scope", "spec": '{"command":"/bin/true"}',
+           "state": "exited", "pid": 0, "shim_pid": 42, "cgroup": "/nomad.slice/a1-web.scope",
+           "process_spec": "", "cpus": "0-1", "reserved_cores": False, "started_at_us": 1700000000000000,
+           "exit_code": 0, "signal": 0, "oom_killed": False, "finished_at_us": 1700000000000001,
+           "exec_error": 0, "exec_error_step": "", "exit_reported": True, "kill_deadline_us": 0,
+           "lost_reason": ""}
+    put("task_record", json.dumps(rec))
+    put("task_record", json.dumps(dict(rec, state="running", pid=7, slice="nomad-a1.slice",
+                                       alloc_slice="nomad-a1.slice", weight_on_scope=False,
+                                       queued_stop_signal=15, queued_stop_grace_ms=500)))
+    put("task_record", json.dumps(dict(rec, spec='{"command":"/bin/sleep","env":{"A":1}}')))
+    put("task_record", json.dumps(dict(rec, state="bogus")))
+    put("task_record", json.dumps(dict(rec, cpus="3-1")))
+
+
+if __name__ == "__main__":
+    json_seeds()
+    cty_seeds()
+    file_seeds()

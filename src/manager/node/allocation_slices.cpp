@@ -169,7 +169,9 @@ void AllocationSlices::startCarrying(const std::string& unit, const std::vector<
                    // One of them existed (left by a crash, or made by hand): the scope
                    // is asked again without them, after their starts.
                    if (r.error().name == common::errors::kUnitExists) {
-                       notDone_(true, "make a slice with a task's scope", r.error(),
+                       // Said at the operator's level: something left it there
+                       // (a crash, a hand), and test_alloc_slices looks for it.
+                       notDone_(false, "make a slice with a task's scope", r.error(),
                                 "it exists already: made on its own");
                        // (With its weight if a task of its allocation started
                        // meanwhile: that sent it to a scope that was not there yet.)

@@ -266,6 +266,8 @@ void TaskRegistry::forget(const std::string& allocId, const std::string& task, D
                                           ": its record could not be removed"));
                 return operationDone(key);
             }
+            // unpersist took the process spec with the record: not unlinked again.
+            it->second->holdings.processSpecGone();
             // Answered once its dirs are gone too (off the loop): what a
             // caller reads after the answer no longer holds them. The entry
             // goes now: a start of the name from here on makes its dirs on

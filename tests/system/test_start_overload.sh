@@ -16,8 +16,8 @@
 # - at least one of each, with no luck involved: a third of the burst is
 #   held by the manager's test fault point (TASKSCOPE_FAULT_POINTS=1, an
 #   allocation named fault-hold-<step>-...) at each step before the
-#   release, and fails at its deadline whatever the stall does, naming the
-#   step; the stall falls once a start that is not held ran its command,
+#   release, and fails at its deadline whatever the stall does, naming a
+#   step no later than its hold (the stall may keep it short of it); the stall falls once a start that is not held ran its command,
 #   which therefore succeeds. (Before the fault point, a round whose stall
 #   did not split the burst ran again with the stall moved, and the test's
 #   last three commits tuned where it fell.)
@@ -44,6 +44,14 @@ cleanup() {
     rm -rf $W
 }
 trap cleanup EXIT
+# A step's place in the procedure ("admitted" comes before every hold);
+# fails for a name not there.
+ORDER=(admitted "${STEPS[@]}")
+step_index() {
+    local k
+    for k in "${!ORDER[@]}"; do [[ ${ORDER[k]} == "$1" ]] && echo $k && return 0; done
+    return 1
+}
 # Every third start is held at a step (the steps in turn); the others go.
 held_step() { (($1 % 3 == 0)) && echo "${STEPS[($1 / 3) % ${#STEPS[@]}]}"; }
 alloc() {
@@ -111,11 +119,19 @@ burst() {
     for i in $(seq $N); do
         step=$(held_step $i) || continue
         [[ $(cat $W/rc.$i) != 0 ]] || fail "start $i, held at $step, succeeded"
-        # Held at "recorded", its scope is still made: it reached "scope made".
-        [[ $step == recorded ]] || grep -qF "it reached \"${step//-/ }\"" $W/answer.$i ||
-            fail "start $i, held at $step, does not say so: $(cat $W/answer.$i)"
+        reached=$(grep -oE 'it reached "[a-z ]+"' $W/answer.$i | cut -d'"' -f2) ||
+            fail "start $i, held at $step, does not name the step it reached: $(cat $W/answer.$i)"
+        # The hold is a ceiling, not a meeting point: the stall can keep a
+        # start from getting as far as its hold before its deadline (stop
+        # 63's CI: held at "scope made", it reached "recorded" while the
+        # bus was stopped). Held at "recorded", its scope is still made,
+        # so it may say "scope made".
+        limit=$(step_index "$step")
+        [[ $step == recorded ]] && limit=$((limit + 1))
+        at=$(step_index "${reached// /-}") && ((at <= limit)) ||
+            fail "start $i, held at $step, says it reached \"$reached\": $(cat $W/answer.$i)"
     done
-    ok "every start held at a step failed Overloaded at its deadline, naming the step"
+    ok "every start held at a step failed Overloaded at its deadline, at or before that step"
     echo "succeeded: ${succeeded[*]:-none}"
     echo "failed: ${failed[*]:-none}"
     ((${#failed[@]})) && echo "an error, as answered: $(tr '\n' ' ' <$W/answer.${failed[0]})"

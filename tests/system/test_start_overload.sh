@@ -17,8 +17,9 @@
 #   held by the manager's test fault point (TASKSCOPE_FAULT_POINTS=1, an
 #   allocation named fault-hold-<step>-...) at each step before the
 #   release, and fails at its deadline whatever the stall does, naming a
-#   step no later than its hold (the stall may keep it short of it); the stall falls once a start that is not held ran its command,
-#   which therefore succeeds. (Before the fault point, a round whose stall
+#   step no later than its hold (the stall may keep it short of it); the
+#   stall falls once a start that is not held ran its command, which
+#   therefore succeeds. (Before the fault point, a round whose stall
 #   did not split the burst ran again with the stall moved, and the test's
 #   last three commits tuned where it fell.)
 source "$(dirname "$0")/lib.sh"

@@ -20,3 +20,19 @@ BOOST_AUTO_TEST_CASE(exit_file_without_code_is_an_error) {
     BOOST_TEST(!parseExitFile("exit_code=abc\n").ok());
 }
 
+
+// Every byte of a value is the number: a record cut by a power cut mid-line,
+// or one a task's root could reach, never passes for another exit.
+BOOST_AUTO_TEST_CASE(exit_file_values_are_whole_numbers_in_range) {
+    for (const char* bad : {"exit_code=1x\n", "exit_code=\n", "exit_code= 1\n", "exit_code=99999999999\n",
+                            "exit_code=0\nfinished_at_us=-1\n", "exit_code=0\nsignal=-9\n", "exit_code=0\nsignal=200\n",
+                            "exit_code=0\noom_killed=yes\n", "exit_code=0\nexec_error=-2\n"}) {
+        const auto s = parseExitFile(bad);
+        BOOST_TEST(!s.ok(), bad);
+        if (!s.ok()) BOOST_TEST(s.error().message.find("bad value for") != std::string::npos);
+    }
+    const auto s = parseExitFile("exit_code=-1\nfinished_at_us=18446744073709551615\n");
+    BOOST_REQUIRE(s.ok());
+    BOOST_TEST(s->exitCode == -1);
+    BOOST_TEST(s->finishedAtUs == 18446744073709551615ull);
+}

@@ -76,8 +76,9 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.spec = std::move(*spec);
         const auto stateName = j.at("state").get<std::string>();
         const auto state = wire::parseTaskState(stateName);
-        if (!state) return common::makeError(common::errors::kInternal, "unknown task state '" + stateName + "'");
-        r.state = *state;
+        // A state only a newer taskscope knows (a downgrade): the task is
+        // kept, as lost, with the reason, rather than the record refused.
+        r.state = state ? *state : wire::TaskState::Lost;
         r.pid = spec::numberAt<pid_t>(j, "pid");
         r.shimPid = spec::numberAt<pid_t>(j, "shim_pid");
         r.cgroup = j.at("cgroup").get<std::string>();
@@ -99,6 +100,9 @@ common::Result<TaskRecord> recordFromJson(const nlohmann::json& j) {
         r.exitReported = j.at("exit_reported").get<bool>();
         r.killDeadlineUs = spec::numberOr(j, "kill_deadline_us", uint64_t{0});  // absent in records of 0.1.0 before it
         r.lostReason = j.value("lost_reason", "");
+        if (!state)
+            r.lostReason = "its record, written by a newer taskscope, says \"" + stateName +
+                           "\", a state this one does not know";
         r.queuedStopSignal = spec::numberOr(j, "queued_stop_signal", 0);
         r.queuedStopGraceMs = spec::numberOr(j, "queued_stop_grace_ms", int64_t{0});
         return r;

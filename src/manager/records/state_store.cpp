@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
@@ -57,20 +58,32 @@ common::Result<std::vector<std::string>> stemsEndingIn(const std::string& dir, s
 
 }  // namespace
 
-common::Result<std::vector<TaskRecord>> StateStore::loadAll() const {
-    std::vector<TaskRecord> out;
+common::Result<StateStore::Loaded> StateStore::loadAll() const {
+    Loaded out;
     const auto dir = dir_ + "/tasks";
     auto stems = stemsEndingIn(dir, ".json");
     if (!stems) return stems.error();
     for (const auto& stem : *stems) {
         const auto name = stem + ".json";
-        auto text = common::readStateFile(dir + "/" + name);
-        if (!text) return text.error();
-        auto j = spec::parseJson(*text, "task record " + name);
-        if (!j) return common::makeError(common::errors::kInternal, j.error().message);
-        auto rec = task::recordFromJson(*j);
-        if (!rec) return rec.error().context("task record " + name);
-        out.push_back(std::move(*rec));
+        const auto path = dir + "/" + name;
+        auto rec = [&]() -> common::Result<TaskRecord> {
+            auto text = common::readStateFile(path);
+            if (!text) return text.error();
+            auto j = spec::parseJson(*text, "task record " + name);
+            if (!j) return common::makeError(common::errors::kInternal, j.error().message);
+            auto r = task::recordFromJson(*j);
+            if (!r) return r.error().context("task record " + name);
+            return r;
+        }();
+        if (rec) {
+            out.records.push_back(std::move(*rec));
+            continue;
+        }
+        // Set aside under a name loadAll does not read (".json" no longer
+        // ends it), where the operator finds it.
+        std::string keptAs = path + ".unreadable";
+        if (::rename(path.c_str(), keptAs.c_str()) != 0) keptAs.clear();
+        out.unreadable.push_back({path, std::move(keptAs), std::move(rec.error())});
     }
     return out;
 }

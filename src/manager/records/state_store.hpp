@@ -24,7 +24,20 @@ public:
 
     common::Result<void> prepare() const;
     common::Result<void> save(const TaskRecord& record) const;
-    common::Result<std::vector<TaskRecord>> loadAll() const;
+    /// A record that could not be read (cut by a power cut, not JSON, a
+    /// field of the wrong kind): set aside as `keptAs`, never read again,
+    /// so that one bad file costs its own task and not the daemon's start.
+    struct Unreadable {
+        std::string file;
+        std::string keptAs;  ///< "" when even the rename failed
+        common::Error why;
+    };
+    struct Loaded {
+        std::vector<TaskRecord> records;
+        std::vector<Unreadable> unreadable;
+    };
+    /// Every record; an error only when the directory cannot be listed.
+    common::Result<Loaded> loadAll() const;
     void remove(const TaskRecord& record) const;
 
     /// Where a task's record lives, and its text (for a DurableWriter).

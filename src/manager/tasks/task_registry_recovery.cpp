@@ -123,14 +123,23 @@ common::Result<void> TaskRegistry::recover() {
     // Watch before scanning, so an exit written during the scan is seen.
     if (auto r = exits_.start(); !r) return r;
 
-    auto records = store_.loadAll();
-    if (!records) return records.error();
+    auto loaded = store_.loadAll();
+    if (!loaded) return loaded.error();
+    // A record this manager cannot read costs its own task, never the
+    // daemon's start (issue 58): it is set aside and said at error level;
+    // the task it described is unknown from here on, and its scope, if
+    // one runs, is the reconciler's like any scope no record names.
+    for (auto& u : loaded->unreadable)
+        notes_->notDone(TaskNotes::Weight::Error, "read the task record " + u.file, u.why,
+                        u.keptAs.empty() ? "it could not be set aside either, and is read again at the next start"
+                                         : "kept as " + u.keptAs + "; the task it described is not known to this manager");
+    auto& records = loaded->records;
     // The fifo holds a manager before 0.2 put in systemd's fd store.
     auto stored = common::takeStoredFds();
     pool_.setRecovering(true);
     size_t readopted = 0;
     std::vector<Key> neverRan;
-    for (auto& rec : *records) {
+    for (auto& rec : records) {
         auto entry = std::make_unique<Entry>();
         entry->record = std::move(rec);
         entry->record.objectPath = scope::taskObjectPath(objectPrefix_, entry->record.unit);
@@ -176,7 +185,7 @@ common::Result<void> TaskRegistry::recover() {
     std::vector<std::pair<std::string, std::string>> owned;
     for (const auto& [key, e] : tasks_) owned.push_back(key);
     const size_t swept = sweepUnownedTaskDirs(config_.stateDir, owned);
-    notes_->recovered(readopted, records->size(), neverRan.size(), swept);
+    notes_->recovered(readopted, records.size(), neverRan.size(), swept);
     // Marks of starts that failed while their manager lived (it removed
     // the task then) or whose task is gone: nothing reads them any more.
     // Exit records no record names (a forget whose removal failed, an

@@ -29,7 +29,7 @@ inline task::TaskRecord recordOnDisk(common::EventLoop& loop, manager::RecordWri
     BOOST_REQUIRE(runUntil(loop, [&] { return done; }));
     auto all = store.loadAll();
     BOOST_REQUIRE_MESSAGE(all.ok(), (all.ok() ? std::string() : all.error().message));
-    for (auto& r : *all)
+    for (auto& r : all->records)
         if (r.unit == unit) return r;
     BOOST_FAIL("no record of " + unit + " on disk");
     return {};

@@ -441,6 +441,62 @@ BOOST_FIXTURE_TEST_CASE(a_flat_task_of_an_older_manager_is_operated_as_before, F
     BOOST_REQUIRE(stopTask("a1", "new", "", 0));
 }
 
+// Records across versions (issue 58): the manager always starts, and each
+// record gets a clear outcome. Records written by 0.1.0's first build
+// (tests/fixtures/records/old/, made by make-old-records.sh from a234530)
+// are read: the exited one as exited, the running one, whose shim is long
+// gone, as lost. A record cut short (a power cut mid-write) is set aside
+// and its task is unknown; a record of a newer version, with a field and a
+// state this one does not know, keeps its task, as lost, with the reason.
+BOOST_FIXTURE_TEST_CASE(records_of_other_versions_and_cut_records_never_stop_recovery, Fixture) {
+    const char* fixtures = std::getenv("TASKSCOPE_FIXTURES");
+    BOOST_REQUIRE_MESSAGE(fixtures, "TASKSCOPE_FIXTURES is not set (run through ctest)");
+    open();
+    start("new1", "web", taskSpec("/bin/sleep", {"1000"}));
+    start("new2", "web", taskSpec("/bin/sleep", {"1000"}));
+    BOOST_REQUIRE(stopTask("new1", "web", "", 0));
+    BOOST_REQUIRE(stopTask("new2", "web", "", 0));
+    BOOST_REQUIRE(runUntil([&] { return finished("new1", "web") && finished("new2", "web"); }));
+    tasks.reset();
+    const auto dir = config.stateDir + "/tasks/";
+    // new1's record, as this build wrote it, cut in the middle.
+    auto text = common::readStateFile(dir + "new1-web.scope.json");
+    BOOST_REQUIRE(text.ok());
+    {
+        std::ofstream(dir + "new1-web.scope.json", std::ios::trunc) << text->substr(0, text->size() / 2);
+    }
+    // new2's record with what a newer version might add.
+    auto newer = nlohmann::json::parse(*common::readStateFile(dir + "new2-web.scope.json"));
+    newer["state"] = "hibernating";
+    newer["a_field_of_the_future"] = {{"x", 1}};
+    {
+        std::ofstream(dir + "new2-web.scope.json", std::ios::trunc) << newer.dump() << "\n";
+    }
+    for (const auto& f : std::filesystem::directory_iterator(std::string(fixtures) + "/records/old"))
+        if (f.path().extension() == ".json") std::filesystem::copy_file(f.path(), dir + f.path().filename().string());
+
+    open();
+    BOOST_TEST(!tasks->get("new1", "web"));
+    BOOST_TEST(std::filesystem::exists(dir + "new1-web.scope.json.unreadable"));
+    BOOST_TEST(!std::filesystem::exists(dir + "new1-web.scope.json"));
+    const auto& n2 = **tasks->get("new2", "web");
+    BOOST_TEST((n2.state == TaskState::Lost));
+    BOOST_TEST(n2.lostReason.find("hibernating") != std::string::npos, n2.lostReason);
+    const auto& exited = **tasks->get("old2", "web");
+    BOOST_TEST((exited.state == TaskState::Exited));
+    BOOST_TEST(exited.exit.exitCode == 3);
+    BOOST_TEST(exited.spec.command == "/bin/sleep");
+    const auto& running = **tasks->get("old1", "web");
+    BOOST_TEST((running.state == TaskState::Lost));
+    BOOST_TEST(!running.lostReason.empty());
+    BOOST_TEST(((**tasks->get("old3", "web")).state == TaskState::Lost));
+    // Once more: what was set aside is not read again, and the rest is as it was.
+    tasks.reset();
+    open();
+    BOOST_TEST(!tasks->get("new1", "web"));
+    BOOST_TEST(((**tasks->get("old2", "web")).state == TaskState::Exited));
+}
+
 BOOST_FIXTURE_TEST_CASE(an_exit_while_the_manager_was_away_is_reported_after_restart, Fixture) {
     open();
     const pid_t pid = start("a1", "web", taskSpec("/bin/sleep", {"1000"})).pid;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "nomad/hcl_block.hpp"
+#include "nomad/msgpack_claims.hpp"
 
 namespace taskscope::nomad {
 
@@ -117,9 +118,11 @@ Result<json> decodeCty(std::string_view bytes) {
         std::size_t offset = 0;
         // msgpack-c allocates an array's or a map's elements from its
         // header's count before it reads them: a 13-byte config claiming
-        // 4 billion entries asked for 256 GB (issue 58's fuzzing). Each
-        // element takes a byte at least, so no honest count is above the
-        // input's size; the nesting is bounded as toJson bounds it.
+        // 4 billion entries asked for 256 GB (issue 58's fuzzing). The
+        // claims of the whole value are checked against its bytes first
+        // (msgpack_claims.hpp); msgpack-c's own limits stay as a second
+        // fence, the nesting bounded as toJson bounds it.
+        if (auto why = msgpackClaimsTooMuch(bytes, kMaxDepth)) return invalid("config is not valid msgpack: " + *why);
         const msgpack::unpack_limit limit(bytes.size(), bytes.size() / 2, bytes.size(), bytes.size(), bytes.size(),
                                           kMaxDepth);
         msgpack::object_handle h = msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr, limit);

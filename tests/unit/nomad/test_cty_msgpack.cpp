@@ -129,11 +129,41 @@ BOOST_AUTO_TEST_CASE(a_count_past_the_input_is_refused_before_allocating) {
     auto v = decodeCty(std::string("\x82\x87\xdd\x87\x87\x87\x87\x87", 8));
     BOOST_REQUIRE(!v);
     BOOST_TEST(v.error().name == "InvalidConfig");
-    BOOST_TEST(v.error().message.find("size overflow") != std::string::npos, v.error().message);
+    BOOST_TEST(v.error().message.find("elements at byte 1") != std::string::npos, v.error().message);
     // So is nesting past the bound, before any value is built.
     auto deep = decodeCty(std::string(100, '\x91') + std::string(1, '\xc0'));
     BOOST_REQUIRE(!deep);
     BOOST_TEST(deep.error().name == "InvalidConfig");
+}
+
+// Each container of a nested value may claim up to the input's size on its
+// own; together they may not claim more elements than there are bytes
+// left (msgpack_claims.hpp): 60 arrays, each claiming 1,000 elements, of
+// a 1,300-byte input asked msgpack-c for 60 x 1,000 x 24 bytes before.
+BOOST_AUTO_TEST_CASE(nested_claims_together_are_held_to_the_bytes) {
+    std::string greedy;
+    for (int i = 0; i < 60; ++i) greedy += std::string("\xdd\x00\x00\x03\xe8", 5);
+    greedy += std::string(1000, '\xc0');
+    auto v = decodeCty(greedy);
+    BOOST_REQUIRE(!v);
+    BOOST_TEST(v.error().name == "InvalidConfig");
+    BOOST_TEST(v.error().message.find("a count of 1000 elements at byte 5") != std::string::npos, v.error().message);
+    // An honest nested value, its counts exactly its bytes, decodes.
+    msgpack::sbuffer b;
+    Packer pk(b);
+    pk.pack_map(1);
+    pk.pack(std::string("a"));
+    pk.pack_array(2);
+    pk.pack_array(1);
+    pk.pack(1);
+    pk.pack_array(0);
+    auto ok = decodeCty(bytes(b));
+    BOOST_REQUIRE_MESSAGE(ok, (ok ? "" : ok.error().message));
+    BOOST_TEST(ok->dump() == R"({"a":[[1],[]]})");
+    // A string's length past the end is named with its offset.
+    auto cut = decodeCty(std::string("\xda\x10\x00", 3) + "ab");
+    BOOST_REQUIRE(!cut);
+    BOOST_TEST(cut.error().message.find("a length of 4096 bytes at byte 0") != std::string::npos, cut.error().message);
 }
 
 // A cty string is UTF-8; msgpack's str is any bytes. One that is not

@@ -14,6 +14,10 @@ fi
 t=$SECONDS
 bash "$root/scripts/install-deps.sh"
 echo "timing: test.deps $((SECONDS - t))"
+if [[ "${1:-}" == --sanitize ]]; then
+	shift
+	exec bash "$root/scripts/test-sanitize.sh" "$@"
+fi
 t=$SECONDS
 bash "$root/scripts/build.sh"
 echo "timing: test.build $((SECONDS - t))"

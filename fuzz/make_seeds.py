@@ -156,7 +156,49 @@ def file_seeds():
     put("task_record", json.dumps(dict(rec, cpus="3-1")))
 
 
+def shim_seeds():
+    """shim_options: process specs as the manager's launcher writes them
+    (words, a NUL after each): the identity, then the option lists the
+    launcher's tests expect (test_isolation.cpp) and the shim test's bad
+    options (test_shim.sh)."""
+    ident = ["--uid", "1000", "--gid", "1000", "--cwd", "/srv"]
+
+    def spec(words):
+        return b"".join(w.encode() + b"\0" for w in words)
+
+    with open(os.path.join(ROOT, "tests/unit/manager/launch/test_isolation.cpp")) as f:
+        src = f.read()
+    for lst in re.findall(r'\{((?:\s*"[^"]*"\s*,?)+)\}', src):
+        words = re.findall(r'"([^"]*)"', lst)
+        if words and words[0].startswith("--"):
+            put("shim_options", spec(ident + words))
+    with open(os.path.join(ROOT, "tests/unit/shim/test_shim.sh")) as f:
+        sh = f.read()
+    m = re.search(r'for bad in ((?:"[^"]*"\s*)+);', sh)
+    if m:
+        for bad in re.findall(r'"([^"]*)"', m.group(1)):
+            put("shim_options", spec(ident + bad.split()))
+    put("shim_options", spec(["--uid", "x", "--gid", "0", "--cwd", "/"]))
+    put("shim_options", spec(ident + ["--groups", "10,20,30"]))
+    put("shim_options", spec(ident + ["--groups", "10,,x"]))
+    put("shim_options", spec(ident + [
+        "--root", "/var/lib/t/a1/web", "--ro-bind", "/bin", "--ro-bind", "/usr", "--alloc-dir", "/var/lib/t/a1/alloc",
+        "--volume", "/srv/data", "/data", "ro,private", "--volume", "/srv/s", "/s", "rw,bidirectional",
+        "--pid-ns", "private", "--ipc-ns", "host", "--caps", "a80425fb", "--no-new-privs", "1",
+        "--secrets-size", "1048576", "--secrets-dir", "/var/lib/t/a1/web/secrets", "--device", "/dev/fuse", "/dev/fuse",
+        "--dns-server", "192.0.2.1", "--dns-option", "ndots:2", "--hosts", "web", "10.1.2.3",
+        "--rlimit", "7", "1024", "4096", "--oom-score-adj", "-1000"]))
+    put("shim_options", spec(ident + ["--volume", "/a", "/b", "rw,host-to-task", "--secrets-size", "4095"]))
+    put("shim_options", spec(ident + ["--join-cgroup", "/sys/fs/cgroup/x/cgroup.procs", "--netns", "/run/netns/a1",
+                                      "--stdout", "/dev/null", "--release-fifo", "/run/f", "--cgroup-root", "/c"]))
+    put("shim_options", spec(ident + ["--caps", "ffffffffffffffffff"]))
+    put("shim_options", spec(ident + ["--"]))
+    put("shim_options", spec(ident)[:-1])  # the last word without its NUL
+    put("shim_options", b"")
+
+
 if __name__ == "__main__":
     json_seeds()
     cty_seeds()
     file_seeds()
+    shim_seeds()

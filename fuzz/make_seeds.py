@@ -197,8 +197,27 @@ def shim_seeds():
     put("shim_options", b"")
 
 
+def report_seeds():
+    """shim_report: byte 0 the pipe's chunk size less one, then a task
+    shim's report lines: "pid N" and the release's outcome the shim test
+    expects (test_shim.sh's go "..."), and the launcher test's streams."""
+    with open(os.path.join(ROOT, "tests/unit/shim/test_shim.sh")) as f:
+        sh = f.read()
+    outcomes = sorted(set(re.findall(r'^\s*go "([a-z]+ [0-9]+ [a-z-]+)"', sh, re.M))) + ["started", "error 13 join-cgroup"]
+    for i, o in enumerate(outcomes):
+        put("shim_report", bytes([i * 7]) + ("pid %d\n%s\n" % (4242 + i, o)).encode())
+    with open(os.path.join(ROOT, "tests/unit/manager/launch/test_launcher.cpp")) as f:
+        src = f.read()
+    for text in re.findall(r'p\.put\("((?:[^"\\]|\\.)*)"\)', src):
+        put("shim_report", b"\x05" + json.loads('"%s"' % text).encode())
+    for s in ["error 22 args\n", "pid 0\n", "pid 42\nexecfailed x execve\n", "pid 42\nexecfailed 2\n",
+              "pid 42\nstarted"]:
+        put("shim_report", b"\x7f" + s.encode("latin-1"))
+
+
 if __name__ == "__main__":
     json_seeds()
     cty_seeds()
     file_seeds()
     shim_seeds()
+    report_seeds()

@@ -215,9 +215,40 @@ def report_seeds():
         put("shim_report", b"\x7f" + s.encode("latin-1"))
 
 
+def exec_frame(kind, value, step=b""):
+    """struct shim_exec_report (shim_protocol.h): kind, value, step[24]."""
+    return struct.pack("<ii", kind, value) + step[:23].ljust(24, b"\0")
+
+
+def exec_seeds():
+    """exec_frames: byte 0 the report pipe's chunk size less one (and the
+    capture's limit), byte 1 how many bytes at the end are the keeper's
+    status (8: it still runs), then the shim --exec's report frames as
+    exec.c's report() writes them (LEADER, FAILED with "step detail")."""
+    leader, failed = 1, 2
+    streams = [
+        exec_frame(leader, 4242),
+        exec_frame(failed, 2, b"execve ls"),
+        exec_frame(failed, 13, b"setns mnt"),
+        exec_frame(failed, 22, b"process spec"),
+        exec_frame(failed, 3, b"task exited"),
+        exec_frame(leader, 4242) + exec_frame(failed, 1, b"chdir /srv"),
+        exec_frame(failed, 2, b"execve a-very-long-program-name"),
+        b"",
+    ]
+    # Wait statuses: exit 0, exit 3, killed by 9, by 15 with a core, stopped.
+    statuses = [0x0000, 0x0300, 0x0009, 0x008f, 0x137f]
+    for i, st in enumerate(streams):
+        put("exec_frames", bytes([31, 4]) + st + struct.pack("<i", statuses[i % len(statuses)]))
+    put("exec_frames", bytes([5, 8]) + exec_frame(leader, 77))  # torn into 6-byte writes; the keeper runs
+    put("exec_frames", bytes([63, 2]) + exec_frame(leader, 77) + b"\x09\x00")  # a torn status
+    put("exec_frames", bytes([63, 0]) + exec_frame(7, 1))  # an unknown kind; the keeper gone without a word
+
+
 if __name__ == "__main__":
     json_seeds()
     cty_seeds()
     file_seeds()
     shim_seeds()
     report_seeds()
+    exec_seeds()

@@ -245,6 +245,48 @@ def exec_seeds():
     put("exec_frames", bytes([63, 0]) + exec_frame(7, 1))  # an unknown kind; the keeper gone without a word
 
 
+def pb_field(number, wire, payload):
+    """One protobuf field: its key, then a varint (wire 0) or bytes (wire 2)."""
+    def varint(v):
+        out = b""
+        while True:
+            b, v = v & 0x7F, v >> 7
+            out += bytes([b | (0x80 if v else 0)])
+            if not v:
+                return out
+    if wire == 0:
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def csi_seeds():
+    """csi_answers: byte 0 the message (0 Probe, 1 GetPluginInfo, 2
+    GetPluginCapabilities), then its protobuf encoding: the test plugin's
+    answers (tests/csi/test_csi_plugin.cpp, its name and version from
+    test_csi_plugin.sh), the registry test's provider, and a few that the
+    converters refuse or name UNKNOWN (the review-* files are by hand)."""
+    put("csi_answers", b"\x00")  # no ready field: ready
+    put("csi_answers", b"\x00" + pb_field(1, 2, pb_field(1, 0, 1)))
+    put("csi_answers", b"\x00" + pb_field(1, 2, b""))  # ready = false
+    def info(name, version, manifest=()):
+        body = pb_field(1, 2, name.encode()) + pb_field(2, 2, version.encode())
+        for k, v in manifest:
+            body += pb_field(3, 2, pb_field(1, 2, k.encode()) + pb_field(2, 2, v.encode()))
+        return b"\x01" + body
+    put("csi_answers", info("org.taskscope.test-csi", "1.2.3", [("test", "taskscope")]))
+    put("csi_answers", info("org.example.csi", "1.0"))
+    put("csi_answers", info("", "1.0"))
+    put("csi_answers", info("-bad.name", "1.0"))
+    def cap(service=None, expansion=None):
+        if service is not None:
+            return pb_field(1, 2, pb_field(1, 2, pb_field(1, 0, service) if service else b""))
+        if expansion is not None:
+            return pb_field(1, 2, pb_field(2, 2, pb_field(1, 0, expansion) if expansion else b""))
+        return pb_field(1, 2, b"")
+    put("csi_answers", b"\x02" + cap(service=1) + cap(expansion=1))  # the test plugin's
+    put("csi_answers", b"\x02" + cap(service=2) + cap(service=3) + cap(expansion=2) + cap(expansion=0) + cap())
+
+
 if __name__ == "__main__":
     json_seeds()
     cty_seeds()
@@ -252,3 +294,4 @@ if __name__ == "__main__":
     shim_seeds()
     report_seeds()
     exec_seeds()
+    csi_seeds()

@@ -287,6 +287,29 @@ def csi_seeds():
     put("csi_answers", b"\x02" + cap(service=2) + cap(service=3) + cap(expansion=2) + cap(expansion=0) + cap())
 
 
+def node_key_seeds():
+    """node_task_keys: a task's config block (go-cty msgpack) with the
+    node's keys, each with the values test_node_task_config.cpp gives it,
+    good and refused, and with exec's own keys beside them."""
+    values = {
+        "ulimit": [{"nofile": "65536:65536", "core": "0", "memlock": "unlimited"}, {"nofile": "20:10"},
+                   {"open_files": "1"}, {"nofile": "lots"}, []],
+        "oom_score_adj": [500, 0.0, -1, 1001, "x"],
+        "io_weight": [100, 0],
+        "device_read_bps": [{"/dev/vda": "10M", "/dev/vdb": "4096"}, {"sda": "1M"}, {"/dev/vda": "1X"},
+                            {"/dev/vda": "0"}],
+        "device_write_bps": [{"/dev/vda": "1gb"}],
+        "device_read_iops": [{"/dev/vda": 100}],
+        "device_write_iops": [{"/dev/vda": 5}, {"/dev/vda": 0}, {"/dev/vda": "many"}],
+    }
+    for key, vs in values.items():
+        for v in vs:
+            put("node_task_keys", msgpack({"command": "/bin/true", key: v}))
+    put("node_task_keys", msgpack({"command": "/bin/true", "oom_score_adj": 10, "io_weight": 500,
+                                   "ulimit": {"nofile": "1024:2048", "nproc": None},
+                                   "device_read_iops": {"/dev/vda": 100, "/dev/vdb": None}}))
+
+
 if __name__ == "__main__":
     json_seeds()
     cty_seeds()
@@ -295,3 +318,4 @@ if __name__ == "__main__":
     report_seeds()
     exec_seeds()
     csi_seeds()
+    node_key_seeds()

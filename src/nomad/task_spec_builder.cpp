@@ -10,6 +10,7 @@
 #include "nomad/cty_msgpack.hpp"
 #include "nomad/env_filter.hpp"
 #include "nomad/hcl_block.hpp"
+#include "nomad/devices_network.hpp"
 #include "nomad/node_task_config.hpp"
 #include "nomad/task_config.hpp"
 #include "spec/task_spec.hpp"

@@ -23,7 +23,6 @@ constexpr size_t kMaxChrootEnv = 32;
 constexpr size_t kMaxVolumes = 16;
 // A node's GPUs and the like: a few per task; bounded as every list is.
 constexpr size_t kMaxDevices = 64;
-constexpr size_t kMaxIoDevices = 16;
 
 // --- codecs of this spec's own kinds ---------------------------------------
 

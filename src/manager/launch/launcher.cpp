@@ -67,6 +67,17 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
         if (auto text = common::readFile("/etc/resolv.conf")) hostResolvConf = std::move(*text);
     for (auto& a : shimNetFileArgs(spec, hostResolvConf)) process.push_back(std::move(a));
     for (auto& a : shimLimitArgs(spec)) process.push_back(std::move(a));
+    // The saved spec ends each word with a NUL (and the kernel ends each
+    // argv word at one): a NUL inside a word would make the words after it
+    // options the manager never wrote, for every exec into the task. The
+    // spec refuses them where it reads paths; this is the wire's own rule.
+    for (size_t i = 0; i < process.size(); ++i)
+        if (process[i].find('\0') != std::string::npos) {
+            size_t option = i;
+            while (option > 0 && process[option].rfind("--", 0) != 0) --option;
+            return common::makeError(common::errors::kInvalidSpec,
+                                     "the shim's option " + process[option] + " has a word with a NUL byte");
+        }
     if (!paths.processSpec.empty()) {
         std::string text;
         for (const auto& w : process) text += w + '\0';

@@ -105,3 +105,17 @@ BOOST_AUTO_TEST_CASE(a_release_report_is_three_words_and_its_bytes_are_quoted_as
         BOOST_TEST(r.error().name == "Internal", bad);
     }
 }
+
+// The saved process spec ends each word with a NUL: a NUL inside one (a
+// cwd of "/x\0--uid\00") would be options the manager never wrote for
+// every exec into the task. Refused before anything is spawned.
+BOOST_AUTO_TEST_CASE(a_process_word_with_a_nul_is_refused_before_the_spawn) {
+    taskscope::spec::TaskSpec spec;
+    spec.command = "true";
+    spec.path = "/bin/true";
+    spec.cwd = std::string("/tmp\0--uid\0" "0", 12);
+    auto r = taskscope::manager::spawnShim("/nonexistent/taskscope-shim", spec, {});
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == "InvalidSpec");
+    BOOST_TEST(r.error().message == "the shim's option --cwd has a word with a NUL byte");
+}

@@ -41,8 +41,9 @@ bool same(const IdentityAnswer& a, const IdentityAnswer& b) {
 }
 
 bool knownCapability(const std::string& name) {
-    for (const char* k : {"UNKNOWN", "CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS", "GROUP_CONTROLLER_SERVICE",
-                          "VOLUME_EXPANSION_UNKNOWN", "VOLUME_EXPANSION_ONLINE", "VOLUME_EXPANSION_OFFLINE"})
+    for (const char* k :
+         {"UNKNOWN", "CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS", "GROUP_CONTROLLER_SERVICE",
+          "VOLUME_EXPANSION_UNKNOWN", "VOLUME_EXPANSION_ONLINE", "VOLUME_EXPANSION_OFFLINE"})
         if (name == k) return true;
     return false;
 }
@@ -80,7 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!reply.ParseFromArray(bytes, n)) return 0;
         auto got = takePluginInfo(reply, answer);
         if (!got) {
-            fuzz::check(got.error().name == "PluginFailed" && !got.error().message.empty(), "an error without name or message");
+            fuzz::check(got.error().name == "PluginFailed" && !got.error().message.empty(),
+                        "an error without name or message");
             fuzz::check(same(answer, before()), "a refused GetPluginInfo changed the answer");
             return 0;
         }

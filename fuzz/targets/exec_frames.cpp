@@ -28,9 +28,9 @@
 #include <string>
 
 #include "fuzz_support.hpp"
+#include "shim/shim_protocol.h"
 #include "stream/exec/exec_output.hpp"
 #include "stream/exec/exec_session.hpp"
-#include "shim/shim_protocol.h"
 #include "stream/exec/exec_spawn.hpp"
 
 using namespace taskscope;
@@ -77,7 +77,8 @@ void reports(std::string_view stream, size_t chunk) {
 
 void keeper(std::string_view word, bool running) {
     Pipe p;
-    if (!word.empty()) fuzz::check(::write(p.w.get(), word.data(), word.size()) == static_cast<ssize_t>(word.size()), "write");
+    if (!word.empty())
+        fuzz::check(::write(p.w.get(), word.data(), word.size()) == static_cast<ssize_t>(word.size()), "write");
     if (!running) p.w.reset();
     const auto status = readKeeperStatus(p.r.get());
     if (running) {
@@ -97,7 +98,8 @@ void keeper(std::string_view word, bool running) {
         fuzz::check(result.signal > 0 && result.signal < 128 && result.exitCode == 128 + result.signal,
                     "a signal's exit code is not 128 + the signal");
     else
-        fuzz::check(result.exitCode == -1 || (result.exitCode >= 0 && result.exitCode <= 255), "an exit code out of range");
+        fuzz::check(result.exitCode == -1 || (result.exitCode >= 0 && result.exitCode <= 255),
+                    "an exit code out of range");
 }
 
 void capture(std::string_view bytes, size_t limit, size_t chunk) {

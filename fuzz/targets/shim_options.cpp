@@ -41,9 +41,9 @@ struct Words {
 };
 
 void checkOpts(const opts& o, const Words& w) {
-    for (const char* p : {static_cast<const char*>(o.exit_file), o.cwd, o.stdin_path, o.stdout_path, o.stderr_path,
-                          o.release_fifo, o.netns, o.groups, o.iso.root, o.iso.alloc_dir, o.iso.secrets_dir,
-                          o.iso.hosts_name, o.iso.hosts_address})
+    for (const char* p :
+         {static_cast<const char*>(o.exit_file), o.cwd, o.stdin_path, o.stdout_path, o.stderr_path, o.release_fifo,
+          o.netns, o.groups, o.iso.root, o.iso.alloc_dir, o.iso.secrets_dir, o.iso.hosts_name, o.iso.hosts_address})
         fuzz::check(w.has(p), "a string that is not one of the input's words");
     fuzz::check(o.njoin >= 0 && o.njoin <= MAX_JOIN, "njoin out of range");
     for (int i = 0; i < o.njoin; ++i) fuzz::check(w.has(o.join[i]), "a join path that is not a word");
@@ -70,16 +70,17 @@ void checkOpts(const opts& o, const Words& w) {
     const auto& l = o.limits;
     fuzz::check(l.nrlimits >= 0 && l.nrlimits <= MAX_RLIMITS, "nrlimits out of range");
     for (int i = 0; i < l.nrlimits; ++i)
-        fuzz::check(l.rlimits[i].resource >= 0 && l.rlimits[i].resource < MAX_RLIMITS &&
-                        l.rlimits[i].soft <= l.rlimits[i].hard,
-                    "an rlimit out of range");
+        fuzz::check(
+            l.rlimits[i].resource >= 0 && l.rlimits[i].resource < MAX_RLIMITS && l.rlimits[i].soft <= l.rlimits[i].hard,
+            "an rlimit out of range");
     if (l.have_oom_score_adj)
         fuzz::check(l.oom_score_adj >= SHIM_OOM_SCORE_ADJ_MIN && l.oom_score_adj <= SHIM_OOM_SCORE_ADJ_MAX,
                     "oom_score_adj out of range");
     if (o.groups) {
         gid_t groups[MAX_GROUPS];
         int n = -1;
-        if (parse_groups(o.groups, groups, &n) == 0) fuzz::check(n >= 0 && n <= MAX_GROUPS, "a group count out of range");
+        if (parse_groups(o.groups, groups, &n) == 0)
+            fuzz::check(n >= 0 && n <= MAX_GROUPS, "a group count out of range");
     }
 }
 
@@ -137,7 +138,9 @@ void command(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec(data, size);
     command(data, size);
-    static const char kGood[] = "--uid\0" "1000\0" "--gid\0" "1000\0" "--cwd\0" "/\0" "--groups\0" "1,2\0";
+    // A good spec's words, each with its NUL: "\000", since a "\0" before
+    // a digit would take the digit into the escape.
+    static const char kGood[] = "--uid\0001000\000--gid\0001000\000--cwd\000/\000--groups\0001,2\000";
     std::vector<char> good(kGood, kGood + sizeof kGood);
     std::vector<char*> argv(kMaxWords + 2);
     opts o;

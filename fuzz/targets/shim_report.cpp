@@ -21,8 +21,8 @@
 #include <algorithm>
 #include <string>
 
-#include "fuzz_support.hpp"
 #include "common/unique_fd.hpp"
+#include "fuzz_support.hpp"
 #include "manager/launch/shim_report.hpp"
 extern "C" {
 #include "shim/shim_protocol.h"
@@ -34,7 +34,8 @@ namespace {
 
 void checkError(const common::Error& e) {
     fuzz::check(!e.name.empty() && !e.message.empty(), "an error without name or message");
-    for (const unsigned char c : e.message) fuzz::check(c >= 0x20 && c < 0x7f, "an error message that is not printable");
+    for (const unsigned char c : e.message)
+        fuzz::check(c >= 0x20 && c < 0x7f, "an error message that is not printable");
 }
 
 // One launch's report pipe, fed `stream` `chunk` bytes at a time.

@@ -62,8 +62,8 @@ Result<uint64_t> rateOf(const json& rate, bool bytes, const std::string& at) {
         if (*n == 0) return invalid(at + " must be positive");
         // The spec's bound (a number is an int64 already, ctyInteger's).
         if (*n > spec::kMaxIoRate)
-            return invalid(at + ": \"" + rate.get<std::string>() + "\" is more than " + std::to_string(spec::kMaxIoRate) +
-                           " bytes per second");
+            return invalid(at + ": \"" + rate.get<std::string>() + "\" is more than " +
+                           std::to_string(spec::kMaxIoRate) + " bytes per second");
         return n;
     }
     auto n = ctyInteger(rate, at.c_str());

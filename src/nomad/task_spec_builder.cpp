@@ -8,9 +8,9 @@
 
 #include "common/cpu_list.hpp"
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/devices_network.hpp"
 #include "nomad/env_filter.hpp"
 #include "nomad/hcl_block.hpp"
-#include "nomad/devices_network.hpp"
 #include "nomad/node_task_config.hpp"
 #include "nomad/task_config.hpp"
 #include "spec/task_spec.hpp"

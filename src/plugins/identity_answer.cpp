@@ -12,7 +12,9 @@ namespace {
 using common::makeError;
 using common::Result;
 
-bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
 
 // The name of a capability; an enum number this version of the spec
 // lacks has none (its _Name is empty), and is "UNKNOWN" like an unset one.
@@ -40,16 +42,17 @@ Result<void> takePluginInfo(const csi::v1::GetPluginInfoResponse& reply, Identit
     if (reply.name().empty()) return makeError(common::errors::kPluginFailed, "GetPluginInfo: the plugin gave no name");
     // The name is quoted only when it is short: a long one is said by its length.
     if (!isProviderName(reply.name()))
-        return makeError(common::errors::kPluginFailed,
-                         "GetPluginInfo: name " +
-                             (reply.name().size() <= kMaxProviderName ? "'" + reply.name() + "'"
-                                                                      : "of " + std::to_string(reply.name().size()) + " bytes") +
-                             " is not a CSI plugin name (at most " + std::to_string(kMaxProviderName) +
-                             " letters, digits, '-' and '.', a letter or digit at each end)");
+        return makeError(
+            common::errors::kPluginFailed,
+            "GetPluginInfo: name " +
+                (reply.name().size() <= kMaxProviderName ? "'" + reply.name() + "'"
+                                                         : "of " + std::to_string(reply.name().size()) + " bytes") +
+                " is not a CSI plugin name (at most " + std::to_string(kMaxProviderName) +
+                " letters, digits, '-' and '.', a letter or digit at each end)");
     if (reply.vendor_version().size() > kMaxVendorVersion)
-        return makeError(common::errors::kPluginFailed, "GetPluginInfo: vendor_version is " +
-                                                            std::to_string(reply.vendor_version().size()) +
-                                                            " bytes long, more than " + std::to_string(kMaxVendorVersion));
+        return makeError(common::errors::kPluginFailed,
+                         "GetPluginInfo: vendor_version is " + std::to_string(reply.vendor_version().size()) +
+                             " bytes long, more than " + std::to_string(kMaxVendorVersion));
     answer.provider = reply.name();
     answer.version = reply.vendor_version();
     return {};

@@ -23,11 +23,11 @@ namespace taskscope::plugins {
 
 struct IdentityAnswer {
     bool ready = false;
-    bool haveInfo = false;  ///< GetPluginInfo/GetPluginCapabilities were asked
-    std::string provider;   ///< GetPluginInfo's name
-    std::string version;    ///< its vendor_version
+    bool haveInfo = false;                  ///< GetPluginInfo/GetPluginCapabilities were asked
+    std::string provider;                   ///< GetPluginInfo's name
+    std::string version;                    ///< its vendor_version
     std::vector<std::string> capabilities;  ///< e.g. "CONTROLLER_SERVICE", "VOLUME_EXPANSION_ONLINE"; each once
-    std::string message;    ///< why not ready, for people
+    std::string message;                    ///< why not ready, for people
 };
 
 /// The CSI spec's bound on GetPluginInfo's name.

@@ -23,7 +23,9 @@ namespace {
 // "pid N", "started", "execfailed ERRNO STEP", "error ERRNO STEP": short.
 constexpr size_t kMaxReportLine = SHIM_REPORT_LINE_MAX;
 
-common::Error internal(std::string message) { return common::makeError(common::errors::kInternal, std::move(message)); }
+common::Error internal(std::string message) {
+    return common::makeError(common::errors::kInternal, std::move(message));
+}
 
 // A report quoted in an error: printable ASCII as it is, any other byte as
 // \xNN, so that whatever a torn or foreign line holds, the message is text
@@ -43,7 +45,9 @@ std::string escaped(std::string_view line) {
     return out;
 }
 
-std::string quotedLine(std::string_view line) { return "'" + escaped(line) + "'"; }
+std::string quotedLine(std::string_view line) {
+    return "'" + escaped(line) + "'";
+}
 
 // A report's words: split at single spaces, as the shim writes them.
 std::vector<std::string_view> words(std::string_view line) {
@@ -80,8 +84,8 @@ common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& p
             // Checked here too: a block read can bring a line's end past
             // the bound along with the bytes that cross it.
             if (nl + 1 > kMaxReportLine)
-                return internal("shim report line longer than " + std::to_string(kMaxReportLine) + " bytes (its newline at byte " +
-                                std::to_string(nl) + ")");
+                return internal("shim report line longer than " + std::to_string(kMaxReportLine) +
+                                " bytes (its newline at byte " + std::to_string(nl) + ")");
             auto line = pending.substr(0, nl);
             pending.erase(0, nl + 1);
             return std::optional<std::string>(std::move(line));
@@ -107,7 +111,9 @@ common::Result<pid_t> parsePidLine(const std::string& line) {
     if (w[0] != SHIM_LINE_PID) return internal("shim could not fork the task: " + quotedLine(line));
     // The task is the shim's child: never pid 1, and one number alone.
     const auto pid = w.size() == 2 ? number(w[1], 2, std::numeric_limits<pid_t>::max()) : std::nullopt;
-    if (!pid) return internal("shim reported a bad pid (2.." + std::to_string(std::numeric_limits<pid_t>::max()) + "): " + quotedLine(line));
+    if (!pid)
+        return internal("shim reported a bad pid (2.." + std::to_string(std::numeric_limits<pid_t>::max()) +
+                        "): " + quotedLine(line));
     return static_cast<pid_t>(*pid);
 }
 

@@ -48,12 +48,15 @@ BOOST_AUTO_TEST_CASE(plugin_info_takes_a_csi_name_and_a_bounded_version) {
 
 BOOST_AUTO_TEST_CASE(capabilities_are_named_once_and_unknown_numbers_are_unknown) {
     csi::v1::GetPluginCapabilitiesResponse r;
-    for (int i = 0; i < 3; ++i) r.add_capabilities()->mutable_service()->set_type(csi::v1::PluginCapability_Service_Type_CONTROLLER_SERVICE);
+    for (int i = 0; i < 3; ++i)
+        r.add_capabilities()->mutable_service()->set_type(csi::v1::PluginCapability_Service_Type_CONTROLLER_SERVICE);
     r.add_capabilities()->mutable_service()->set_type(static_cast<csi::v1::PluginCapability_Service_Type>(99));
     r.add_capabilities()->mutable_volume_expansion()->set_type(csi::v1::PluginCapability_VolumeExpansion_Type_ONLINE);
-    r.add_capabilities()->mutable_volume_expansion()->set_type(static_cast<csi::v1::PluginCapability_VolumeExpansion_Type>(7));
+    r.add_capabilities()->mutable_volume_expansion()->set_type(
+        static_cast<csi::v1::PluginCapability_VolumeExpansion_Type>(7));
     r.add_capabilities();
     IdentityAnswer a;
     takeCapabilities(r, a);
-    BOOST_TEST((a.capabilities == std::vector<std::string>{"CONTROLLER_SERVICE", "UNKNOWN", "VOLUME_EXPANSION_ONLINE"}));
+    BOOST_TEST(
+        (a.capabilities == std::vector<std::string>{"CONTROLLER_SERVICE", "UNKNOWN", "VOLUME_EXPANSION_ONLINE"}));
 }

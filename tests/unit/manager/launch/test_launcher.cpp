@@ -99,7 +99,8 @@ BOOST_AUTO_TEST_CASE(a_release_report_is_three_words_and_its_bytes_are_quoted_as
     auto odd = acceptRelease("execfailed 2 \xff\x01");
     BOOST_REQUIRE(!odd);
     BOOST_TEST(odd.error().message == "could not run the command (\\xff\\x01): No such file or directory");
-    for (const char* bad : {"execfailed x execve", "execfailed 2", "execfailed 0 execve", "execfailed 2 a b", "startedx"}) {
+    for (const char* bad :
+         {"execfailed x execve", "execfailed 2", "execfailed 0 execve", "execfailed 2 a b", "startedx"}) {
         auto r = acceptRelease(bad);
         BOOST_REQUIRE(!r);
         BOOST_TEST(r.error().name == "Internal", bad);
@@ -113,7 +114,7 @@ BOOST_AUTO_TEST_CASE(a_process_word_with_a_nul_is_refused_before_the_spawn) {
     taskscope::spec::TaskSpec spec;
     spec.command = "true";
     spec.path = "/bin/true";
-    spec.cwd = std::string("/tmp\0--uid\0" "0", 12);
+    spec.cwd = std::string("/tmp\000--uid\0000", 12);  // "\000" then "0": a NUL, a zero
     auto r = taskscope::manager::spawnShim("/nonexistent/taskscope-shim", spec, {});
     BOOST_REQUIRE(!r);
     BOOST_TEST(r.error().name == "InvalidSpec");

@@ -119,9 +119,10 @@ common::Result<pid_t> parsePidLine(const std::string& line) {
 
 common::Result<void> acceptRelease(const std::string& line) {
     if (line == SHIM_LINE_STARTED) return {};
-    // "execfailed ERRNO STEP" or "error ERRNO STEP": three words, STEP one.
+    // "execfailed ERRNO STEP" or "error ERRNO STEP": three words, STEP one
+    // (empty when a step failed before it named itself).
     const auto w = words(line);
-    const auto err = w.size() == 3 && !w[2].empty() ? number(w[1], 1, kMaxErrno) : std::nullopt;
+    const auto err = w.size() == 3 ? number(w[1], 1, kMaxErrno) : std::nullopt;
     if (err && w[0] == SHIM_LINE_EXECFAILED)
         return common::makeError(common::errors::kExecFailed,
                                  "could not run the command (" + escaped(w[2]) + "): " + std::strerror(*err));

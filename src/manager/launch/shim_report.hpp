@@ -30,8 +30,8 @@ common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& p
 common::Result<pid_t> parsePidLine(const std::string& line);
 
 /// The release's outcome: "started"; ExecFailed for "execfailed ERRNO
-/// STEP" (ERRNO 1..4095, STEP one word), Internal for "error ERRNO STEP"
-/// and anything else.
+/// STEP" (ERRNO 1..4095, STEP one word or none), Internal for "error
+/// ERRNO STEP" and anything else.
 common::Result<void> acceptRelease(const std::string& line);
 
 }  // namespace taskscope::manager

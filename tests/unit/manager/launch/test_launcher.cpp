@@ -96,6 +96,10 @@ BOOST_AUTO_TEST_CASE(a_release_report_is_three_words_and_its_bytes_are_quoted_as
     BOOST_REQUIRE(!e);
     BOOST_TEST(e.error().name == "ExecFailed");
     BOOST_TEST(e.error().message == "could not run the command (execve): No such file or directory");
+    // The shim writes "execfailed N " when a step failed before naming itself.
+    auto unnamed = acceptRelease("execfailed 2 ");
+    BOOST_REQUIRE(!unnamed);
+    BOOST_TEST(unnamed.error().name == "ExecFailed");
     auto odd = acceptRelease("execfailed 2 \xff\x01");
     BOOST_REQUIRE(!odd);
     BOOST_TEST(odd.error().message == "could not run the command (\\xff\\x01): No such file or directory");

@@ -156,7 +156,166 @@ def file_seeds():
     put("task_record", json.dumps(dict(rec, cpus="3-1")))
 
 
+def shim_seeds():
+    """shim_options: process specs as the manager's launcher writes them
+    (words, a NUL after each): the identity, then the option lists the
+    launcher's tests expect (test_isolation.cpp) and the shim test's bad
+    options (test_shim.sh)."""
+    ident = ["--uid", "1000", "--gid", "1000", "--cwd", "/srv"]
+
+    def spec(words):
+        return b"".join(w.encode() + b"\0" for w in words)
+
+    with open(os.path.join(ROOT, "tests/unit/manager/launch/test_isolation.cpp")) as f:
+        src = f.read()
+    for lst in re.findall(r'\{((?:\s*"[^"]*"\s*,?)+)\}', src):
+        words = re.findall(r'"([^"]*)"', lst)
+        if words and words[0].startswith("--"):
+            put("shim_options", spec(ident + words))
+    with open(os.path.join(ROOT, "tests/unit/shim/test_shim.sh")) as f:
+        sh = f.read()
+    m = re.search(r'for bad in ((?:"[^"]*"\s*)+);', sh)
+    if m:
+        for bad in re.findall(r'"([^"]*)"', m.group(1)):
+            put("shim_options", spec(ident + bad.split()))
+    put("shim_options", spec(["--uid", "x", "--gid", "0", "--cwd", "/"]))
+    put("shim_options", spec(ident + ["--groups", "10,20,30"]))
+    put("shim_options", spec(ident + ["--groups", "10,,x"]))
+    put("shim_options", spec(ident + [
+        "--root", "/var/lib/t/a1/web", "--ro-bind", "/bin", "--ro-bind", "/usr", "--alloc-dir", "/var/lib/t/a1/alloc",
+        "--volume", "/srv/data", "/data", "ro,private", "--volume", "/srv/s", "/s", "rw,bidirectional",
+        "--pid-ns", "private", "--ipc-ns", "host", "--caps", "a80425fb", "--no-new-privs", "1",
+        "--secrets-size", "1048576", "--secrets-dir", "/var/lib/t/a1/web/secrets", "--device", "/dev/fuse", "/dev/fuse",
+        "--dns-server", "192.0.2.1", "--dns-option", "ndots:2", "--hosts", "web", "10.1.2.3",
+        "--rlimit", "7", "1024", "4096", "--oom-score-adj", "-1000"]))
+    put("shim_options", spec(ident + ["--volume", "/a", "/b", "rw,host-to-task", "--secrets-size", "4095"]))
+    put("shim_options", spec(ident + ["--join-cgroup", "/sys/fs/cgroup/x/cgroup.procs", "--netns", "/run/netns/a1",
+                                      "--stdout", "/dev/null", "--release-fifo", "/run/f", "--cgroup-root", "/c"]))
+    put("shim_options", spec(ident + ["--caps", "ffffffffffffffffff"]))
+    put("shim_options", spec(ident + ["--"]))
+    put("shim_options", spec(ident)[:-1])  # the last word without its NUL
+    put("shim_options", b"")
+
+
+def report_seeds():
+    """shim_report: byte 0 the pipe's chunk size less one, then a task
+    shim's report lines: "pid N" and the release's outcome the shim test
+    expects (test_shim.sh's go "..."), and the launcher test's streams."""
+    with open(os.path.join(ROOT, "tests/unit/shim/test_shim.sh")) as f:
+        sh = f.read()
+    outcomes = sorted(set(re.findall(r'^\s*go "([a-z]+ [0-9]+ [a-z-]+)"', sh, re.M))) + ["started", "error 13 join-cgroup"]
+    for i, o in enumerate(outcomes):
+        put("shim_report", bytes([i * 7]) + ("pid %d\n%s\n" % (4242 + i, o)).encode())
+    with open(os.path.join(ROOT, "tests/unit/manager/launch/test_launcher.cpp")) as f:
+        src = f.read()
+    for text in re.findall(r'p\.put\("((?:[^"\\]|\\.)*)"\)', src):
+        put("shim_report", b"\x05" + json.loads('"%s"' % text).encode())
+    for s in ["error 22 args\n", "pid 0\n", "pid 42\nexecfailed x execve\n", "pid 42\nexecfailed 2\n",
+              "pid 42\nstarted"]:
+        put("shim_report", b"\x7f" + s.encode("latin-1"))
+
+
+def exec_frame(kind, value, step=b""):
+    """struct shim_exec_report (shim_protocol.h): kind, value, step[24]."""
+    return struct.pack("<ii", kind, value) + step[:23].ljust(24, b"\0")
+
+
+def exec_seeds():
+    """exec_frames: byte 0 the report pipe's chunk size less one (and the
+    capture's limit), byte 1 how many bytes at the end are the keeper's
+    status (8: it still runs), then the shim --exec's report frames as
+    exec.c's report() writes them (LEADER, FAILED with "step detail")."""
+    leader, failed = 1, 2
+    streams = [
+        exec_frame(leader, 4242),
+        exec_frame(failed, 2, b"execve ls"),
+        exec_frame(failed, 13, b"setns mnt"),
+        exec_frame(failed, 22, b"process spec"),
+        exec_frame(failed, 3, b"task exited"),
+        exec_frame(leader, 4242) + exec_frame(failed, 1, b"chdir /srv"),
+        exec_frame(failed, 2, b"execve a-very-long-program-name"),
+        b"",
+    ]
+    # Wait statuses: exit 0, exit 3, killed by 9, by 15 with a core, stopped.
+    statuses = [0x0000, 0x0300, 0x0009, 0x008f, 0x137f]
+    for i, st in enumerate(streams):
+        put("exec_frames", bytes([31, 4]) + st + struct.pack("<i", statuses[i % len(statuses)]))
+    put("exec_frames", bytes([5, 8]) + exec_frame(leader, 77))  # torn into 6-byte writes; the keeper runs
+    put("exec_frames", bytes([63, 2]) + exec_frame(leader, 77) + b"\x09\x00")  # a torn status
+    put("exec_frames", bytes([63, 0]) + exec_frame(7, 1))  # an unknown kind; the keeper gone without a word
+
+
+def pb_field(number, wire, payload):
+    """One protobuf field: its key, then a varint (wire 0) or bytes (wire 2)."""
+    def varint(v):
+        out = b""
+        while True:
+            b, v = v & 0x7F, v >> 7
+            out += bytes([b | (0x80 if v else 0)])
+            if not v:
+                return out
+    if wire == 0:
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def csi_seeds():
+    """csi_answers: byte 0 the message (0 Probe, 1 GetPluginInfo, 2
+    GetPluginCapabilities), then its protobuf encoding: the test plugin's
+    answers (tests/csi/test_csi_plugin.cpp, its name and version from
+    test_csi_plugin.sh), the registry test's provider, and a few that the
+    converters refuse or name UNKNOWN (the review-* files are by hand)."""
+    put("csi_answers", b"\x00")  # no ready field: ready
+    put("csi_answers", b"\x00" + pb_field(1, 2, pb_field(1, 0, 1)))
+    put("csi_answers", b"\x00" + pb_field(1, 2, b""))  # ready = false
+    def info(name, version, manifest=()):
+        body = pb_field(1, 2, name.encode()) + pb_field(2, 2, version.encode())
+        for k, v in manifest:
+            body += pb_field(3, 2, pb_field(1, 2, k.encode()) + pb_field(2, 2, v.encode()))
+        return b"\x01" + body
+    put("csi_answers", info("org.taskscope.test-csi", "1.2.3", [("test", "taskscope")]))
+    put("csi_answers", info("org.example.csi", "1.0"))
+    put("csi_answers", info("", "1.0"))
+    put("csi_answers", info("-bad.name", "1.0"))
+    def cap(service=None, expansion=None):
+        if service is not None:
+            return pb_field(1, 2, pb_field(1, 2, pb_field(1, 0, service) if service else b""))
+        if expansion is not None:
+            return pb_field(1, 2, pb_field(2, 2, pb_field(1, 0, expansion) if expansion else b""))
+        return pb_field(1, 2, b"")
+    put("csi_answers", b"\x02" + cap(service=1) + cap(expansion=1))  # the test plugin's
+    put("csi_answers", b"\x02" + cap(service=2) + cap(service=3) + cap(expansion=2) + cap(expansion=0) + cap())
+
+
+def node_key_seeds():
+    """node_task_keys: a task's config block (go-cty msgpack) with the
+    node's keys, each with the values test_node_task_config.cpp gives it,
+    good and refused, and with exec's own keys beside them."""
+    values = {
+        "ulimit": [{"nofile": "65536:65536", "core": "0", "memlock": "unlimited"}, {"nofile": "20:10"},
+                   {"open_files": "1"}, {"nofile": "lots"}, []],
+        "oom_score_adj": [500, 0.0, -1, 1001, "x"],
+        "io_weight": [100, 0],
+        "device_read_bps": [{"/dev/vda": "10M", "/dev/vdb": "4096"}, {"sda": "1M"}, {"/dev/vda": "1X"},
+                            {"/dev/vda": "0"}],
+        "device_write_bps": [{"/dev/vda": "1gb"}],
+        "device_read_iops": [{"/dev/vda": 100}],
+        "device_write_iops": [{"/dev/vda": 5}, {"/dev/vda": 0}, {"/dev/vda": "many"}],
+    }
+    for key, vs in values.items():
+        for v in vs:
+            put("node_task_keys", msgpack({"command": "/bin/true", key: v}))
+    put("node_task_keys", msgpack({"command": "/bin/true", "oom_score_adj": 10, "io_weight": 500,
+                                   "ulimit": {"nofile": "1024:2048", "nproc": None},
+                                   "device_read_iops": {"/dev/vda": 100, "/dev/vdb": None}}))
+
+
 if __name__ == "__main__":
     json_seeds()
     cty_seeds()
     file_seeds()
+    shim_seeds()
+    report_seeds()
+    exec_seeds()
+    csi_seeds()
+    node_key_seeds()

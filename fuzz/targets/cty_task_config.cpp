@@ -1,8 +1,8 @@
 // Fuzz target: a task's config block as Nomad sends it (TaskConfig's
 // msgpack_driver_config: go-cty msgpack, from the job's author), read as
 // the driver's StartTask reads it: nomad::decodeCty, then the exec and
-// raw_exec keys by nomad::parseTaskBlock. The node's own keys
-// (node_task_config) need the gRPC types and are left to a later target.
+// raw_exec keys by nomad::parseTaskBlock. The node's own keys in the same
+// block are node_task_keys' (fuzz/targets/node_task_keys.cpp).
 // Properties: no crash, hang or unbounded allocation; a decoded value
 // prints (dump() throws on a string that is not UTF-8); a refusal names
 // itself; a good block still decodes after any input.

@@ -13,6 +13,7 @@
 #include "common/error_names.hpp"
 #include "common/sdbus_compat.hpp"
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/devices_network.hpp"
 #include "nomad/exec_stream.hpp"
 #include "nomad/grpc_errors.hpp"
 #include "nomad/node_task_config.hpp"
@@ -509,7 +510,7 @@ grpc::Status DriverService::CreateNetwork(Ctx*, const pb::CreateNetworkRequest* 
     (*spec->mutable_labels())["taskscope.mode"] = net->value("mode", "none");
     if (!in->hostname().empty()) spec->mutable_hostsconfig()->set_hostname(in->hostname());
     // Nomad's network hook then sets HostsConfig{its address, this name},
-    // which StartTask's tasks get as their /etc/hosts (node_task_config.hpp).
+    // which StartTask's tasks get as their /etc/hosts (devices_network.hpp).
     (*spec->mutable_labels())[kAllocHostnameLabel] = allocHostname(in->alloc_id(), in->hostname());
     out->set_created(created);
     return grpc::Status::OK;

@@ -60,6 +60,10 @@ Result<uint64_t> rateOf(const json& rate, bool bytes, const std::string& at) {
         auto n = parseByteRate(rate.get<std::string>());
         if (!n) return invalid(at + ": " + n.error().message);
         if (*n == 0) return invalid(at + " must be positive");
+        // The spec's bound (a number is an int64 already, ctyInteger's).
+        if (*n > spec::kMaxIoRate)
+            return invalid(at + ": \"" + rate.get<std::string>() + "\" is more than " +
+                           std::to_string(spec::kMaxIoRate) + " bytes per second");
         return n;
     }
     auto n = ctyInteger(rate, at.c_str());
@@ -74,13 +78,19 @@ Reader ioLimits(spec::IoDeviceLimits spec::Resources::*member, bool bytes) {
         if (!v.is_object())
             return invalid(at + " must be a map of device paths to " +
                            (bytes ? std::string("rates (\"/dev/sda\" = \"10M\")") : std::string("numbers")));
+        // Into a copy, set once all of it reads: a refused key changes nothing.
+        auto limits = out.resources.*member;
         for (const auto& [path, rate] : v.items()) {
             if (rate.is_null()) continue;
             if (!spec::isDevicePath(path)) return invalid(at + ": \"" + path + "\" must be a block device under /dev/");
             auto n = rateOf(rate, bytes, at + "[\"" + path + "\"]");
             if (!n) return n.error();
-            (out.resources.*member)[path] = *n;
+            limits[path] = *n;
         }
+        if (limits.size() > spec::kMaxIoDevices)
+            return invalid(at + " names " + std::to_string(limits.size()) + " devices, more than " +
+                           std::to_string(spec::kMaxIoDevices));
+        out.resources.*member = std::move(limits);
         return {};
     };
 }
@@ -132,53 +142,6 @@ Result<uint64_t> parseByteRate(const std::string& text) {
     }
     if (n > std::numeric_limits<uint64_t>::max() / scale) return invalid("\"" + text + "\" is too large");
     return n * scale;
-}
-
-Result<void> addNomadDevices(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg, bool isolated,
-                             spec::TaskSpec& out) {
-    for (int i = 0; i < cfg.devices_size(); ++i) {
-        const auto& d = cfg.devices(i);
-        const std::string at = "device " + (d.host_path().empty() ? std::to_string(i) : d.host_path());
-        if (!spec::isDevicePath(d.host_path())) return invalid(at + ": host_path must be a device node under /dev/");
-        spec::Device dev;
-        dev.hostPath = d.host_path();
-        dev.taskPath = d.task_path().empty() ? d.host_path() : d.task_path();
-        dev.permissions = d.cgroup_permissions().empty() ? "rwm" : d.cgroup_permissions();
-        if (!spec::validDevicePermissions(dev.permissions))
-            return invalid(at + ": permissions \"" + dev.permissions + "\" are not a combination of r, w and m");
-        // On the host's root the task sees the host's /dev and its scope
-        // has no device policy: the device is there already, at its host
-        // path, and nowhere else.
-        if (!isolated && dev.taskPath != dev.hostPath)
-            return invalid(at + " at " + dev.taskPath +
-                           ": with isolation = \"none\" a task sees the host's /dev, so a device can only be at its "
-                           "host path");
-        if (!isolated) dev.taskPath.clear();
-        out.devices.push_back(std::move(dev));
-    }
-    return {};
-}
-
-void addNetworkFiles(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg, bool isolated,
-                     spec::TaskSpec& out) {
-    namespace pb = hashicorp::nomad::plugins::drivers::proto;
-    if (!isolated || !cfg.has_network_isolation_spec() ||
-        cfg.network_isolation_spec().mode() != pb::NetworkIsolationSpec::GROUP)
-        return;
-    if (cfg.has_dns()) {
-        const auto& d = cfg.dns();
-        spec::DnsConfig dns{{d.servers().begin(), d.servers().end()},
-                            {d.searches().begin(), d.searches().end()},
-                            {d.options().begin(), d.options().end()}};
-        if (!dns.empty()) out.dns = std::move(dns);
-    }
-    const auto& hosts = cfg.network_isolation_spec().hostsconfig();
-    if (!hosts.hostname().empty() && !hosts.address().empty())
-        out.hosts = spec::HostsEntry{hosts.hostname(), hosts.address()};
-}
-
-std::string allocHostname(const std::string& allocId, const std::string& networkHostname) {
-    return networkHostname.empty() ? allocId.substr(0, 8) : networkHostname;
 }
 
 }  // namespace taskscope::nomad

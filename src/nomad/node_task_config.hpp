@@ -5,7 +5,9 @@
 // oom_score_adj, systemd's IOWeight=), and Nomad's devices: one table of
 // keys (nodeTaskKeys: name, HCL type, reader into the spec), kept apart
 // from exec's keys so that the schema's two halves are each read in one
-// place. Pure.
+// place. Pure, and without Nomad's protobuf types (what the TaskConfig
+// message itself gives, devices and network files, is devices_network.hpp),
+// so that the fuzz target node_task_keys links it alone.
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "driver.pb.h"
 #include "nomad/hcl_block.hpp"
 #include "spec/task_spec.hpp"
 
@@ -35,33 +36,5 @@ common::Result<void> addNodeTaskKey(const std::string& key, const nlohmann::json
 /// docker's byte sizes (go-units RAMInBytes): a number with an optional
 /// binary suffix, k/kb, m/mb, g/gb, t/tb in any case: "10M" = 10485760.
 common::Result<uint64_t> parseByteRate(const std::string& text);
-
-/// Nomad's TaskConfig.Devices (from its device plugins) as the spec's
-/// devices. `isolated`: bound at task_path in the task's /dev; else the
-/// task sees the host's /dev, so a device must be at its host path.
-/// Empty permissions are "rwm" (docker's default).
-common::Result<void> addNomadDevices(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg, bool isolated,
-                                     spec::TaskSpec& out);
-
-/// The allocation network's files for a task that joins it (GROUP) in
-/// its own root: Nomad's DNSConfig (the group's dns block, or what its
-/// CNI plugins said) as the spec's dns, and the network's HostsConfig
-/// (address and hostname; Nomad fills the address from its network
-/// setup, see allocHostnameLabel) as its hosts. A task on the host's
-/// network or root keeps the host's files, as with exec and raw_exec.
-void addNetworkFiles(const hashicorp::nomad::plugins::drivers::proto::TaskConfig& cfg, bool isolated,
-                     spec::TaskSpec& out);
-
-/// The label of a NetworkIsolationSpec whose value Nomad's network hook
-/// (client/allocrunner/network_hook.go, dockerNetSpecHostnameKey) makes
-/// the HostsConfig's hostname, beside the address its network setup
-/// got: the one way a driver that creates the namespace is told the
-/// allocation's address.
-inline constexpr const char kAllocHostnameLabel[] = "docker_sandbox_hostname";
-
-/// The hostname an allocation's hosts entry names: the group network's
-/// `hostname`, else the allocation's short id (its first 8 characters,
-/// as Nomad shows allocations).
-std::string allocHostname(const std::string& allocId, const std::string& networkHostname);
 
 }  // namespace taskscope::nomad

@@ -8,6 +8,7 @@
 
 #include "common/cpu_list.hpp"
 #include "nomad/cty_msgpack.hpp"
+#include "nomad/devices_network.hpp"
 #include "nomad/env_filter.hpp"
 #include "nomad/hcl_block.hpp"
 #include "nomad/node_task_config.hpp"

@@ -26,14 +26,6 @@ common::Error callError(const char* call, const grpc::Status& status) {
                          std::to_string(static_cast<int>(status.error_code())) + ")");
 }
 
-std::string capabilityName(const csi::v1::PluginCapability& c) {
-    if (c.has_service())
-        return csi::v1::PluginCapability_Service_Type_Name(c.service().type());
-    if (c.has_volume_expansion())
-        return "VOLUME_EXPANSION_" + csi::v1::PluginCapability_VolumeExpansion_Type_Name(c.volume_expansion().type());
-    return "UNKNOWN";
-}
-
 }  // namespace
 
 Result<IdentityAnswer> queryIdentity(const std::string& socketPath, bool withInfo, std::chrono::milliseconds deadline) {
@@ -64,8 +56,7 @@ Result<IdentityAnswer> queryIdentity(const std::string& socketPath, bool withInf
         auto ctx = context();
         auto status = stub->Probe(ctx.get(), csi::v1::ProbeRequest{}, &reply);
         if (!status.ok()) return callError("Probe", status);
-        answer.ready = !reply.has_ready() || reply.ready().value();
-        if (!answer.ready) answer.message = "Probe: the plugin says it is not ready";
+        takeProbe(reply, answer);
     }
     if (!withInfo) return answer;
     {
@@ -73,16 +64,14 @@ Result<IdentityAnswer> queryIdentity(const std::string& socketPath, bool withInf
         auto ctx = context();
         auto status = stub->GetPluginInfo(ctx.get(), csi::v1::GetPluginInfoRequest{}, &reply);
         if (!status.ok()) return callError("GetPluginInfo", status);
-        if (reply.name().empty()) return makeError(common::errors::kPluginFailed, "GetPluginInfo: the plugin gave no name");
-        answer.provider = reply.name();
-        answer.version = reply.vendor_version();
+        if (auto r = takePluginInfo(reply, answer); !r) return r.error();
     }
     {
         csi::v1::GetPluginCapabilitiesResponse reply;
         auto ctx = context();
         auto status = stub->GetPluginCapabilities(ctx.get(), csi::v1::GetPluginCapabilitiesRequest{}, &reply);
         if (!status.ok()) return callError("GetPluginCapabilities", status);
-        for (const auto& c : reply.capabilities()) answer.capabilities.push_back(capabilityName(c));
+        takeCapabilities(reply, answer);
     }
     answer.haveInfo = true;
     return answer;

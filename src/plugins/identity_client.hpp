@@ -4,20 +4,11 @@
 
 #include <chrono>
 #include <string>
-#include <vector>
 
 #include "common/result.hpp"
+#include "plugins/identity_answer.hpp"
 
 namespace taskscope::plugins {
-
-struct IdentityAnswer {
-    bool ready = false;
-    bool haveInfo = false;  ///< GetPluginInfo/GetPluginCapabilities were asked
-    std::string provider;   ///< GetPluginInfo's name
-    std::string version;    ///< its vendor_version
-    std::vector<std::string> capabilities;  ///< e.g. "CONTROLLER_SERVICE", "VOLUME_EXPANSION_ONLINE"
-    std::string message;    ///< why not ready, for people
-};
 
 /// Probe, and with `withInfo` also GetPluginInfo and GetPluginCapabilities.
 /// PluginUnreachable when the socket does not answer, PluginFailed when a

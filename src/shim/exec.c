@@ -87,18 +87,7 @@ static int read_spec(struct opts *o)
             return EFBIG;
     }
     close(SHIM_EXEC_SPEC_FD);
-    spec_text[len] = '\0';
-    /* NUL-separated words, parsed as the shim's own argv (argv[0] first). */
-    int argc = 0;
-    spec_argv[argc++] = "spec";
-    for (size_t i = 0; i < len; i += strlen(spec_text + i) + 1) {
-        if (argc > SPEC_WORDS)
-            return E2BIG;
-        spec_argv[argc++] = spec_text + i;
-    }
-    spec_argv[argc] = NULL;
-    int next;
-    return shim_parse_opts(argc, spec_argv, o, &next) < 0 || next != argc ? EINVAL : 0;
+    return shim_parse_spec(spec_text, len, spec_argv, SPEC_WORDS, o);
 }
 
 /* nsenter's order; a kind the kernel lacks is skipped. */

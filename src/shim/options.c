@@ -1,5 +1,6 @@
 /* The shim's command line (options.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <string.h>
 
 #include "options.h"
@@ -95,4 +96,20 @@ int shim_parse_command(int argc, char **argv, struct opts *o)
     o->prog = argv[i];
     o->argv = &argv[i + 1];
     return 0;
+}
+
+int shim_parse_spec(char *text, size_t len, char **argv, int max_words, struct opts *o)
+{
+    text[len] = '\0';
+    /* NUL-separated words, parsed as the shim's own argv (argv[0] first). */
+    int argc = 0;
+    argv[argc++] = "spec";
+    for (size_t i = 0; i < len; i += strlen(text + i) + 1) {
+        if (argc > max_words)
+            return E2BIG;
+        argv[argc++] = text + i;
+    }
+    argv[argc] = NULL;
+    int next;
+    return shim_parse_opts(argc, argv, o, &next) < 0 || next != argc ? EINVAL : 0;
 }

@@ -7,6 +7,7 @@
 #ifndef TASKSCOPE_SHIM_OPTIONS_H
 #define TASKSCOPE_SHIM_OPTIONS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "isolation.h"
@@ -51,6 +52,14 @@ int shim_parse_opts(int argc, char **argv, struct opts *o, int *next);
  * ARGV0 (both required: argv[0] is the caller's choice), and an exit
  * file. -1 when anything is missing or malformed. */
 int shim_parse_command(int argc, char **argv, struct opts *o);
+
+/* The task's saved process spec (the manager writes its words with a NUL
+ * after each; exec.c reads it back): text[0..len) as the words of argv
+ * (argv[0] "spec", a NULL after the last; room for max_words + 2
+ * entries), then shim_parse_opts over all of them. text[len] must be
+ * writable: it becomes a NUL. 0, E2BIG when there are more than max_words
+ * words, EINVAL when shim_parse_opts refuses them or stops before the end. */
+int shim_parse_spec(char *text, size_t len, char **argv, int max_words, struct opts *o);
 
 /* The --groups list as numbers; -1 when malformed or longer than MAX_GROUPS. */
 int parse_groups(const char *list, gid_t *out, int *n);

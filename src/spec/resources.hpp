@@ -2,7 +2,9 @@
 // A task's resource limits as a spec states them (Nomad's units: MB,
 // shares, percent). scope/resources.hpp turns them into unit properties.
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +28,11 @@ inline constexpr uint64_t kIoWeightMax = 10000;
 /// Per-device IO limits: a block device node (its path under /dev) to
 /// bytes or operations per second.
 using IoDeviceLimits = std::map<std::string, uint64_t>;
+/// At most this many devices in each of a spec's IO maps.
+inline constexpr size_t kMaxIoDevices = 16;
+/// The largest rate a spec holds: its JSON reads a rate as a positive
+/// int64 (a larger one comes back as InvalidSpec).
+inline constexpr uint64_t kMaxIoRate = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 struct Resources {
     std::optional<int64_t> memoryMb;          ///< reservation; the hard limit unless memoryMaxMb is set

@@ -23,12 +23,16 @@ constexpr size_t kMaxChrootEnv = 32;
 constexpr size_t kMaxVolumes = 16;
 // A node's GPUs and the like: a few per task; bounded as every list is.
 constexpr size_t kMaxDevices = 64;
-constexpr size_t kMaxIoDevices = 16;
 
 // --- codecs of this spec's own kinds ---------------------------------------
 
 std::optional<std::string> absolute(const std::string& s) {
     if (s.empty() || s.front() != '/') return "must be an absolute path";
+    // A path ends at a NUL for the kernel, and the shim's saved process
+    // spec separates its words with NULs: "/x\0--uid\00" would be a cwd of
+    // /x for the task and "--uid 0" for every exec into it.
+    if (const auto nul = s.find('\0'); nul != std::string::npos)
+        return "must not hold a NUL byte (at byte " + std::to_string(nul) + ")";
     return std::nullopt;
 }
 

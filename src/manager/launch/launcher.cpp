@@ -1,16 +1,14 @@
-// The shim's options written, its spawn, and its report protocol read
-// (launcher.hpp; the wire is shim/shim_protocol.h).
+// The shim's options written and its spawn (launcher.hpp; the wire is
+// shim/shim_protocol.h, its report lines read in shim_report.cpp).
 #include "manager/launch/launcher.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 #include <vector>
 
 #include "common/error_names.hpp"
@@ -47,34 +45,7 @@ std::string joinGroups(const std::vector<gid_t>& groups) {
     return out;
 }
 
-// "pid N", "started", "execfailed ERRNO STEP", "error ERRNO STEP": short.
-constexpr size_t kMaxReportLine = SHIM_REPORT_LINE_MAX;
-
 }  // namespace
-
-common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending) {
-    for (;;) {
-        if (const auto nl = pending.find('\n'); nl != std::string::npos) {
-            auto line = pending.substr(0, nl);
-            pending.erase(0, nl + 1);
-            return std::optional<std::string>(std::move(line));
-        }
-        if (pending.size() > kMaxReportLine)
-            return common::makeError(common::errors::kInternal, "shim report line longer than " + std::to_string(kMaxReportLine) +
-                                                     " bytes");
-        // The shim writes each line in one write(2): one read usually
-        // brings the whole line (it used to be read a byte at a time).
-        char buf[128];
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) return std::optional<std::string>();
-            return common::errnoError("read from shim", errno);
-        }
-        if (n == 0) return common::makeError(common::errors::kInternal, "shim exited before reporting (read '" + pending + "')");
-        pending.append(buf, static_cast<size_t>(n));
-    }
-}
 
 common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths) {
     auto report = highPipe();
@@ -96,6 +67,17 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
         if (auto text = common::readFile("/etc/resolv.conf")) hostResolvConf = std::move(*text);
     for (auto& a : shimNetFileArgs(spec, hostResolvConf)) process.push_back(std::move(a));
     for (auto& a : shimLimitArgs(spec)) process.push_back(std::move(a));
+    // The saved spec ends each word with a NUL (and the kernel ends each
+    // argv word at one): a NUL inside a word would make the words after it
+    // options the manager never wrote, for every exec into the task. The
+    // spec refuses them where it reads paths; this is the wire's own rule.
+    for (size_t i = 0; i < process.size(); ++i)
+        if (process[i].find('\0') != std::string::npos) {
+            size_t option = i;
+            while (option > 0 && process[option].rfind("--", 0) != 0) --option;
+            return common::makeError(common::errors::kInvalidSpec,
+                                     "the shim's option " + process[option] + " has a word with a NUL byte");
+        }
     if (!paths.processSpec.empty()) {
         std::string text;
         for (const auto& w : process) text += w + '\0';
@@ -141,12 +123,9 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
 }
 
 common::Result<void> acceptPid(Launch& launch, const std::string& line) {
-    std::istringstream in(line);
-    std::string word;
-    in >> word;
-    if (word != SHIM_LINE_PID) return common::makeError(common::errors::kInternal, "shim could not fork the task: " + line);
-    in >> launch.taskPid;
-    if (launch.taskPid <= 0) return common::makeError(common::errors::kInternal, "shim reported a bad pid: " + line);
+    auto pid = parsePidLine(line);
+    if (!pid) return pid.error();
+    launch.taskPid = *pid;
     return {};
 }
 
@@ -155,31 +134,6 @@ common::Result<void> sendGo(Launch& launch) {
     if (::write(launch.go.get(), &g, 1) != 1) return common::errnoError("release task", errno);
     launch.go.reset();
     return {};
-}
-
-common::Result<void> acceptRelease(const std::string& line) {
-    if (line == SHIM_LINE_STARTED) return {};
-    std::istringstream in(line);
-    std::string word, step;
-    int err = 0;
-    in >> word >> err >> step;
-    if (word == SHIM_LINE_EXECFAILED)
-        return common::makeError(common::errors::kExecFailed, "could not run the command (" + step + "): " + std::strerror(err));
-    // The shim's own step failed after the task's pid was known (it joins
-    // its scope then): nothing of the command ran.
-    if (word == SHIM_LINE_ERROR)
-        return common::makeError(common::errors::kInternal, "the task's shim failed (" + step + "): " + std::strerror(err));
-    return common::makeError(common::errors::kInternal, "unexpected report from shim: " + line);
-}
-
-common::Result<std::string> readReportLine(int fd, std::string& pending) {
-    for (;;) {
-        auto line = takeReportLine(fd, pending);
-        if (!line) return line.error();
-        if (*line) return std::move(**line);
-        pollfd p{fd, POLLIN, 0};
-        ::poll(&p, 1, -1);  // a non-blocking fd with the line still on its way
-    }
 }
 
 common::Result<Launch> spawnTask(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths) {

@@ -13,6 +13,7 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "manager/launch/shim_report.hpp"
 #include "spec/task_spec.hpp"
 
 namespace taskscope::manager {
@@ -46,28 +47,16 @@ struct LaunchPaths {
     std::string processSpec;
 };
 
-/// The next '\n'-terminated line from `fd`, read in blocks; bytes past
-/// the line stay in `pending` for the next call. Internal when the writer
-/// closes before a full line or the line is longer than the shim ever
-/// writes.
-common::Result<std::string> readReportLine(int fd, std::string& pending);
-
-/// The same for a non-blocking `fd` watched by the event loop: nullopt
-/// while the line is not complete yet.
-common::Result<std::optional<std::string>> takeReportLine(int fd, std::string& pending);
-
 /// Spawns the shim and returns at once; the report pipe is non-blocking.
 /// Its first line ("pid N", or "error ERRNO STEP") goes to acceptPid.
 common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSpec& spec, const LaunchPaths& paths);
 
-/// The shim's first report: the task exists, blocked before exec.
+/// The shim's first report: the task exists, blocked before exec
+/// (parsePidLine; `launch` is left as it was when it is refused).
 common::Result<void> acceptPid(Launch& launch, const std::string& line);
 
 /// Lets the task exec; its outcome is the next report line (acceptRelease).
 common::Result<void> sendGo(Launch& launch);
-
-/// "started", or ExecFailed when the command could not be executed.
-common::Result<void> acceptRelease(const std::string& line);
 
 /// Spawns the shim; returns once the task exists, blocked before exec.
 /// (Blocking forms of the above, for callers without an event loop.)

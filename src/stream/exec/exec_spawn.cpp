@@ -211,14 +211,29 @@ void SpawnReports::read(int fd) {
             return;
         }
         if (static_cast<size_t>(n) != sizeof w) continue;  // cannot happen: writes are atomic
-        w.step[sizeof w.step - 1] = '\0';
-        if (w.kind == SHIM_REPORT_LEADER) {
-            leader = w.value;
-        } else if (w.kind == SHIM_REPORT_FAILED && !failed) {
-            failed = true;
-            error = w.value;
-            step = w.step;
-        }
+        take(w);
+    }
+}
+
+void SpawnReports::take(const shim_exec_report& w) {
+    // The command's pid, once: signal() sends to -leader, so 1 (every
+    // process: kill(-1, ...)), 0 or a negative number (a group, or the
+    // whole system again) would never be the command; such a frame, or a
+    // second leader, is ignored.
+    if (w.kind == SHIM_REPORT_LEADER) {
+        if (leader == 0 && w.value >= 2) leader = w.value;
+        return;
+    }
+    if (w.kind != SHIM_REPORT_FAILED || failed) return;
+    failed = true;
+    error = w.value;
+    // The step goes into the start's error (the journal, the bus): text
+    // only, up to its first NUL or 23 bytes (the shim's cut, which can
+    // split a program name's character), any other byte as '?'.
+    step.clear();
+    for (size_t i = 0; i + 1 < sizeof w.step && w.step[i] != '\0'; ++i) {
+        const auto c = static_cast<unsigned char>(w.step[i]);
+        step += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
     }
 }
 

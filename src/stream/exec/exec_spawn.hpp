@@ -28,6 +28,7 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "shim/shim_protocol.h"
 
 namespace taskscope::stream::exec {
 
@@ -79,6 +80,9 @@ struct SpawnReports {
 
     /// Reads what is there without blocking.
     void read(int fd);
+    /// One frame: the first leader that is a pid above 1, the first
+    /// failure (its step as printable text); anything else is ignored.
+    void take(const shim_exec_report& frame);
 };
 
 /// What a keeper's status pipe says: the command's wait status once it

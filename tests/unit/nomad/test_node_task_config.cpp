@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE node_task_config
 #include <boost/test/unit_test.hpp>
 
+#include "nomad/devices_network.hpp"
 #include "nomad/node_task_config.hpp"
 
 using namespace taskscope;
@@ -70,6 +71,19 @@ BOOST_AUTO_TEST_CASE(io_keys) {
     refused("device_write_iops", json{{"/dev/vda", 0}}, "config.device_write_iops[\"/dev/vda\"] must be positive");
     refused("device_write_iops", json{{"/dev/vda", "many"}},
             "config.device_write_iops[\"/dev/vda\"] must be a whole number");
+}
+
+// What the keys take, the manager's spec takes too
+// (fuzz/corpus/node_task_keys/review-*).
+BOOST_AUTO_TEST_CASE(io_keys_keep_to_the_spec_and_a_refused_map_sets_nothing) {
+    json many = json::object();
+    for (char c = 'a'; c <= 'q'; ++c) many[std::string("/dev/vd") + c] = 100;
+    refused("device_read_iops", many, "config.device_read_iops names 17 devices, more than 16");
+    refused("device_write_bps", json{{"/dev/vda", "9000000T"}},
+            "config.device_write_bps[\"/dev/vda\"]: \"9000000T\" is more than 9223372036854775807 bytes per second");
+    spec::TaskSpec s;
+    BOOST_REQUIRE(!addNodeTaskKey("device_read_bps", json{{"/dev/vda", "1M"}, {"x", "1"}}, s).ok());
+    BOOST_TEST(s.resources.ioReadBps.empty());
 }
 
 BOOST_AUTO_TEST_CASE(byte_rates) {

@@ -1,2 +1,3 @@
 taskscope_unit_test(plugins/test_plugin_registry.cpp taskscope_plugins)
 taskscope_unit_test(plugins/test_registration.cpp taskscope_plugin_records)
+taskscope_unit_test(plugins/test_identity_answer.cpp taskscope_plugin_answers)

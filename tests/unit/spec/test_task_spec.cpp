@@ -40,6 +40,7 @@ static const Bad kBad[] = {
     {R"({"command":"x","args":"a"})", "args must be an array"},
     {R"({"command":"x","env":{"A":1}})", "env.A must be a string"},
     {R"({"command":"x","cwd":"rel"})", "absolute"},
+    {R"({"command":"x","cwd":"/tmp\u0000--uid\u00000"})", "cwd must not hold a NUL byte (at byte 4)"},
     {R"({"command":"x","kill_signal":"SIGNOPE"})", "unknown signal"},
     {R"({"command":"x","resources":{"memory_mb":-5}})", "memory_mb is -5"},
     {R"({"command":"x","resources":{"memory_mb":64,"memory_max_mb":32}})", "below memory_mb"},

@@ -57,14 +57,35 @@ bool validName(const std::string& s) {
     return s.find("..") == std::string::npos;
 }
 
+// The kernel ends each argv and environment word at its first NUL, so
+// "a\0b" would reach the task as "a" without a word of warning: such a
+// word is refused, naming where its NUL is.
+std::optional<std::string> nulIn(const std::string& s) {
+    if (const auto nul = s.find('\0'); nul != std::string::npos)
+        return "must not hold a NUL byte (at byte " + std::to_string(nul) + ")";
+    return std::nullopt;
+}
+
+Codec<std::vector<std::string>> processWords() {
+    return {[](const Json& v, const std::string& at, Strictness how) -> Result<std::vector<std::string>> {
+                auto words = texts().read(v, at, how);
+                if (!words) return words.error();
+                for (size_t i = 0; i < words->size(); ++i)
+                    if (auto why = nulIn((*words)[i])) return invalid(at + "[" + std::to_string(i) + "] " + *why);
+                return words;
+            },
+            texts().write};
+}
+
 Codec<std::map<std::string, std::string>> environment() {
     return {[](const Json& v, const std::string& at, Strictness) -> Result<std::map<std::string, std::string>> {
                 if (!v.is_object()) return invalid(at + " must be an object of strings");
                 std::map<std::string, std::string> out;
                 for (const auto& [k, value] : v.items()) {
                     if (!value.is_string()) return invalid(at + "." + k + " must be a string");
-                    if (k.empty() || k.find('=') != std::string::npos)
-                        return invalid(at + " name '" + k + "' is not valid");
+                    if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos)
+                        return invalid(at + " name '" + std::string(k.c_str()) + "' is not valid");
+                    if (auto why = nulIn(value.get_ref<const std::string&>())) return invalid(at + "." + k + " " + *why);
                     out[k] = value.get<std::string>();
                 }
                 return out;
@@ -447,8 +468,8 @@ Field<TaskSpec> isolationField() {
 const Schema<TaskSpec>& taskSchema() {
     static const Schema<TaskSpec> schema{
         {
-            field("command", &TaskSpec::command, text(), Presence::Always),
-            field("args", &TaskSpec::args, texts(), Presence::Always),
+            field("command", &TaskSpec::command, text(nulIn), Presence::Always),
+            field("args", &TaskSpec::args, processWords(), Presence::Always),
             field("env", &TaskSpec::env, environment()),
             field("secret_args", &TaskSpec::secretArgs, boolean()),
             field("delegate", &TaskSpec::delegate, boolean()),

@@ -41,6 +41,11 @@ static const Bad kBad[] = {
     {R"({"command":"x","env":{"A":1}})", "env.A must be a string"},
     {R"({"command":"x","cwd":"rel"})", "absolute"},
     {R"({"command":"x","cwd":"/tmp\u0000--uid\u00000"})", "cwd must not hold a NUL byte (at byte 4)"},
+    // issue 58: the kernel would cut these words at their NUL without a word
+    {R"({"command":"x","args":["a","b\u0000c"]})", "args[1] must not hold a NUL byte (at byte 1)"},
+    {R"({"command":"x","env":{"A":"1\u0000B=2"}})", "env.A must not hold a NUL byte (at byte 1)"},
+    {R"({"command":"x","env":{"A\u0000B":"1"}})", "env name 'A' is not valid"},
+    {R"({"command":"x\u0000y"})", "command must not hold a NUL byte (at byte 1)"},
     {R"({"command":"x","kill_signal":"SIGNOPE"})", "unknown signal"},
     {R"({"command":"x","resources":{"memory_mb":-5}})", "memory_mb is -5"},
     {R"({"command":"x","resources":{"memory_mb":64,"memory_max_mb":32}})", "below memory_mb"},

@@ -15,6 +15,10 @@ constexpr const char* kLogDir = "log_dir";
 constexpr const char* kMaxFiles = "max_files";
 constexpr const char* kMaxFileSizeMb = "max_file_size_mb";
 constexpr const char* kExited = "exited";
+constexpr const char* kJournal = "journal";
+constexpr const char* kTaskPid = "task_pid";
+// Above it no pid exists (PID_MAX_LIMIT, include/linux/threads.h).
+constexpr int64_t kPidMaxLimit = int64_t{1} << 22;
 
 common::Error bad(const std::string& why) {
     return common::makeError(common::errors::kInvalidArgument, why);
@@ -28,7 +32,9 @@ std::string describe(const SpoolDescription& d) {
                           {kLogDir, d.logDir},
                           {kMaxFiles, d.maxFiles},
                           {kMaxFileSizeMb, d.maxFileSizeMb},
-                          {kExited, d.exited}}
+                          {kExited, d.exited},
+                          {kJournal, d.journal},
+                          {kTaskPid, d.taskPid}}
                .dump() +
            "\n";
 }
@@ -44,12 +50,17 @@ common::Result<SpoolDescription> parseSpoolDescription(std::string_view text) {
         d.maxFiles = j.value(kMaxFiles, 10);
         d.maxFileSizeMb = j.value(kMaxFileSizeMb, 10);
         d.exited = j.value(kExited, false);
+        // Written by a manager before 0.2 without them: no journal copy.
+        d.journal = j.value(kJournal, false);
+        d.taskPid = j.value(kTaskPid, int64_t{0});
     } catch (const nlohmann::json::exception& e) {
         return bad(e.what());
     }
     if (d.task.empty() || d.task.find('/') != std::string::npos || d.logDir.empty() || d.logDir[0] != '/')
         return bad("bad task or log_dir");
     if (d.maxFiles < 1 || d.maxFileSizeMb < 1) return bad("bad rotation limits");
+    // 1 would be init, and a negative pid a process group to journald.
+    if (d.taskPid != 0 && (d.taskPid < 2 || d.taskPid > kPidMaxLimit)) return bad("bad task_pid");
     return d;
 }
 
@@ -57,6 +68,13 @@ common::Result<std::string> markedExited(std::string_view text) {
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
     j[kExited] = true;
+    return j.dump() + "\n";
+}
+
+common::Result<std::string> withTaskPid(std::string_view text, int64_t pid) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+    j[kTaskPid] = pid;
     return j.dump() + "\n";
 }
 

@@ -38,6 +38,15 @@ struct SpoolDescription {
     int maxFiles = 10;
     int maxFileSizeMb = 10;
     bool exited = false;  ///< the task's exit is recorded: drain, then delete
+    /// Copy the output to the journal as well (the spec's log_journal, or
+    /// the node's default): the streamer sends each stream to journald's
+    /// stream socket with the task's pid as its credentials, so journald
+    /// itself attributes the lines to the task's scope.
+    bool journal = false;
+    /// The task's pid, once the manager knows it (0 before): the pid
+    /// journald looks up. Its shim keeps it unreaped until the streamer
+    /// releases the fifos, so the pid names the task until its last line.
+    int64_t taskPid = 0;
 };
 
 /// The description as its file holds it (a JSON object and a newline).
@@ -46,6 +55,8 @@ std::string describe(const SpoolDescription& d);
 common::Result<SpoolDescription> parseSpoolDescription(std::string_view text);
 /// The same text with "exited" set; InvalidArgument when it is not one.
 common::Result<std::string> markedExited(std::string_view text);
+/// The same text with "task_pid" set; InvalidArgument when it is not one.
+common::Result<std::string> withTaskPid(std::string_view text, int64_t pid);
 
 /// The unit of a spool file name ("a1-web.scope.json" -> "a1-web.scope"),
 /// or "" when the name is not a description.

@@ -51,6 +51,8 @@ void usage(FILE* out) {
                  "      --bus-address ADDR  serve on this bus instead of the system bus (tests)\n"
                  "      --spool-dir DIR     the manager's log spool (default /run/taskscope/logs)\n"
                  "      --state-dir DIR     records of completed logs (default /var/lib/taskscope-streamer)\n"
+                 "      --journal-socket PATH  journald's stream socket, for tasks with log_journal\n"
+                 "                          (default /run/systemd/journal/stdout)\n"
                  "      --stats-interval-ms MS  default stats interval (default 1000; 0: none)\n"
                  "      --max-exec-sessions N  exec sessions at once (default 64)\n"
                  "      --shim PATH         taskscope-shim, which sets exec'd commands up (default %s)\n"
@@ -60,7 +62,7 @@ void usage(FILE* out) {
 }
 
 bool parseOptions(int argc, char** argv, Options& o) {
-    enum { kBus = 256, kSpool, kState, kStatsInterval, kMaxExec, kShim };
+    enum { kBus = 256, kSpool, kState, kStatsInterval, kMaxExec, kShim, kJournalSocket };
     static const option longOpts[] = {
         {"bus-address", required_argument, nullptr, kBus},
         {"spool-dir", required_argument, nullptr, kSpool},
@@ -68,6 +70,7 @@ bool parseOptions(int argc, char** argv, Options& o) {
         {"stats-interval-ms", required_argument, nullptr, kStatsInterval},
         {"max-exec-sessions", required_argument, nullptr, kMaxExec},
         {"shim", required_argument, nullptr, kShim},
+        {"journal-socket", required_argument, nullptr, kJournalSocket},
         {"verbose", no_argument, nullptr, 'v'},
         {"help", no_argument, nullptr, 'h'},
         {nullptr, 0, nullptr, 0},
@@ -105,6 +108,9 @@ bool parseOptions(int argc, char** argv, Options& o) {
             }
             case kShim:
                 o.exec.shimPath = optarg;
+                break;
+            case kJournalSocket:
+                o.streamer.journalSocket = optarg;
                 break;
             case 'v':
                 o.verbose = true;

@@ -27,6 +27,12 @@ void StreamerObject::tasksChanged() {
     sdbus_compat::emitPropertiesChanged(getObject(), org::taskscope::Streamer1_adaptor::INTERFACE_NAME, {"Tasks"});
 }
 
+std::tuple<bool, uint64_t, uint64_t, uint64_t> StreamerObject::GetJournalCopy(const std::string& allocId,
+                                                                               const std::string& task) {
+    const auto state = common::unwrapForBus(streamer_.journalState(allocId, task));
+    return {state.enabled, state.counts.bytesSent, state.counts.linesDropped, state.counts.bytesDropped};
+}
+
 void StreamerObject::ReadLogs(sdbus::Result<sdbus::UnixFd>&& result, std::string allocId, std::string task,
                               std::string stream, std::string origin, int64_t offset, bool follow) {
     auto fd = streamer_.readLogs(allocId, task, stream, origin, offset, follow);

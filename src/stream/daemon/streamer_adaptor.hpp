@@ -31,6 +31,8 @@ public:
 private:
     void ReadLogs(sdbus::Result<sdbus::UnixFd>&& result, std::string allocId, std::string task, std::string stream,
                   std::string origin, int64_t offset, bool follow) override;
+    std::tuple<bool, uint64_t, uint64_t, uint64_t> GetJournalCopy(const std::string& allocId,
+                                                                  const std::string& task) override;
     std::string Version() override { return version_; }
     uint32_t Tasks() override { return streamer_.taskCount(); }
 

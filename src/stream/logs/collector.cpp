@@ -21,6 +21,7 @@ StreamCollector::Step StreamCollector::copySome(size_t len, uint64_t& moved, int
     const ssize_t n = ::read(fifo_.get(), buf, std::min(len, sizeof buf));
     if (n < 0) return errno == EAGAIN || errno == EINTR ? Step::Empty : (err = errno, Step::WriteFailed);
     if (n == 0) return Step::Empty;
+    if (tee_) tee_(buf, static_cast<size_t>(n));
     size_t done = 0;
     while (done < static_cast<size_t>(n)) {
         const ssize_t w =
@@ -39,6 +40,20 @@ StreamCollector::Step StreamCollector::copySome(size_t len, uint64_t& moved, int
         }
     }
     return Step::Moved;
+}
+
+void StreamCollector::teeFromFile(uint64_t offset, size_t size) {
+    // Before advance(): a rotation would change the file. Splice never
+    // crosses one (it moves at most room() bytes).
+    static char buf[kCopyBuf];
+    while (size) {
+        const ssize_t n = ::pread(rotator_.fd(), buf, std::min(size, sizeof buf), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // cannot happen: the bytes were just written
+        tee_(buf, static_cast<size_t>(n));
+        offset += static_cast<uint64_t>(n);
+        size -= static_cast<size_t>(n);
+    }
 }
 
 StreamCollector::Step StreamCollector::moveSome(uint64_t budget, uint64_t& moved, int& err) {
@@ -62,6 +77,7 @@ StreamCollector::Step StreamCollector::moveSome(uint64_t budget, uint64_t& moved
     const ssize_t n = ::splice(fifo_.get(), nullptr, rotator_.fd(), &off, len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
     if (n > 0) {
         moved += static_cast<uint64_t>(n);
+        if (tee_) teeFromFile(rotator_.offset(), static_cast<size_t>(n));
         if (auto r = rotator_.advance(static_cast<uint64_t>(n)); !r) {
             err = EIO;
             return Step::WriteFailed;
@@ -82,6 +98,7 @@ StreamCollector::Step StreamCollector::discardSome(uint64_t budget, uint64_t& dr
     static char buf[kCopyBuf];
     const ssize_t n = ::read(fifo_.get(), buf, static_cast<size_t>(std::min<uint64_t>(budget, sizeof buf)));
     if (n <= 0) return Step::Empty;
+    if (tee_) tee_(buf, static_cast<size_t>(n));  // the file cannot have them; the journal still may
     dropped += static_cast<uint64_t>(n);
     return Step::Moved;
 }

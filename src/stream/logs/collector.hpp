@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,11 @@ public:
     /// Moves at most budget bytes; call again while !empty.
     Drained drain(uint64_t budget, Clock::time_point now = Clock::now());
 
+    /// Also hands every byte taken from the fifo to `tee` (the journal's
+    /// copy), after the file has it; the bytes read back from the page
+    /// cache, since splice moved them without us. Unset: no cost at all.
+    void setTee(std::function<void(const char*, size_t)> tee) { tee_ = std::move(tee); }
+
     int fifoFd() const { return fifo_.get(); }
     const Rotator& rotator() const { return rotator_; }
     bool dropping() const { return dropping_; }
@@ -47,7 +53,10 @@ private:
     Step copySome(size_t len, uint64_t& moved, int& err);
     Step discardSome(uint64_t budget, uint64_t& dropped);
 
+    void teeFromFile(uint64_t offset, size_t size);
+
     common::UniqueFd fifo_;
+    std::function<void(const char*, size_t)> tee_;
     Rotator rotator_;
     bool useSplice_ = true;
     bool dropping_ = false;

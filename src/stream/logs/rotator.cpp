@@ -55,8 +55,9 @@ common::Result<void> Rotator::open() {
 common::Result<void> Rotator::openIndex(uint64_t index) {
     const auto path = logFilePath(dir_, base_, index);
     // No O_APPEND: splice(2) refuses files opened for append; the offset is
-    // ours to keep (one writer per file).
-    common::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600));
+    // ours to keep (one writer per file). Read-write: the journal's copy
+    // reads back what splice moved (collector.hpp).
+    common::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600));
     if (!fd) return common::errnoError("open " + path, errno);
     struct stat st;
     if (::fstat(fd.get(), &st) < 0) return common::errnoError("stat " + path, errno);

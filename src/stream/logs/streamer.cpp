@@ -185,7 +185,9 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
                           kStreams[i], r.error().message);
         s.watch = loop_.addFd(s.collector->fifoFd(), POLLIN, [this, unit, i](short) { onFifoReadable(unit, i); });
     }
+    if (info->journal) startJournal(*task);
     done_.erase(unit);
+    journalDone_.erase(unit);
     ::unlink(doneRecord(unit).c_str());
     spdlog::debug("Collecting the logs of {} into {}", unit, info->logDir);
     tasks_[unit] = std::move(task);
@@ -193,8 +195,110 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
     if (info->exited) maybeComplete(unit);
 }
 
+void Streamer::startJournal(Task& t) {
+    for (size_t i = 0; i < 2; ++i) {
+        auto& s = t.streams[i];
+        if (!s.collector) continue;
+        JournalCopy::Options o;
+        o.socketPath = options_.journalSocket;
+        o.identifier = t.info.task;
+        o.unit = t.info.unit;
+        o.priority = i == 0 ? 6 : 3;  // info for stdout, err for stderr
+        s.journal = std::make_unique<JournalCopy>(std::move(o));
+        if (t.info.taskPid > 0) s.journal->setPid(static_cast<pid_t>(t.info.taskPid));
+        s.collector->setTee([copy = s.journal.get()](const char* data, size_t size) { copy->append(data, size); });
+    }
+    spdlog::debug("Copying the output of {} to the journal", t.info.unit);
+}
+
+void Streamer::syncJournalWatch(Task& t, size_t i) {
+    auto& s = t.streams[i];
+    const int want = s.journal && s.journal->blocked() ? s.journal->fd() : -1;
+    if (s.journalWatch && s.journalWatchFd != want) {
+        loop_.removeFd(s.journalWatch);
+        s.journalWatch = 0;
+        s.journalWatchFd = -1;
+    }
+    if (want < 0 || s.journalWatch) return;
+    s.journalWatchFd = want;
+    s.journalWatch = loop_.addFd(want, POLLOUT, [this, unit = t.info.unit, i](short) {
+        auto it = tasks_.find(unit);
+        if (it == tasks_.end()) return;
+        it->second->streams[i].journal->flush();
+        syncJournalWatch(*it->second, i);
+    });
+}
+
+bool Streamer::journalSettled(Task& t) {
+    bool waiting = false;
+    for (size_t i = 0; i < 2; ++i) {
+        auto& s = t.streams[i];
+        if (!s.journal) continue;
+        s.journal->flush();
+        syncJournalWatch(t, i);
+        waiting = waiting || !s.journal->settled();
+    }
+    if (!waiting) return true;
+    // Released, the shim reaps the task and its pid names nothing: journald
+    // must have read the last lines first. A slow journald gets a bound.
+    const auto now = common::EventLoop::Clock::now();
+    if (!t.journalWaitSince) t.journalWaitSince = now;
+    if (now - *t.journalWaitSince < options_.journalSettleLimit) {
+        if (!t.journalRetry) {
+            t.journalRetry = true;
+            loop_.addTimer(now + std::chrono::milliseconds(20), [this, unit = t.info.unit] {
+                auto it = tasks_.find(unit);
+                if (it == tasks_.end()) return;
+                it->second->journalRetry = false;
+                maybeComplete(unit);
+            });
+        }
+        return false;
+    }
+    for (size_t i = 0; i < 2; ++i) {
+        auto& s = t.streams[i];
+        if (!s.journal || s.journal->settled()) continue;
+        s.journal->abandon();
+        syncJournalWatch(t, i);
+        spdlog::warn("journald did not read the last {} lines of {} within {} ms; the journal's copy ends there",
+                     kStreams[i], t.info.unit, options_.journalSettleLimit.count());
+    }
+    return true;
+}
+
+common::Result<JournalState> Streamer::journalState(const std::string& allocId, const std::string& task) const {
+    for (const auto& [unit, t] : tasks_) {
+        if (t->info.allocId != allocId || t->info.task != task) continue;
+        JournalState state;
+        for (const auto& s : t->streams) {
+            if (!s.journal) continue;
+            state.enabled = true;
+            state.counts.bytesSent += s.journal->counts().bytesSent;
+            state.counts.linesDropped += s.journal->counts().linesDropped;
+            state.counts.bytesDropped += s.journal->counts().bytesDropped;
+        }
+        return state;
+    }
+    for (const auto& [unit, t] : done_) {
+        if (t.allocId != allocId || t.task != task) continue;
+        if (auto it = journalDone_.find(unit); it != journalDone_.end()) return it->second;
+        // Completed before this streamer started: the counts went with the last one.
+        return JournalState{t.journal, {}};
+    }
+    return common::makeError(common::errors::kNoSuchTask,
+                             "no logs are collected for task '" + task + "' of allocation '" + allocId + "'");
+}
+
 void Streamer::updateTask(Task& t, TaskLogs info) {
     const bool exited = info.exited && !t.info.exited;
+    if (info.taskPid > 0 && info.taskPid != t.info.taskPid)
+        for (size_t i = 0; i < 2; ++i)
+            if (auto& s = t.streams[i]; s.journal) {
+                // The pid places what waited for it.
+                s.journal->setPid(static_cast<pid_t>(info.taskPid));
+                s.journal->flush();
+                syncJournalWatch(t, i);
+            }
     t.info = std::move(info);
     if (exited) maybeComplete(t.info.unit);
 }
@@ -205,6 +309,7 @@ void Streamer::dropTask(std::string unit) {
     for (size_t i = 0; i < 2; ++i) {
         auto& s = it->second->streams[i];
         if (s.watch) loop_.removeFd(s.watch);
+        if (s.journalWatch) loop_.removeFd(s.journalWatch);
         if (s.stored) common::unstoreFd(fdName(unit, i));
     }
     tasks_.erase(it);
@@ -223,6 +328,7 @@ void Streamer::drainStream(Task& t, size_t i) {
         spdlog::warn("Writing the {} log of {} works again; {} bytes were dropped", kStreams[i], t.info.unit,
                      d.recoveredAfterDropping);
     if (d.moved) notifySessions(t.info.unit, false);
+    if (s.journal) syncJournalWatch(t, i);
 }
 
 void Streamer::onFifoReadable(const std::string& unit, size_t i) {
@@ -243,7 +349,20 @@ void Streamer::maybeComplete(std::string unit) {
         for (int round = 0; round < kCompleteRounds && !t.streams[i].empty; ++round) drainStream(t, i);
         if (!t.streams[i].empty) return;  // a straggler still writes: the next POLLIN tries again
     }
+    if (!journalSettled(t)) return;  // a timer tries again
     const TaskLogs info = t.info;
+    if (t.streams[0].journal) {
+        JournalState state{true, {}};
+        for (const auto& s : t.streams) {
+            state.counts.bytesSent += s.journal->counts().bytesSent;
+            state.counts.linesDropped += s.journal->counts().linesDropped;
+            state.counts.bytesDropped += s.journal->counts().bytesDropped;
+        }
+        if (!forgotten_.contains(unit)) journalDone_[unit] = state;
+        spdlog::log(state.counts.linesDropped ? spdlog::level::warn : spdlog::level::info,
+                    "The journal's copy of {}: {} bytes sent, {} lines ({} bytes) dropped", unit,
+                    state.counts.bytesSent, state.counts.linesDropped, state.counts.bytesDropped);
+    }
     if (forgotten_.erase(unit)) {
         // Nobody may read them any more: no record, and the files follow the retention.
         dropTask(unit);
@@ -293,6 +412,7 @@ void Streamer::retainOnly(const std::set<std::string>& units) {
 
 void Streamer::dropDone(const std::string& unit) {
     done_.erase(unit);
+    journalDone_.erase(unit);
     if (::unlink(doneRecord(unit).c_str()) < 0 && errno != ENOENT)
         spdlog::warn("Failed to remove {}: {}, ignoring", doneRecord(unit), strerror(errno));
     spdlog::info("Forgot the logs of {}", unit);

@@ -4,8 +4,10 @@
 // runs on one event loop; the D-Bus adaptor only converts.
 
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -13,6 +15,7 @@
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
 #include "stream/logs/collector.hpp"
+#include "stream/logs/journal_copy.hpp"
 #include "stream/logs/log_session.hpp"
 #include "stream/logs/spool.hpp"
 #include "stream/logs/spool_watcher.hpp"
@@ -31,6 +34,16 @@ struct StreamerOptions {
     std::string spoolDir = "/run/taskscope/logs";
     std::string stateDir = "/var/lib/taskscope-streamer";
     size_t maxSessions = 256;
+    std::string journalSocket = "/run/systemd/journal/stdout";
+    /// How long a task's end waits for journald to read its last lines
+    /// while the task's pid still names it; past it they are dropped.
+    std::chrono::milliseconds journalSettleLimit{2000};
+};
+
+/// The journal's copy of a task's output (log_journal), both streams together.
+struct JournalState {
+    bool enabled = false;
+    JournalCounts counts;
 };
 
 class Streamer {
@@ -71,6 +84,9 @@ public:
     /// does when the spool's change events overflowed; harmless when
     /// nothing was missed (the late events change nothing).
     void rescanSpool();
+    /// The journal's copy of a task's output, while its logs are collected
+    /// or on record; NoSuchTask when neither.
+    common::Result<JournalState> journalState(const std::string& allocId, const std::string& task) const;
     /// How many tasks have complete logs on record.
     size_t doneCount() const { return done_.size(); }
 
@@ -80,10 +96,16 @@ private:
         uint64_t watch = 0;
         bool empty = false;
         bool stored = false;  ///< its fifo end is in systemd's fd store (kept there by a streamer before 0.2)
+        std::unique_ptr<JournalCopy> journal;  ///< log_journal: the journal's copy
+        uint64_t journalWatch = 0;             ///< POLLOUT on its socket while it waits for room
+        int journalWatchFd = -1;               ///< the socket that watch is on
     };
     struct Task {
         TaskLogs info;
         std::array<Stream, 2> streams;
+        /// The end waits for journald to read the last lines (since then).
+        std::optional<std::chrono::steady_clock::time_point> journalWaitSince;
+        bool journalRetry = false;  ///< a timer will try to complete it again
     };
 
     void onSpoolEvents();
@@ -96,6 +118,11 @@ private:
     void dropTask(std::string unit);
     void onFifoReadable(const std::string& unit, size_t stream);
     void drainStream(Task& t, size_t stream);
+    void startJournal(Task& t);
+    /// Watches a copy's socket for room while bytes wait for it.
+    void syncJournalWatch(Task& t, size_t stream);
+    /// Whether journald has read all of t's copy; false: try again soon.
+    bool journalSettled(Task& t);
     void maybeComplete(std::string unit);  // a copy: completing destroys the task that owns the name
     void notifySessions(const std::string& unit, bool complete);
     void loadDoneRecords();
@@ -112,6 +139,7 @@ private:
     StreamerEvents* events_ = nullptr;
     std::map<std::string, std::unique_ptr<Task>> tasks_;  // by unit
     std::map<std::string, TaskLogs> done_;                // by unit: logs complete
+    std::map<std::string, JournalState> journalDone_;     // by unit: of done_ tasks, kept while they are
     std::set<std::string> forgotten_;                     // units forgotten while still drained
     std::map<uint64_t, std::unique_ptr<LogSession>> sessions_;
     uint64_t nextSession_ = 1;

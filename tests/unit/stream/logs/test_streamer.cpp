@@ -3,7 +3,9 @@
 
 #include <stdlib.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "common/files.hpp"
 #include "common/unique_fd.hpp"
 #include "stream/logs/streamer.hpp"
+#include "stream/logs/test_logs.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace taskscope::stream::logs;
@@ -189,4 +192,53 @@ BOOST_FIXTURE_TEST_CASE(a_scan_reads_the_new_fifos_of_a_task_run_again, Fixture)
     std::getline(in, line);
     BOOST_TEST(line == "second run");
     BOOST_TEST(s.taskCount() == 1u);
+}
+
+// log_journal: the streamer sends the task's lines to journald's socket
+// (here a plain listening socket: what journald makes of them is the
+// system tier's), and a task's end waits until journald has read them,
+// since the task's pid names it only until its shim is released.
+BOOST_FIXTURE_TEST_CASE(a_journal_tasks_end_waits_until_journald_has_read_its_lines, Fixture) {
+    const std::string journal = tmp.path + "/journal.sock";
+    taskscope::common::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    journal.copy(sa.sun_path, journal.size());
+    BOOST_REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+    BOOST_REQUIRE(::listen(listener.get(), 8) == 0);
+    options.journalSocket = journal;
+    options.journalSettleLimit = 5s;
+
+    auto t = task("a7", "web");
+    t.journal = true;
+    t.taskPid = ::getpid();
+    for (const char* s : kStreams)
+        BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
+    const auto description = options.spoolDir + "/" + t.unit + ".json";
+    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    taskscope::common::UniqueFd out(::open((options.spoolDir + "/" + t.unit + ".stdout").c_str(), O_WRONLY | O_CLOEXEC));
+    BOOST_REQUIRE(::write(out.get(), "hello\nworld\n", 12) == 12);
+    turn(100ms);
+    t.exited = true;
+    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    turn(300ms);
+    BOOST_TEST(s.taskCount() == 1u);  // journald has not read yet
+
+    taskscope::common::UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    BOOST_REQUIRE(peer);
+    char buf[4096];
+    const ssize_t n = ::read(peer.get(), buf, sizeof buf);
+    BOOST_REQUIRE(n > 0);
+    BOOST_TEST(std::string(buf, static_cast<size_t>(n)) == "web\na7-web.scope\n6\n0\n0\n0\n0\nhello\nworld\n");
+    turn(200ms);
+    BOOST_TEST(s.taskCount() == 0u);
+    BOOST_TEST(fs::exists(record(t.unit)));
+    const auto state = s.journalState("a7", "web");
+    BOOST_REQUIRE(state.ok());
+    BOOST_TEST(state->enabled);
+    BOOST_TEST(state->counts.bytesSent == 12u);
+    BOOST_TEST(state->counts.linesDropped == 0u);
+    BOOST_TEST(readAll(logs + "/a7", "web.stdout") == "hello\nworld\n");  // the files have them all the same
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error_names.hpp"
+#include "spec/json_text.hpp"
 #include "wire/field_names.hpp"
 
 namespace taskscope::wire {
@@ -47,13 +48,15 @@ common::Result<SpoolDescription> parseSpoolDescription(std::string_view text) {
         d.allocId = j.at(kAllocId).get<std::string>();
         d.task = j.at(kTask).get<std::string>();
         d.logDir = j.at(kLogDir).get<std::string>();
-        d.maxFiles = j.value(kMaxFiles, 10);
-        d.maxFileSizeMb = j.value(kMaxFileSizeMb, 10);
+        // Whole numbers only: nlohmann's value() turns 1e22 into an int
+        // with undefined behaviour (fuzz/spool_description found it).
+        d.maxFiles = spec::numberOr(j, kMaxFiles, 10);
+        d.maxFileSizeMb = spec::numberOr(j, kMaxFileSizeMb, 10);
         d.exited = j.value(kExited, false);
         // Written by a manager before 0.2 without them: no journal copy.
         d.journal = j.value(kJournal, false);
-        d.taskPid = j.value(kTaskPid, int64_t{0});
-    } catch (const nlohmann::json::exception& e) {
+        d.taskPid = spec::numberOr(j, kTaskPid, int64_t{0});
+    } catch (const std::exception& e) {  // nlohmann's, and numberOr's invalid_argument
         return bad(e.what());
     }
     if (d.task.empty() || d.task.find('/') != std::string::npos || d.logDir.empty() || d.logDir[0] != '/')

@@ -9,6 +9,7 @@
 
 #include "common/fd_store.hpp"
 #include "common/files.hpp"
+#include "spec/json_text.hpp"
 
 namespace taskscope::stream::exec {
 
@@ -92,14 +93,16 @@ std::vector<SessionRecord> SessionRecords::load() {
             if (!text) throw std::runtime_error(text.error().message);
             const auto j = nlohmann::json::parse(*text);
             SessionRecord r;
-            r.session = j.at("session").get<uint64_t>();
+            // Whole numbers only: nlohmann's get<>() turns 1.2e46 into an
+            // integer with undefined behaviour (fuzz/exec_records found it).
+            r.session = spec::numberAt<uint64_t>(j, "session");
             r.allocId = j.at("alloc_id").get<std::string>();
             r.task = j.at("task").get<std::string>();
             r.owner = j.at("owner").get<std::string>();
             r.tty = j.at("tty").get<bool>();
-            r.keeper = j.at("keeper").get<pid_t>();
-            r.leader = j.at("leader").get<pid_t>();
-            r.keeperStart = j.value("keeper_start", uint64_t{0});
+            r.keeper = spec::numberAt<pid_t>(j, "keeper");
+            r.leader = spec::numberAt<pid_t>(j, "leader");
+            r.keeperStart = spec::numberOr(j, "keeper_start", uint64_t{0});
             if (r.session != id || r.keeper <= 0 || r.leader <= 0) throw std::runtime_error("inconsistent fields");
             out.push_back(std::move(r));
         } catch (const std::exception& e) {

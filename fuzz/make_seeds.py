@@ -191,6 +191,8 @@ def shim_seeds():
     put("shim_options", spec(ident + ["--volume", "/a", "/b", "rw,host-to-task", "--secrets-size", "4095"]))
     put("shim_options", spec(ident + ["--join-cgroup", "/sys/fs/cgroup/x/cgroup.procs", "--netns", "/run/netns/a1",
                                       "--stdout", "/dev/null", "--release-fifo", "/run/f", "--cgroup-root", "/c"]))
+    put("shim_options", spec(ident + ["--stdout", "/run/o", "--release-fifo", "/run/f", "--keep-task-zombie",
+                                      "--netns", "/run/netns/a1"]))
     put("shim_options", spec(ident + ["--caps", "ffffffffffffffffff"]))
     put("shim_options", spec(ident + ["--"]))
     put("shim_options", spec(ident)[:-1])  # the last word without its NUL

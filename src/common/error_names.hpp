@@ -46,6 +46,9 @@ inline constexpr const char kInsufficientCores[] = "InsufficientCores";
 /// start_timeout_ms): nothing of it was left and its command never ran;
 /// the same start may succeed when retried. Never a fault of the spec.
 inline constexpr const char kOverloaded[] = "Overloaded";
+/// The task's output is to be copied to the journal (log_journal) and
+/// journald's stream socket is not there.
+inline constexpr const char kJournalUnavailable[] = "JournalUnavailable";
 
 // systemd's answers, named (scope/sdbus_systemd_client.cpp maps them).
 inline constexpr const char kSystemdFailed[] = "SystemdFailed";

@@ -73,6 +73,7 @@ const std::vector<hclblock::Key<TaskBlock>>& taskConfigKeys() {
         key("denied_envvars", "list(string)", &TaskBlock::deniedEnvvars, spec::texts()),
         // taskscope's.
         key("isolation", "string", &TaskBlock::isolation, fsModeCodec()),
+        key("log_journal", "bool", &TaskBlock::logJournal, spec::boolean()),
     };
     return table;
 }

@@ -32,6 +32,8 @@ struct TaskBlock {
     std::string cgroupV2Override;         ///< raw_exec's: decoded, refused at start
     bool cgroupV1Override = false;        ///< raw_exec's cgroup_v1_override given (non-empty): refused at start
     std::vector<std::string> deniedEnvvars;  ///< raw_exec's task-level denied_envvars (globs)
+    /// taskscope's log_journal: the spec's (unset: the node's default).
+    std::optional<bool> logJournal;
 };
 
 /// The block's keys (exec's, raw_exec's, taskscope's isolation), each with

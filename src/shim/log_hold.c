@@ -10,6 +10,7 @@
 
 #include "log_hold.h"
 #include "safe_open.h"
+#include "task_zombie.h"
 
 int hold_logs(const struct opts *o, struct log_hold *h)
 {
@@ -31,7 +32,7 @@ int hold_logs(const struct opts *o, struct log_hold *h)
 /* A release fifo unlinked behind our back can never be written to: looked
  * at once a minute, never sooner, since thousands of shims may wait at
  * once while a streamer is down. */
-void linger_until_released(struct log_hold *h, int sfd)
+void linger_until_released(struct log_hold *h, int sfd, pid_t spare)
 {
     while (h->release >= 0) {
         struct pollfd p[2] = { { h->release, POLLIN, 0 }, { sfd, POLLIN, 0 } };
@@ -51,8 +52,12 @@ void linger_until_released(struct log_hold *h, int sfd)
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof si) > 0)
                 ;
-            while (waitpid(-1, NULL, WNOHANG) > 0)
-                ;
+            int ignored;
+            if (spare > 0)
+                (void)reap_all_but(spare, &ignored);
+            else
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                    ;
         }
         if (p[0].revents)
             break;

@@ -10,6 +10,8 @@
 #ifndef TASKSCOPE_SHIM_LOG_HOLD_H
 #define TASKSCOPE_SHIM_LOG_HOLD_H
 
+#include <sys/types.h>
+
 #include "options.h"
 
 struct log_hold {
@@ -22,7 +24,8 @@ int hold_logs(const struct opts *o, struct log_hold *h);
 
 /* After the exit record: waits for the release, reaping what the task
  * left behind meanwhile (the shim is its subreaper; sfd is its SIGCHLD
- * signalfd), then drops the holds. */
-void linger_until_released(struct log_hold *h, int sfd);
+ * signalfd) but never `spare` (the ended task kept a zombie, or 0), then
+ * drops the holds. */
+void linger_until_released(struct log_hold *h, int sfd, pid_t spare);
 
 #endif

@@ -75,6 +75,11 @@ int shim_parse_opts(int argc, char **argv, struct opts *o, int *next)
             return -1;
         if (taken)
             continue;
+        /* The one option without a value. */
+        if (strcmp(a, SHIM_OPT_KEEP_TASK_ZOMBIE) == 0) {
+            o->keep_task_zombie = 1;
+            continue;
+        }
         if (i + 1 >= argc || take(o, a, argv[i + 1]) < 0)
             return -1;
         i++;
@@ -92,6 +97,8 @@ int shim_parse_command(int argc, char **argv, struct opts *o)
     if (shim_parse_opts(argc, argv, o, &i) < 0)
         return -1;
     if (i + 1 >= argc || !o->exit_file || !*o->exit_file)
+        return -1;
+    if (o->keep_task_zombie && !o->release_fifo)
         return -1;
     o->prog = argv[i];
     o->argv = &argv[i + 1];

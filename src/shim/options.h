@@ -29,6 +29,9 @@ struct opts {
     /* --release-fifo: the --stdout and --stderr fifos are held open from
      * before the fork until a byte (or a writer's close) arrives here */
     const char *release_fifo;
+    /* --keep-task-zombie (needs --release-fifo): the ended task is reaped
+     * only after the release (task_zombie.h) */
+    int keep_task_zombie;
     const char *cgroup_root;
     const char *netns; /* --netns: a network namespace file to join first */
     const char *groups; /* raw comma-separated list, NULL = no groups */
@@ -50,7 +53,8 @@ int shim_parse_opts(int argc, char **argv, struct opts *o, int *next);
 
 /* The task's whole command line: the options, then "--", PROGRAM and
  * ARGV0 (both required: argv[0] is the caller's choice), and an exit
- * file. -1 when anything is missing or malformed. */
+ * file. -1 when anything is missing or malformed, or --keep-task-zombie
+ * comes without --release-fifo (nothing would ever reap the task). */
 int shim_parse_command(int argc, char **argv, struct opts *o);
 
 /* The task's saved process spec (the manager writes its words with a NUL
@@ -68,7 +72,7 @@ int parse_groups(const char *list, gid_t *out, int *n);
 #define SHIM_USAGE                                                                                  \
     "usage: taskscope-shim --exit-file PATH --uid N --gid N "                                       \
     "[--groups G,...] --cwd DIR [--stdin P] [--stdout P] [--stderr P] "                             \
-    "[--release-fifo P] [--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] " \
+    "[--release-fifo P [--keep-task-zombie]] [--cgroup-root DIR] [--join-cgroup FILE]... [--netns PATH] [isolation options] " \
     "[--rlimit RES SOFT HARD]... [--oom-score-adj N] "                                              \
     "-- PROGRAM ARGV0 [ARGS...]"
 

@@ -116,7 +116,8 @@ struct shim_exec_report {
 /*
  * The task's shim (taskscope_shim.c) as the manager's launcher drives it:
  *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G,...] --cwd DIR
- *       [--stdin PATH] [--stdout PATH] [--stderr PATH] [--release-fifo PATH]
+ *       [--stdin PATH] [--stdout PATH] [--stderr PATH] [--release-fifo PATH
+ *       [--keep-task-zombie]]
  *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... [--netns PATH]
  *       [isolation options above] -- PROGRAM ARGV0 [ARGS...]
  *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
@@ -126,12 +127,19 @@ struct shim_exec_report {
  * fd SHIM_TASK_GO_FD: the manager writes SHIM_GO_BYTE once the task is in
  * its scope; EOF or another byte aborts the start (no exit file, only the
  * aborted mark).
+ * --keep-task-zombie (no value; only with --release-fifo): the task, once
+ * ended, is left unreaped (its exit status read with WNOWAIT) until the
+ * release: a zombie keeps its pid and its cgroup, which journald looks up
+ * for every line the streamer copies to the journal with the task's pid
+ * as its credentials; a reaped pid makes that send fail. The exit file is
+ * written at the exit all the same.
  */
 #define SHIM_OPT_EXIT_FILE "--exit-file"
 #define SHIM_OPT_STDIN "--stdin"
 #define SHIM_OPT_STDOUT "--stdout"
 #define SHIM_OPT_STDERR "--stderr"
 #define SHIM_OPT_RELEASE_FIFO "--release-fifo"
+#define SHIM_OPT_KEEP_TASK_ZOMBIE "--keep-task-zombie"
 #define SHIM_OPT_CGROUP_ROOT "--cgroup-root"
 #define SHIM_OPT_JOIN_CGROUP "--join-cgroup"
 #define SHIM_OPT_NETNS "--netns"

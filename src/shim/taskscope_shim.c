@@ -22,6 +22,7 @@
  *                  rootfs.c (isolation)
  *   oom.c          the OOM watch
  *   exit_file.c    the exit record and the aborted mark
+ *   task_zombie.c  the ended task left unreaped until the logs' release
  *   exec.c         taskscope-shim --exec
  */
 #define _GNU_SOURCE
@@ -45,6 +46,7 @@
 #include "options.h"
 #include "shim_protocol.h"
 #include "shim_text.h"
+#include "task_zombie.h"
 
 #define REPORT_FD SHIM_TASK_REPORT_FD
 #define GO_FD SHIM_TASK_GO_FD
@@ -297,7 +299,8 @@ static void report_exec(struct shim *s)
 
 /* Reaps everything that ends (we are the subreaper) until the task itself
  * has; an OOM wakeup is read first: the kill raises the counter before the
- * task dies. */
+ * task dies. With --keep-task-zombie the task's status is read and the
+ * task itself left unreaped (task_zombie.h). */
 static void await_exit(struct shim *s)
 {
     s->status = 0;
@@ -320,8 +323,11 @@ static void await_exit(struct shim *s)
             if (errno == EINTR)
                 continue;
             /* Cannot happen with valid fds; still never lose the status. */
-            while (waitpid(s->pid, &s->status, 0) < 0 && errno == EINTR)
-                ;
+            if (s->o.keep_task_zombie)
+                await_task_unreaped(s->pid, &s->status);
+            else
+                while (waitpid(s->pid, &s->status, 0) < 0 && errno == EINTR)
+                    ;
             s->have_status = 1;
             return;
         }
@@ -332,6 +338,12 @@ static void await_exit(struct shim *s)
         struct signalfd_siginfo si;
         while (read(s->sfd, &si, sizeof si) > 0)
             ;
+        if (s->o.keep_task_zombie) {
+            s->have_status = reap_all_but(s->pid, &s->status);
+            if (s->have_status)
+                return;
+            continue;
+        }
         pid_t c;
         int st;
         while ((c = waitpid(-1, &st, WNOHANG)) > 0) {
@@ -415,6 +427,10 @@ int main(int argc, char **argv, char **envp)
         return 1;
     /* A task that never ran wrote nothing: no output to keep. */
     if (!s.exec_err)
-        linger_until_released(&s.logs, s.sfd);
+        linger_until_released(&s.logs, s.sfd, s.o.keep_task_zombie ? s.pid : 0);
+    /* Its output is drained (or there was none): its pid may go. */
+    if (s.o.keep_task_zombie)
+        while (waitpid(s.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
     return 0;
 }

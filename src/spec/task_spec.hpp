@@ -70,6 +70,11 @@ struct TaskSpec {
     bool logs = true;          ///< collect stdout/stderr into the task's log files
     int logMaxFiles = 0;       ///< 0: the manager's default
     int logMaxFileSizeMb = 0;  ///< 0: the manager's default
+    /// Copy the collected output to the journal too, attributed to the
+    /// task's scope (`journalctl -u <unit>`); unset: the node's default.
+    /// Only output the streamer collects can be copied: true is refused
+    /// with `logs` false or with stdout_path/stderr_path.
+    std::optional<bool> logJournal;
     /// Files (typically fifos a scheduler's log collector reads) the
     /// task's stdout/stderr go to instead of the streamer's log files;
     /// setting either turns log collection off (`logs` false).

@@ -483,6 +483,7 @@ const Schema<TaskSpec>& taskSchema() {
             field("logs", &TaskSpec::logs, boolean()),
             field("log_max_files", &TaskSpec::logMaxFiles, integerAs<int>(1, 1000)),
             field("log_max_file_size_mb", &TaskSpec::logMaxFileSizeMb, integerAs<int>(1, 100000)),
+            field("log_journal", &TaskSpec::logJournal, boolean()),
             field("stdout_path", &TaskSpec::stdoutPath, text(absolute)),
             field("stderr_path", &TaskSpec::stderrPath, text(absolute)),
             field("resources", &TaskSpec::resources, object(resourcesSchema())),
@@ -499,6 +500,15 @@ const Schema<TaskSpec>& taskSchema() {
         {
             [](const TaskSpec& s, const std::string&) -> Result<void> {
                 if (s.command.empty()) return invalid("command is required");
+                return {};
+            },
+            // The streamer copies to the journal what it collects: asked for
+            // output it never sees, the copy would silently not happen.
+            [](const TaskSpec& s, const std::string&) -> Result<void> {
+                if (!s.logJournal.value_or(false)) return {};
+                if (!s.logs) return invalid("log_journal needs logs: the journal gets a copy of the collected output");
+                if (!s.stdoutPath.empty() || !s.stderrPath.empty())
+                    return invalid("log_journal cannot copy output that goes to stdout_path or stderr_path");
                 return {};
             },
             // Two binds at one place: the second would hide the first.

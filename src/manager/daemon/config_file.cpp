@@ -121,6 +121,8 @@ const spec::Schema<Config>& configSchema() {
             field("log_spool_dir", &Config::logSpoolDir, text(absolutePath())),
             field("log_max_files", &Config::logMaxFiles, spec::integerAs<int>(1, 1000)),
             field("log_max_file_size_mb", &Config::logMaxFileSizeMb, spec::integerAs<int>(1, 100000)),
+            field("log_journal", &Config::logJournal, spec::boolean()),
+            field("journal_socket", &Config::journalSocket, text(absolutePath())),
             field("job_timeout_ms", &Config::jobTimeoutMs, spec::integer(1000, kDayMs)),
             field("start_timeout_ms", &Config::startTimeoutMs, spec::integer(1000, kDayMs)),
             // 0: systemd's DefaultTasksMax.

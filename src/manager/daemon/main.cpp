@@ -24,6 +24,7 @@
 #include "manager/daemon/journal_notes.hpp"
 #include "manager/daemon/systemd_support.hpp"
 #include "manager/daemon/task_events_fanout.hpp"
+#include "manager/records/log_spool.hpp"
 #include "manager/tasks/scope_reconciler.hpp"
 #include "manager/tasks/task_registry.hpp"
 #include "network/network_manager.hpp"
@@ -190,6 +191,13 @@ int run(const Options& opts) {
             spdlog::error("Failed to set {} on {}: {}; tasks run without them", manager::describe(props),
                           config->slice, r.error().message);
     }
+
+    // The node's default copy to the journal, with no journald to take it:
+    // the daemon runs, and says once here what each such start will say.
+    if (config->logJournal && config->streamer)
+        if (auto r = manager::journalSocketReady(config->journalSocket); !r)
+            spdlog::error("{}; tasks asking for the journal (log_journal, this node's default) will be refused",
+                          r.error().message);
 
     std::set<unsigned> usableCpus;
     auto facts = probeNode(systemd, usableCpus);

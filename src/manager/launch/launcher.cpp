@@ -92,7 +92,10 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
     argv.insert(argv.end(), process.begin(), process.end());
     argv.insert(argv.end(), {SHIM_OPT_STDOUT, paths.stdoutFile.empty() ? "/dev/null" : paths.stdoutFile});
     argv.insert(argv.end(), {SHIM_OPT_STDERR, paths.stderrFile.empty() ? "/dev/null" : paths.stderrFile});
-    if (!paths.releaseFifo.empty()) argv.insert(argv.end(), {SHIM_OPT_RELEASE_FIFO, paths.releaseFifo});
+    if (!paths.releaseFifo.empty()) {
+        argv.insert(argv.end(), {SHIM_OPT_RELEASE_FIFO, paths.releaseFifo});
+        if (paths.keepTaskZombie) argv.push_back(SHIM_OPT_KEEP_TASK_ZOMBIE);
+    }
     for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {SHIM_OPT_JOIN_CGROUP, procs});
     if (!paths.netns.empty()) argv.insert(argv.end(), {SHIM_OPT_NETNS, paths.netns});
     argv.insert(argv.end(), {SHIM_OPT_END, spec.path, spec.command});

@@ -33,6 +33,10 @@ struct LaunchPaths {
     /// The spool's release fifo: the shim holds both output fifos until a
     /// byte arrives there (manager/log_spool.hpp). Empty: output to files.
     std::string releaseFifo;
+    /// The shim leaves the ended task unreaped until that release (a
+    /// zombie keeps its pid and cgroup): journald attributes each line the
+    /// streamer copies by the task's pid (log_journal). Needs releaseFifo.
+    bool keepTaskZombie = false;
     /// cgroup.procs files the shim moves itself into once it has reported
     /// the task's pid (its home outside the manager's cgroup); empty: it
     /// stays.

@@ -5,10 +5,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "common/error_names.hpp"
 #include "common/fd_store.hpp"
 #include "common/files.hpp"
 
 namespace taskscope::manager {
+
+common::Result<void> journalSocketReady(const std::string& path) {
+    struct stat st {};
+    const int err = ::stat(path.c_str(), &st) < 0 ? errno : 0;
+    if (!err && S_ISSOCK(st.st_mode)) return {};
+    const std::string why = err ? std::strerror(err) : "not a socket";
+    return common::makeError(common::errors::kJournalUnavailable,
+                             "the task's output is to be copied to the journal (log_journal), and journald's "
+                             "stream socket " + path + " is not there (" + why +
+                                 "): start systemd-journald, or turn log_journal off");
+}
 
 common::Result<void> LogSpool::prepareDir() const {
     // The streamer may have created it first, readable by everyone.
@@ -31,7 +46,8 @@ common::Result<void> LogSpool::add(const std::string& unit, const std::string& a
             return common::errnoError("mkfifo " + fifo, err);
         }
     }
-    const wire::SpoolDescription d{allocId, task, s.logDir, s.maxFiles, s.maxFileSizeMb, false};
+    wire::SpoolDescription d{allocId, task, s.logDir, s.maxFiles, s.maxFileSizeMb};
+    d.journal = s.journal;
     if (auto r = common::writeFileAtomic(description(unit), wire::describe(d)); !r) {
         remove(unit);
         return r.error();
@@ -69,6 +85,24 @@ void LogSpool::markExited(const std::string& unit) const {
     auto marked = wire::markedExited(*text);
     if (!marked) return;
     (void)common::writeFileAtomic(description(unit), *marked);
+}
+
+void LogSpool::setTaskPid(const std::string& unit, int64_t pid) const {
+    auto text = common::readFile(description(unit));
+    if (!text) return;  // the streamer already finished with it
+    auto with = wire::withTaskPid(*text, pid);
+    if (!with) return;
+    // Written from the loop, at every such start: no fsync, since the
+    // spool (/run) and the task both end with the boot.
+    (void)common::writeFileAtomic(description(unit), *with, common::kPrivateFileMode, common::Durability::ProcessCrash);
+}
+
+void LogSpool::fillTaskPid(const std::string& unit, int64_t pid) const {
+    auto text = common::readFile(description(unit));
+    if (!text) return;
+    auto d = wire::parseSpoolDescription(*text);
+    if (!d || !d->journal || d->taskPid != 0) return;
+    setTaskPid(unit, pid);
 }
 
 void LogSpool::remove(const std::string& unit) const {

@@ -13,8 +13,10 @@
 //                                  streamer writes a byte once it has
 //                                  drained them, and the shim exits.
 //   <unit>.json                    the description (wire/spool.hpp: alloc,
-//                                  task, log dir, rotation), replaced
-//                                  atomically; "exited" turns true once the
+//                                  task, log dir, rotation, journal),
+//                                  replaced atomically; "task_pid" is set
+//                                  once the pid is known (journal tasks
+//                                  only), "exited" turns true once the
 //                                  task's exit is recorded
 // The streamer owns everything after that: it reads the fifos, and deletes
 // the three files once it has drained an exited task. Neither daemon waits
@@ -35,7 +37,14 @@ struct LogSettings {
     std::string logDir;
     int maxFiles = 10;
     int maxFileSizeMb = 10;
+    /// Copied to the journal too (the spec's log_journal, else the node's).
+    bool journal = false;
 };
+
+/// journald's stream socket is there (a socket at `path`); else
+/// JournalUnavailable, naming it and what to do. A copy to the journal is
+/// refused at its start rather than lost line by line in the streamer.
+common::Result<void> journalSocketReady(const std::string& path);
 
 class LogSpool {
 public:
@@ -55,6 +64,14 @@ public:
                              const LogSettings& settings) const;
     /// Marks the task's logs complete (the streamer drains, then deletes).
     void markExited(const std::string& unit) const;
+    /// Writes the task's pid into its description (a task whose output
+    /// goes to the journal: journald attributes the lines by that pid).
+    /// Nothing when the description is gone or is not one.
+    void setTaskPid(const std::string& unit, int64_t pid) const;
+    /// After a restart: a journal task's description that lacks its pid
+    /// (the manager before died before writing it) gets `pid`; any other
+    /// is left as it is.
+    void fillTaskPid(const std::string& unit, int64_t pid) const;
     /// Removes a spool entry whose output nobody will read (a start that
     /// failed): its shim, if it holds the fifos, is released.
     void remove(const std::string& unit) const;

@@ -78,6 +78,12 @@ struct Config {
     std::string logSpoolDir = "/run/taskscope/logs";  ///< fifos handed to the streamer
     int logMaxFiles = 10;       ///< default rotation: files kept per stream
     int logMaxFileSizeMb = 10;  ///< default rotation: size of one file
+    /// A task's log_journal when its spec says nothing (key log_journal):
+    /// the streamer copies its collected output to the journal too.
+    bool logJournal = false;
+    /// journald's stream socket (key journal_socket): a start that copies
+    /// to the journal needs it there; another path only for tests.
+    std::string journalSocket = "/run/systemd/journal/stdout";
     std::set<unsigned> systemCores;  ///< kept for the system, never given to tasks
     int64_t jobTimeoutMs = 90000;
     /// The bound on a start (key start_timeout_ms): a start whose task is

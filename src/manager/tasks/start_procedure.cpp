@@ -263,10 +263,15 @@ void StartProcedure::begin() {
         paths.stderrFile = logDir + "/" + wire::logFileBase(task, "stderr") + ".0";
     } else if (spec.logs) {
         spooled = LogSettings{logDir, spec.logMaxFiles ? spec.logMaxFiles : config.logMaxFiles,
-                              spec.logMaxFileSizeMb ? spec.logMaxFileSizeMb : config.logMaxFileSizeMb};
+                              spec.logMaxFileSizeMb ? spec.logMaxFileSizeMb : config.logMaxFileSizeMb,
+                              spec.logJournal.value_or(config.logJournal)};
         paths.stdoutFile = ctx_.spool.stdoutFifo(unit);
         paths.stderrFile = ctx_.spool.stderrFifo(unit);
         paths.releaseFifo = ctx_.spool.releaseFifo(unit);
+        // journald looks up the sender's pid for every line: the task's
+        // must name it until the streamer has sent its last one.
+        paths.keepTaskZombie = spooled->journal;
+        journal_ = spooled->journal;
     } else {
         paths.stdoutFile = spec.stdoutPath;
         paths.stderrFile = spec.stderrPath;
@@ -368,6 +373,8 @@ Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, spec::Task
             if (::lstat(left.c_str(), &st) == 0 && ::unlink(left.c_str()) < 0 && errno != ENOENT)
                 return common::errnoError("remove " + left + ", left by an earlier task of this name", errno);
         }
+    if (spooled && spooled->journal)
+        if (auto r = journalSocketReady(ctx.config.journalSocket); !r) return r.error();
     if (spooled)
         if (auto added = ctx.spool.add(unit, allocId, task, *spooled); !added)
             return added.error().context("prepare logs");
@@ -400,6 +407,9 @@ void StartProcedure::onPid(Result<std::string> line) {
     draft_.pid = launch_.taskPid;
     draft_.shimPid = launch_.shimPid;
     draft_.startedAtUs = common::wallClockUs();
+    // Before the task's first instruction, so before its first line: the
+    // streamer sends each line with this pid as its credentials.
+    if (journal_) ctx_.spool.setTaskPid(draft_.unit, draft_.pid);
     if (!reach(StartStep::Launched)) return;
     // The record goes to disk while systemd makes the scope, not after: a
     // start waited for the two one after the other (a journal commit

@@ -158,6 +158,7 @@ private:
     scope::UnitProperties properties_;  ///< of the task's scope
     std::optional<scope::TaskSlices> slices_;  ///< where it goes in the nested layout
     AllocationSlices::TaskCpu cpu_;            ///< what it weighs in its slices' sums
+    bool journal_ = false;                     ///< its output is copied to the journal: its pid goes in the spool
     /// What the start has taken so far, given back by its undo list.
     TaskHoldings holdings_;
     bool slicesMade_ = false;                  ///< the slices above its scope exist, with their weights

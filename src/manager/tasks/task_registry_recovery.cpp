@@ -56,6 +56,10 @@ void TaskRegistry::recoverOne(Entry& e, std::map<std::string, common::UniqueFd>&
     // manager's stored hold is kept until the streamer has drained it.
     if (auto hold = spool_.readopt(unit, stored)) e.logHold = std::move(*hold);
     if (r.finished()) return;
+    // Its start wrote the record, with the pid, but not the pid into the
+    // spool's description: the streamer needs it to copy the task's output
+    // to the journal, whether it runs or has ended and is drained now.
+    if (r.pid > 0) spool_.fillTaskPid(unit, r.pid);
     const auto keepCores = [&] {
         if (!r.reservedCores) {
             pool_.join(unit);

@@ -46,6 +46,24 @@ BOOST_AUTO_TEST_CASE(raw_exec_block_and_nulls) {
     BOOST_TEST(!b->pidHost);
 }
 
+// taskscope's log_journal (issue 59): a bool, unset when left out.
+BOOST_AUTO_TEST_CASE(log_journal_key) {
+    auto b = parseTaskBlock(json{{"command", "x"}});
+    BOOST_REQUIRE(b.ok());
+    BOOST_TEST(!b->logJournal);
+    for (bool on : {true, false}) {
+        b = parseTaskBlock(json{{"command", "x"}, {"log_journal", on}});
+        BOOST_REQUIRE(b.ok());
+        BOOST_TEST((b->logJournal == on));
+    }
+    b = parseTaskBlock(json{{"command", "x"}, {"log_journal", nullptr}});
+    BOOST_REQUIRE(b.ok());
+    BOOST_TEST(!b->logJournal);
+    const auto* row = hclblock::find(taskConfigKeys(), "log_journal");
+    BOOST_REQUIRE(row);
+    BOOST_TEST(std::string(row->hclType) == "bool");
+}
+
 BOOST_AUTO_TEST_CASE(bad_blocks_name_the_key) {
     const std::pair<json, const char*> bad[] = {
         {json{{"command", "x"}, {"pid_mode", "bogus"}}, "config.pid_mode"},
@@ -55,6 +73,7 @@ BOOST_AUTO_TEST_CASE(bad_blocks_name_the_key) {
         {json{{"command", "x"}, {"work_dir", "local"}}, "config.work_dir"},
         {json{{"command", "x"}, {"comand", "y"}}, "config.comand"},  // misspelt
         {json{{"command", "x"}, {"isolation", "vm"}}, "config.isolation"},
+        {json{{"command", "x"}, {"log_journal", "yes"}}, "config.log_journal"},
         {json{{"command", "x"}, {"cgroup_v2_override", "a"}, {"cgroup_v1_override", {json{{"pids", "b"}}}}},
          "cgroup_v2_override"},
         {json{{"args", {"x"}}}, "config.command"},

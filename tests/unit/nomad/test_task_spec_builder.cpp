@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "nomad/task_spec_builder.hpp"
+#include "spec/task_spec.hpp"
 
 namespace pb = hashicorp::nomad::plugins::drivers::proto;
 using namespace taskscope::nomad;
@@ -101,6 +102,36 @@ BOOST_AUTO_TEST_CASE(minimal_task) {
     spec = buildTaskSpec(t, kNone);
     BOOST_REQUIRE(spec);
     BOOST_TEST(spec->dump() == R"({"args":[],"command":"true","isolation":{"filesystem":false},"user":"root"})");
+}
+
+// log_journal (issue 59): carried into the spec when it can take effect;
+// true is refused naming the key while Nomad's log fifos take the output.
+BOOST_AUTO_TEST_CASE(log_journal_reaches_the_spec) {
+    pb::TaskConfig t;
+    t.set_alloc_id("a");
+    t.set_name("b");
+    t.set_msgpack_driver_config(block({{"command", "true"}, {"log_journal", true}}));
+    auto spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE_MESSAGE(spec, (spec ? "" : spec.error().message));
+    BOOST_TEST((*spec)["log_journal"].get<bool>());
+    auto parsed = taskscope::spec::taskSpecFromJson(*spec);
+    BOOST_REQUIRE(parsed);
+    BOOST_TEST((parsed->logJournal == true));
+
+    t.set_msgpack_driver_config(block({{"command", "true"}}));
+    spec = buildTaskSpec(t, kNone);
+    BOOST_REQUIRE(spec);
+    BOOST_TEST(!spec->contains("log_journal"));  // the node's default
+
+    auto logged = task();  // Nomad's log fifos
+    logged.set_msgpack_driver_config(block({{"command", "/bin/sleep"}, {"log_journal", false}}));
+    spec = buildTaskSpec(logged, kNone);
+    BOOST_REQUIRE_MESSAGE(spec, (spec ? "" : spec.error().message));
+    BOOST_TEST(!(*spec)["log_journal"].get<bool>());
+    logged.set_msgpack_driver_config(block({{"command", "/bin/sleep"}, {"log_journal", true}}));
+    spec = buildTaskSpec(logged, kNone);
+    BOOST_REQUIRE(!spec);
+    BOOST_TEST(spec.error().message.find("config.log_journal") != std::string::npos, spec.error().message);
 }
 
 // The default: Nomad's allocation layout as the task's own root.

@@ -289,6 +289,40 @@ exec {X}<>"$T/held/release"; printf r >&"$X"; exec {X}>&-
 finish 0
 ((FAILS == before)) && ok
 
+# --- --keep-task-zombie (issue 59): journald attributes a copied line by
+# the task's pid, so the ended task stays a zombie until the release; its
+# exit file is written at its exit all the same, and an orphan it left is
+# reaped meanwhile (the shim is the subreaper) ---
+task_state() { # PID: its state letter in /proc, "" once it is gone
+  local st
+  st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  st=${st##*) }
+  echo "${st%% *}"
+}
+zombie_case() { # NAME CODE SIGNAL -- PROGRAM ARGV...
+  local name=$1 code=$2 sig=$3 before=$FAILS orphan=""; shift 3
+  mkdir -p "$T/$name"; mkfifo "$T/$name/out" "$T/$name/err" "$T/$name/release"
+  start "$name" --stdout "$T/$name/out" --stderr "$T/$name/err" --release-fifo "$T/$name/release" \
+    --keep-task-zombie "$@" || { finish 0; return; }
+  go started
+  for _ in $(seq 200); do [[ -f $D/exit ]] && break; sleep 0.05; done
+  check_exit "$code" "$sig" 0 ""
+  [[ $(task_state "$TASK_PID") == Z ]] || fail "task $TASK_PID is '$(task_state "$TASK_PID")' before the release, not a zombie"
+  kill -0 "$SPID" 2>/dev/null || fail "the shim did not wait for its release"
+  if [[ -f $D/orphan ]]; then
+    orphan=$(cat "$D/orphan")
+    for _ in $(seq 200); do [[ -z $(task_state "$orphan") ]] && break; sleep 0.05; done
+    [[ -z $(task_state "$orphan") ]] || fail "orphan $orphan is '$(task_state "$orphan")': not reaped beside the zombie"
+    [[ $(task_state "$TASK_PID") == Z ]] || fail "the task was reaped with its orphan"
+  fi
+  exec {X}<>"$D/release"; printf r >&"$X"; exec {X}>&-
+  finish 0
+  [[ -z $(task_state "$TASK_PID") ]] || fail "task $TASK_PID is still there after the shim: '$(task_state "$TASK_PID")'"
+  ((FAILS == before)) && ok
+}
+zombie_case zombie_exit3 3 0 -- /bin/sh sh -c '(sleep 0.2) & echo $! >orphan; echo out; exit 3'
+zombie_case zombie_sigterm 143 15 -- /bin/sh sh -c 'kill -TERM $$'
+
 # --- a task that never ran wrote nothing: its shim does not wait ---
 before=$FAILS
 mkdir -p "$T/heldfail"; mkfifo "$T/heldfail/out" "$T/heldfail/err" "$T/heldfail/release"
@@ -479,7 +513,8 @@ if ((UIDN != 0)); then
 fi
 before=$FAILS
 CASE=badlimits; D=$T/badlimits; mkdir -p "$D"
-for bad in "--rlimit 7 200 100" "--rlimit 99 1 1" "--rlimit 7 x 1" "--oom-score-adj 1001" "--oom-score-adj -"; do
+# --keep-task-zombie without --release-fifo: nothing would ever reap the task.
+for bad in "--rlimit 7 200 100" "--rlimit 99 1 1" "--rlimit 7 x 1" "--oom-score-adj 1001" "--oom-score-adj -" "--keep-task-zombie"; do
   # shellcheck disable=SC2086 # the words of one bad option
   out=$("$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd / $bad -- /bin/true true 3>&1 4</dev/null 2>/dev/null)
   rc=$?

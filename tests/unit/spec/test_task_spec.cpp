@@ -82,6 +82,11 @@ static const Bad kBad[] = {
     {R"({"command":"x","hosts":{"hostname":"web"}})", "hosts.address is required"},
     {R"({"command":"x","hosts":{"hostname":"a b","address":"10.0.0.1"}})", "hosts.hostname 'a b' is not a host name"},
     {R"({"command":"x","hosts":{"hostname":"web","address":"10.0.0"}})", "hosts.address '10.0.0' is not an IP address"},
+    // issue 59: the journal gets a copy of what the streamer collects only
+    {R"({"command":"x","log_journal":"yes"})", "log_journal must be"},
+    {R"({"command":"x","logs":false,"log_journal":true})", "log_journal needs logs"},
+    {R"({"command":"x","stdout_path":"/a/out","log_journal":true})", "log_journal cannot copy output"},
+    {R"({"command":"x","stderr_path":"/a/err","logs":true,"log_journal":true})", "log_journal cannot copy output"},
 };
 BOOST_DATA_TEST_CASE(bad_specs_are_named, bdata::make(kBad), b) {
     auto s = parseTaskSpec(b.json);
@@ -109,6 +114,27 @@ BOOST_AUTO_TEST_CASE(output_paths_and_explicit_cpuset) {
         BOOST_TEST(!r.ok(), bad);
         if (!r.ok()) BOOST_TEST(r.error().name == "InvalidSpec");
     }
+}
+
+// log_journal: absent is the node's default (unset), either value is kept,
+// and false goes with any output (it asks for nothing).
+BOOST_AUTO_TEST_CASE(log_journal_is_optional_and_round_trips) {
+    auto plain = parseTaskSpec(R"({"command":"true"})");
+    BOOST_REQUIRE(plain.ok());
+    BOOST_TEST(!plain->logJournal.has_value());
+    BOOST_TEST(!toJson(*plain).contains("log_journal"));
+    for (bool on : {true, false}) {
+        auto s = parseTaskSpec(on ? R"({"command":"true","log_journal":true})"
+                                  : R"({"command":"true","log_journal":false})");
+        BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
+        BOOST_TEST((s->logJournal == on));
+        auto back = parseTaskSpec(toText(*s));
+        BOOST_REQUIRE(back.ok());
+        BOOST_TEST((back->logJournal == on));
+    }
+    auto off = parseTaskSpec(R"({"command":"true","stdout_path":"/a/out","logs":false,"log_journal":false})");
+    BOOST_REQUIRE_MESSAGE(off.ok(), (off.ok() ? std::string() : off.error().message));
+    BOOST_TEST((off->logJournal == false));
 }
 
 // The converter's other way: a spec written and read back is the spec, and

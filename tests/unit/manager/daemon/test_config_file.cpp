@@ -77,6 +77,27 @@ BOOST_AUTO_TEST_CASE(dangling_scope_keys) {
     }
 }
 
+// issue 59: the node's default copy to the journal, and where journald's
+// stream socket is (tests point it elsewhere).
+BOOST_AUTO_TEST_CASE(journal_keys) {
+    TempDir d;
+    auto c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE(c.ok());
+    BOOST_TEST(!c->logJournal);
+    BOOST_TEST(c->journalSocket == "/run/systemd/journal/stdout");
+    d.write("manager.json", R"({"log_journal":true,"journal_socket":"/tmp/j/stdout"})");
+    c = loadConfig(d.path + "/manager.json");
+    BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+    BOOST_TEST(c->logJournal);
+    BOOST_TEST(c->journalSocket == "/tmp/j/stdout");
+    for (const char* bad : {R"({"log_journal":"yes"})", R"({"journal_socket":"run/x"})", R"({"journal_socket":1})"}) {
+        d.write("manager.json", bad);
+        auto r = loadConfig(d.path + "/manager.json");
+        BOOST_TEST(!r.ok(), bad);
+        if (!r.ok()) BOOST_TEST(r.error().name == "InvalidConfig");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(network_directories) {
     TempDir d;
     d.write("manager.json", R"({"network_netns_dir":"/tmp/x/netns","network_ipam_dir":"/tmp/x/ipam"})");

@@ -1,1 +1,2 @@
 taskscope_unit_test(manager/records/test_exit_record.cpp taskscope_manager_lib)
+taskscope_unit_test(manager/records/test_log_spool.cpp taskscope_manager_lib)

@@ -5,7 +5,9 @@
 
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,10 +28,12 @@
 #include "common/error_names.hpp"
 #include "common/event_loop.hpp"
 #include "common/files.hpp"
+#include "common/unique_fd.hpp"
 #include "common/worker.hpp"
 #include "manager/tasks/start_procedure.hpp"
 #include "support/fake_systemd_client.hpp"
 #include "support/temp_dir.hpp"
+#include "wire/spool.hpp"
 
 // One start against a fake systemd and the real shim, as its own part:
 // every way it can fail runs the one undo list over what it holds, and
@@ -512,4 +516,76 @@ BOOST_AUTO_TEST_CASE(a_start_held_at_any_step_fails_at_its_deadline_and_leaves_n
     Fixture f;
     f.allocId = "fault-hold-placed-1";
     BOOST_TEST(f.run(f.spec("/bin/sleep", {{"args", {"1000"}}})).ok());
+}
+
+// --- issue 59: a copy of the task's output to the journal ---------------
+
+namespace {
+
+/// A listening-less socket at `path`: what journal_socket has to name.
+common::UniqueFd socketAt(const std::string& path) {
+    common::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    path.copy(a.sun_path, sizeof a.sun_path - 1);
+    BOOST_REQUIRE(fd && ::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    return fd;
+}
+
+/// The shim's command line, its words joined by spaces.
+std::string cmdlineOf(pid_t pid) {
+    auto text = test::slurp("/proc/" + std::to_string(pid) + "/cmdline");
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    return text;
+}
+
+}  // namespace
+
+// The node's default, with journald's socket there: the description says
+// journal and, before the task's first instruction, its pid; the shim
+// keeps the ended task unreaped until the release.
+BOOST_FIXTURE_TEST_CASE(a_journal_start_writes_the_task_pid_and_keeps_the_task_unreaped, Fixture) {
+    config.logJournal = true;
+    config.journalSocket = dir.path + "/journal.socket";
+    auto journald = socketAt(config.journalSocket);
+    auto r = run(spec("/bin/sleep", {{"args", {"1000"}}}));
+    BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+    auto d = wire::parseSpoolDescription(test::slurp(spool->description("a1-web.scope")));
+    BOOST_REQUIRE(d);
+    BOOST_TEST(d->journal);
+    BOOST_TEST(d->taskPid == heard.last.pid);
+    BOOST_TEST(cmdlineOf(heard.last.shimPid).find(" --release-fifo ") != std::string::npos);
+    BOOST_TEST(cmdlineOf(heard.last.shimPid).find(" --keep-task-zombie ") != std::string::npos);
+}
+
+// Off (the default, or the spec's false over a node's true): nothing of it
+// in the description or on the shim's command line.
+BOOST_FIXTURE_TEST_CASE(a_start_without_the_journal_writes_no_pid, Fixture) {
+    config.logJournal = true;
+    config.journalSocket = dir.path + "/no-journal";  // not needed: not asked
+    auto r = run(spec("/bin/sleep", {{"args", {"1000"}}, {"log_journal", false}}));
+    BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+    auto d = wire::parseSpoolDescription(test::slurp(spool->description("a1-web.scope")));
+    BOOST_REQUIRE(d);
+    BOOST_TEST(!d->journal);
+    BOOST_TEST(d->taskPid == 0);
+    BOOST_TEST(cmdlineOf(heard.last.shimPid).find("--keep-task-zombie") == std::string::npos);
+}
+
+// Asked for, with no journald to take it: refused by name, saying what to
+// do, before anything is spawned; nothing is left.
+BOOST_FIXTURE_TEST_CASE(a_journal_start_without_journald_fails_by_name, Fixture) {
+    config.journalSocket = dir.path + "/no-journal";
+    {
+        std::ofstream notASocket(config.journalSocket);
+    }
+    auto r = run(spec("/bin/true", {{"log_journal", true}}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == common::errors::kJournalUnavailable);
+    BOOST_TEST(r.error().message.find(config.journalSocket) != std::string::npos, r.error().message);
+    BOOST_TEST(r.error().message.find("systemd-journald") != std::string::npos, r.error().message);
+    BOOST_TEST(r.error().message.find("log_journal off") != std::string::npos, r.error().message);
+    BOOST_TEST(!heard.reached(StartStep::Spawned));
+    ::unlink(config.journalSocket.c_str());
+    leftNothing();
 }

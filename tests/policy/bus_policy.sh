@@ -76,6 +76,7 @@ allowed allowed MGR @P org.taskscope.Plugin1 get AllocId
 allowed allowed MGR @P org.taskscope.Plugin1 get Task
 allowed denied  MGR @P org.taskscope.Plugin1 set Healthy b true
 allowed denied  STR @S org.taskscope.Streamer1 call ReadLogs ssssxb p0 x stdout start 0 false
+allowed denied  STR @S org.taskscope.Streamer1 call GetJournalCopy ss p0 x
 allowed allowed STR @S org.taskscope.Streamer1 get Version
 allowed allowed STR @S org.taskscope.Streamer1 get Tasks
 allowed allowed STR @S org.taskscope.Stats1 call GetTaskStats ss p0 x

@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(schemas_are_supersets_of_exec_and_raw_exec) {
         {"cap_add", "list(string)", nullptr},     {"cap_drop", "list(string)", nullptr},
         {"work_dir", "string", nullptr},          {"cgroup_v2_override", "string", nullptr},
         {"cgroup_v1_override", "list(map(string))", nullptr}, {"denied_envvars", "list(string)", nullptr},
-        {"isolation", "string", nullptr},
+        {"isolation", "string", nullptr},         {"log_journal", "bool", nullptr},
     };
     const auto t = taskConfigSchema().object().attributes();
     for (const auto& w : task) {
@@ -189,6 +189,7 @@ BOOST_AUTO_TEST_CASE(task_block_schema_is_pinned) {
                                         {"cgroup_v1_override", "list(map(string))", false, nullptr},
                                         {"denied_envvars", "list(string)", false, nullptr},
                                         {"isolation", "string", false, nullptr},
+                                        {"log_journal", "bool", false, nullptr},  // issue 59
                                         // the node's keys (issue 47)
                                         {"ulimit", "map(string)", false, nullptr},
                                         {"oom_score_adj", "number", false, nullptr},

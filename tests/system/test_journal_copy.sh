@@ -72,8 +72,8 @@ ok "noisy: $noisy of 60000 lines in its journal; quiet: $quiet of 20"
 ((noisy < 60000)) || fail "journald suppressed none of noisy's 60000 lines: no rate limit to prove apart"
 assert_eq "$quiet" 20 "quiet's lines in its journal while noisy was suppressed"
 assert_eq "$(cat /var/lib/taskscope/logs/$A/noisy.stdout.* | wc -l)" 60000 "noisy's lines in its files"
-journalctl -u systemd-journald --no-pager --since "-5min" | grep -F "Suppressed" | grep -F "$A-noisy.scope" | tail -n 1 ||
-    fail "journald said nothing of suppressing $A-noisy.scope"
+# (journald says "Suppressed N messages from <noisy's cgroup>" only at the
+# unit's first line after its 30 s window, which noisy never writes.)
 
 # --- journald stopped: the task goes on, its files complete ---------------
 jpid=$(systemctl show -p MainPID --value systemd-journald)

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Log throughput through taskscope against `cat fifo > file` of the same
-# data in the same place, and the streamer's CPU time per MB. Run in the
-# guest as root with the build installed (see bench/README.md):
-#   bash bench/log_throughput.sh [MB]        (default 200)
+# data in the same place, and the streamer's CPU time per MB; then the same
+# task with log_journal on (issue 59): what the journal's copy costs in
+# throughput and in the streamer's CPU per MB, and journald's CPU beside it.
+# The writer prints 100-byte lines, as a task's log does (the journal's
+# stream takes lines; NULs would be empty entries). Run in the guest as
+# root with the build installed (see bench/README.md):
+#   bash bench/log_throughput.sh [MB [ROUNDS]]     (default 200 MB, 2 rounds)
 set -euo pipefail
 MB=${1:-200}
+ROUNDS=${2:-2}
 BYTES=$((MB * 1024 * 1024))
 CTL=taskscopectl
 DIR=/var/lib/taskscope/bench-logs
 DROPIN=/etc/taskscope/manager.json.d/50-streamer.json
 A=bench$$
+LINE=$(printf '%099d' 0)
 now() { date +%s.%N; }
 sum_sizes() { find "$1" -maxdepth 1 -name "$2" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 wait_bytes() {  # dir glob: until the files hold all the bytes (bounded: 10 min)
@@ -21,21 +27,18 @@ wait_bytes() {  # dir glob: until the files hold all the bytes (bounded: 10 min)
     exit 1
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+rate() { echo "$1 $2" | awk -v mb="$MB" '{ printf "%.1f", mb / ($2 - $1) }'; }
+ms_per_mb() { echo "$1 $2" | awk -v mb="$MB" -v hz="$hz" '{ printf "%.2f", 1000 * ($2 - $1) / hz / mb }'; }
 
 rm -rf "$DIR" && mkdir -p "$DIR"
 
-# Floor: the same writer into a fifo, cat moving it into a file.
-mkfifo "$DIR/fifo"
-cat "$DIR/fifo" >"$DIR/floor.out" &
-t0=$(now)
-head -c "${MB}M" /dev/zero >"$DIR/fifo"
-wait
-t1=$(now)
-floor=$(echo "$t0 $t1" | awk -v mb="$MB" '{ printf "%.1f", mb / ($2 - $1) }')
-rm -f "$DIR/floor.out"
+# The data, written once (page cache): the floor and the tasks cat it.
+{ yes "$LINE" 2>/dev/null || true; } | head -c "${MB}M" >"$DIR/data"
 
-# taskscope: the task writes into its fifo; the streamer moves it into
-# rotated files. The clock starts when the task is let go, not at StartTask.
+# Floor: the same data into a fifo, cat moving it into a file.
+mkfifo "$DIR/fifo"
+
 created_dropin=0
 if [[ ! -e $DROPIN ]]; then
     mkdir -p "$(dirname "$DROPIN")" && echo '{"streamer":true}' >"$DROPIN"
@@ -44,25 +47,57 @@ if [[ ! -e $DROPIN ]]; then
 fi
 trap '[[ $created_dropin == 1 ]] && rm -f "$DROPIN" && systemctl restart taskscope-manager; rm -rf "$DIR"' EXIT
 systemctl start taskscope-streamer
-mkfifo "$DIR/go"
-$CTL run --spec '{"log_max_files":40,"log_max_file_size_mb":10}' $A w -- \
-    /bin/sh -c "read x < $DIR/go; exec head -c ${MB}M /dev/zero" >/dev/null
-LOGDIR=/var/lib/taskscope/logs/$A
 spid=$(systemctl show -p MainPID --value taskscope-streamer)
-c0=$(cpu_ticks "$spid")
-t0=$(now)
-echo go >"$DIR/go"
-wait_bytes "$LOGDIR" 'w.stdout.*'
-t1=$(now)
-c1=$(cpu_ticks "$spid")
-hz=$(getconf CLK_TCK)
-ts=$(echo "$t0 $t1" | awk -v mb="$MB" '{ printf "%.1f", mb / ($2 - $1) }')
-$CTL wait $A w >/dev/null || true
-$CTL forget $A w >/dev/null || true
-rm -rf "$LOGDIR"
+jpid=$(systemctl show -p MainPID --value systemd-journald)
 
-echo "log throughput: ${MB} MB"
-echo "  cat fifo > file : ${floor} MB/s"
-echo "  taskscope       : ${ts} MB/s"
-echo "$ts $floor" | awk '{ printf "  ratio           : %.2fx (target >= 0.8x)\n", $1 / $2 }'
-echo "$c0 $c1 $hz" | awk -v mb="$MB" '{ printf "  streamer CPU    : %.2f s for %d MB = %.2f ms/MB\n", ($2 - $1) / $3, mb, 1000 * ($2 - $1) / $3 / mb }'
+# One task: it writes into its fifo; the streamer moves it into rotated
+# files. The clock starts when the task is let go, not at StartTask. Prints
+# "MB/s streamer-ms/MB journald-ms/MB" and, with the journal on, what
+# GetJournalCopy says (bytes sent, lines and bytes dropped).
+run_task() {  # NAME SPEC
+    rm -f "$DIR/go" && mkfifo "$DIR/go"
+    $CTL run --spec "$2" $A "$1" -- /bin/sh -c "read x < $DIR/go; exec cat $DIR/data" >/dev/null
+    local logdir=/var/lib/taskscope/logs/$A c0 c1 j0 j1 t0 t1 copy
+    c0=$(cpu_ticks "$spid") j0=$(cpu_ticks "$jpid") t0=$(now)
+    echo go >"$DIR/go"
+    wait_bytes "$logdir" "$1.stdout.*"
+    t1=$(now)
+    c1=$(cpu_ticks "$spid")
+    # The journal's copy may still be on its way: journald's CPU is
+    # counted until the task's logs are complete (the copy drained).
+    $CTL wait $A "$1" >/dev/null || true
+    for ((i = 0; i < 600; i++)); do
+        [[ -e /run/taskscope/logs/$A-$1.scope.json ]] || break
+        sleep 0.1
+    done
+    j1=$(cpu_ticks "$jpid")
+    copy=$(busctl --json=short call org.taskscope.Streamer1 /org/taskscope/Streamer1 org.taskscope.Streamer1 \
+        GetJournalCopy ss $A "$1" | jq -r '.data[1:] | map(tostring) | join("/")')
+    echo "$(rate "$t0" "$t1") $(ms_per_mb "$c0" "$c1") $(ms_per_mb "$j0" "$j1") $copy"
+    $CTL forget $A "$1" >/dev/null || true
+    rm -rf "${logdir:?}"/"$1".*
+}
+floor() {
+    cat "$DIR/fifo" >"$DIR/floor.out" &
+    local t0 t1
+    t0=$(now)
+    cat "$DIR/data" >"$DIR/fifo"
+    wait
+    t1=$(now)
+    rm -f "$DIR/floor.out"
+    rate "$t0" "$t1"
+}
+
+echo "log throughput: ${MB} MB in 100-byte lines, ${ROUNDS} rounds (floor, journal off, journal on)"
+for ((r = 1; r <= ROUNDS; r++)); do
+    f=$(floor)
+    read -r off off_cpu off_j _ <<<"$(run_task off$r '{"log_max_files":40,"log_max_file_size_mb":10}')"
+    read -r on on_cpu on_j copy <<<"$(run_task on$r '{"log_max_files":40,"log_max_file_size_mb":10,"log_journal":true}')"
+    echo "round $r:"
+    echo "  cat fifo > file    : $f MB/s"
+    echo "  taskscope          : $off MB/s, streamer CPU $off_cpu ms/MB, journald $off_j ms/MB"
+    echo "$off $f" | awk '{ printf "  ratio              : %.2fx (target >= 0.8x)\n", $1 / $2 }'
+    echo "  with log_journal   : $on MB/s, streamer CPU $on_cpu ms/MB, journald $on_j ms/MB"
+    echo "$on $off $on_cpu $off_cpu" | awk '{ printf "  journal on vs off  : %.2fx throughput, %+.2f ms/MB streamer CPU\n", $1 / $2, $3 - $4 }'
+    echo "  the journal's copy : bytes sent/lines dropped/bytes dropped $copy"
+done

@@ -67,10 +67,15 @@ common::Error cniError(const std::string& plugin, const std::string& command, co
     std::string what = "CNI plugin " + plugin + " " + command + " failed";
     auto parsed = spec::parseJson(out, "plugin error");
     const json j = parsed ? std::move(*parsed) : json();
-    if (j.is_object() && j.contains("msg")) {
-        what += ": " + j.value("msg", std::string());
+    // The CNI spec's error document: "msg" and "details" are strings. One
+    // whose "msg" is not (a plugin's bug, or not an error document at all)
+    // is read as plain output below: value() of a number would throw out of
+    // here (fuzz/corpus/cni_result/crash-msg-not-a-string). Both are cut,
+    // as stderr is: the message goes into a D-Bus error and the journal.
+    if (j.is_object() && j.contains("msg") && j["msg"].is_string()) {
+        what += ": " + j["msg"].get<std::string>().substr(0, 500);
         if (j.contains("details") && j["details"].is_string() && !j["details"].get<std::string>().empty())
-            what += " (" + j["details"].get<std::string>() + ")";
+            what += " (" + j["details"].get<std::string>().substr(0, 500) + ")";
         if (j.contains("code")) what += " [code " + j["code"].dump() + "]";
         return common::makeError(common::errors::kCniFailed, what);
     }

@@ -65,4 +65,12 @@ BOOST_AUTO_TEST_CASE(error_document) {
     auto plain = cniError("bridge", "DEL", "", "panic: boom", 2);
     BOOST_TEST(plain.message.find("exit status 2") != std::string::npos);
     BOOST_TEST(plain.message.find("panic: boom") != std::string::npos);
+    // A "msg" that is not a string (found by fuzz/cni_result) threw
+    // nlohmann's type_error; now it is plain output, with stderr and status.
+    auto odd = cniError("bridge", "ADD", R"({"ier"	:11,"msg":11})", "bad msg", 1);
+    BOOST_TEST(odd.name == "CniFailed");
+    BOOST_TEST(odd.message.find("exit status 1") != std::string::npos);
+    BOOST_TEST(odd.message.find("bad msg") != std::string::npos);
+    auto longMsg = cniError("bridge", "ADD", R"({"msg":")" + std::string(5000, 'x') + R"("})", "", 1);
+    BOOST_TEST(longMsg.message.size() < 700u);
 }

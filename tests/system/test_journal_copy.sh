@@ -5,7 +5,7 @@
 # task's scope and of its allocation's slice shows its lines, placed by
 # journald itself (_SYSTEMD_UNIT, _SYSTEMD_SLICE, _UID from the task's pid),
 # with the task's name and PRIORITY 6/3; a line the task wrote in two parts
-# is one entry. Two tasks are rate-limited apart. A stopped journald never
+# is one entry; so is a task in its own root. Two tasks are rate-limited apart. A stopped journald never
 # blocks a task nor costs its files a line, and what the copy dropped is
 # counted; a restarted journald gets the copy again. The switch with no
 # journal socket is a clear error at the start.
@@ -49,6 +49,14 @@ assert_eq "$(jq -r 'select(.MESSAGE == "split ")' <<<"$e" | wc -l)" 0 "entries o
 assert_eq "$(messages "$slice" web | grep -c 'one$')" 2 "web's lines in journalctl -u $slice"
 assert_eq "$(cat /var/lib/taskscope/logs/$A/web.stdout.0)" $'out one\nsplit line\nout two' "web's stdout file"
 assert_eq "$(journal_copy web)" "true 35 0 0" "GetJournalCopy (enabled, bytes sent, lines and bytes dropped)"
+
+# A task in its own root (isolation: a chroot of its own, as nobody):
+# journald places it by its pid as well.
+$CTL run --spec '{"log_journal":true,"isolation":{}}' $A boxed -- /bin/sh -c 'echo "boxed out"; echo "boxed err" >&2' >/dev/null
+$CTL wait $A boxed >/dev/null || fail "the isolated task failed"
+wait_until "the streamer to complete boxed's logs" 300 complete boxed
+got=$(entries $A-boxed.scope | jq -r 'select(.SYSLOG_IDENTIFIER == "boxed") | [.MESSAGE, .PRIORITY, ._SYSTEMD_UNIT] | join(" ")' | sort)
+assert_eq "$got" $'boxed err 3 '"$A-boxed.scope"$'\nboxed out 6 '"$A-boxed.scope" "an isolated task's lines in journalctl -u $A-boxed.scope"
 
 # A task without the switch stays out of the journal.
 $CTL run $A plain -- /bin/echo "not for the journal" >/dev/null

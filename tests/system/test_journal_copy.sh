@@ -90,8 +90,8 @@ ok "journald (pid $jpid) stopped"
 $CTL run --spec '{"log_journal":true}' $A flood -- /usr/bin/awk 'BEGIN { for (i = 1; i <= 200000; i++) { print "flood " i; fflush() } }' >/dev/null
 # Waited for with journald still stopped: the task must finish without it.
 $CTL wait $A flood >/dev/null || fail "the flood task failed"
-wait_until "the flood's files to hold its 200000 lines" 600 \
-    test "$(cat /var/lib/taskscope/logs/$A/flood.stdout.* | wc -l)" -ge 200000
+flood_filed() { (($(cat /var/lib/taskscope/logs/$A/flood.stdout.* 2>/dev/null | wc -l) >= 200000)); }
+wait_until "the flood's files to hold its 200000 lines" 600 flood_filed
 seq 1 200000 | sed 's/^/flood /' | cmp - <(cat $(ls /var/lib/taskscope/logs/$A/flood.stdout.* | sort -t. -k3 -n)) ||
     fail "the flood's files are not its 200000 lines in order"
 ok "the task ended and its files hold all 200000 lines while journald was stopped"
@@ -104,7 +104,9 @@ ok "the journal's copy of flood: $sent bytes sent, $lines lines ($bytes bytes) d
 # --- journald restarted mid-stream: the copy resumes -----------------------
 $CTL run --spec '{"log_journal":true}' $A slow -- /bin/sh -c \
     'for i in $(seq 1 40); do echo "slow $i"; sleep 0.25; done' >/dev/null
-sleep 3
+# Mid-stream: once slow's files hold a few of its lines.
+slow_started() { (($(cat /var/lib/taskscope/logs/$A/slow.stdout.0 2>/dev/null | wc -l) >= 5)); }
+wait_until "slow's first lines in its files" 120 slow_started
 systemctl restart systemd-journald
 ok "journald restarted while slow writes"
 $CTL wait $A slow >/dev/null

@@ -285,15 +285,9 @@ Result<json> buildTaskSpec(const pb::TaskConfig& cfg, const DriverConfig& driver
     addNetworkFiles(cfg, fs == FsMode::Chroot, task);
     task.stdoutPath = cfg.stdout_path();
     task.stderrPath = cfg.stderr_path();
-    if (block->logJournal) {
-        // The streamer copies to the journal what it collects; output that
-        // goes to Nomad's log fifos it never sees. Said here, by the job's
-        // own key, rather than as the manager's InvalidSpec.
-        if (*block->logJournal && (!task.stdoutPath.empty() || !task.stderrPath.empty()))
-            return invalid("config.log_journal = true needs output that taskscope's streamer collects, and Nomad "
-                           "collects this task's (its log fifos): leave log_journal out, or false");
-        task.logJournal = block->logJournal;
-    }
+    // With the journal on, taskscope's streamer reads the task's output and
+    // writes Nomad's fifos itself, copying to the journal on the way.
+    task.logJournal = block->logJournal;
     if (cfg.has_resources()) {
         auto res = resources(cfg.resources());
         if (!res) return res.error();

@@ -502,13 +502,13 @@ const Schema<TaskSpec>& taskSchema() {
                 if (s.command.empty()) return invalid("command is required");
                 return {};
             },
-            // The streamer copies to the journal what it collects: asked for
-            // output it never sees, the copy would silently not happen.
+            // The streamer copies to the journal what it collects (or, for
+            // stdout_path/stderr_path, forwards there): with logs off it sees
+            // nothing, and the copy would silently not happen.
             [](const TaskSpec& s, const std::string&) -> Result<void> {
-                if (!s.logJournal.value_or(false)) return {};
-                if (!s.logs) return invalid("log_journal needs logs: the journal gets a copy of the collected output");
-                if (!s.stdoutPath.empty() || !s.stderrPath.empty())
-                    return invalid("log_journal cannot copy output that goes to stdout_path or stderr_path");
+                // (With a path, logs is false once parsed, as a record keeps it.)
+                if (s.logJournal.value_or(false) && !s.logs && s.stdoutPath.empty() && s.stderrPath.empty())
+                    return invalid("log_journal needs logs: the journal gets a copy of the collected output");
                 return {};
             },
             // Two binds at one place: the second would hide the first.
@@ -522,7 +522,9 @@ const Schema<TaskSpec>& taskSchema() {
             },
         },
         {},
-        // Output that goes to the caller's files is not the streamer's to keep.
+        // Output that goes to the caller's files is not the streamer's to
+        // keep (with log_journal it passes through the streamer on its
+        // way there: the start procedure's choice, the node's default too).
         [](TaskSpec& s) {
             if (!s.stdoutPath.empty() || !s.stderrPath.empty()) s.logs = false;
         }};

@@ -18,6 +18,12 @@ constexpr const char* kMaxFileSizeMb = "max_file_size_mb";
 constexpr const char* kExited = "exited";
 constexpr const char* kJournal = "journal";
 constexpr const char* kTaskPid = "task_pid";
+constexpr const char* kForward = "forward";
+constexpr const char* kStdoutPath = "stdout_path";
+constexpr const char* kStderrPath = "stderr_path";
+constexpr const char* kUid = "uid";
+// The highest uid there is ((uid_t)-1 means "none" to the kernel).
+constexpr int64_t kUidMax = 0xfffffffeLL;
 // Above it no pid exists (PID_MAX_LIMIT, include/linux/threads.h).
 constexpr int64_t kPidMaxLimit = int64_t{1} << 22;
 
@@ -28,16 +34,19 @@ common::Error bad(const std::string& why) {
 }  // namespace
 
 std::string describe(const SpoolDescription& d) {
-    return nlohmann::json{{kAllocId, d.allocId},
+    auto j = nlohmann::json{{kAllocId, d.allocId},
                           {kTask, d.task},
                           {kLogDir, d.logDir},
                           {kMaxFiles, d.maxFiles},
                           {kMaxFileSizeMb, d.maxFileSizeMb},
                           {kExited, d.exited},
                           {kJournal, d.journal},
-                          {kTaskPid, d.taskPid}}
-               .dump() +
-           "\n";
+                          {kTaskPid, d.taskPid}};
+    if (d.forward)
+        j[kForward] = {{kStdoutPath, d.forward->stdoutPath},
+                       {kStderrPath, d.forward->stderrPath},
+                       {kUid, d.forward->uid}};
+    return j.dump() + "\n";
 }
 
 common::Result<SpoolDescription> parseSpoolDescription(std::string_view text) {
@@ -56,6 +65,20 @@ common::Result<SpoolDescription> parseSpoolDescription(std::string_view text) {
         // Written by a manager before 0.2 without them: no journal copy.
         d.journal = j.value(kJournal, false);
         d.taskPid = spec::numberOr(j, kTaskPid, int64_t{0});
+        if (j.contains(kForward)) {
+            const auto& f = j.at(kForward);
+            if (!f.is_object()) return bad("forward is not an object");
+            SpoolDescription::Forward fw;
+            fw.stdoutPath = f.value(kStdoutPath, std::string());
+            fw.stderrPath = f.value(kStderrPath, std::string());
+            fw.uid = spec::numberOr(f, kUid, int64_t{0});
+            for (const auto* p : {&fw.stdoutPath, &fw.stderrPath})
+                if (!p->empty() && ((*p)[0] != '/' || p->find('\0') != std::string::npos))
+                    return bad("a forward path is not absolute");
+            if (fw.stdoutPath.empty() && fw.stderrPath.empty()) return bad("forward names no path");
+            if (fw.uid < 0 || fw.uid > kUidMax) return bad("bad forward uid");
+            d.forward = std::move(fw);
+        }
     } catch (const std::exception& e) {  // nlohmann's, and numberOr's invalid_argument
         return bad(e.what());
     }

@@ -6,6 +6,7 @@
 // description. Both sides name the files and read or write the description
 // through here only.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,6 +48,18 @@ struct SpoolDescription {
     /// journald looks up. Its shim keeps it unreaped until the streamer
     /// releases the fifos, so the pid names the task until its last line.
     int64_t taskPid = 0;
+    /// Where the output goes instead of rotated files (issue 59): a task
+    /// started with stdout_path/stderr_path (Nomad's log fifos) whose
+    /// output is copied to the journal too. The streamer sits between the
+    /// task and those paths, so it sees what it copies. Empty: this
+    /// stream is dropped (the paths' own meaning); neither set: files.
+    struct Forward {
+        std::string stdoutPath;
+        std::string stderrPath;
+        /// The task's uid: besides root, the one owner a path may have.
+        int64_t uid = 0;
+    };
+    std::optional<Forward> forward;
 };
 
 /// The description as its file holds it (a JSON object and a newline).

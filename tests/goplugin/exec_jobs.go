@@ -15,6 +15,7 @@ package main
 // raw_exec refuse it.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -442,9 +443,62 @@ func oomKilledJob(s *session, a alloc) {
 	ok("oom_killed", "memory = memory_max = 32 MB, a 256 MB buffer: %s", strings.Join(seen, "; "))
 }
 
+// log_journal from a job (issue 59): Nomad gives the task its log fifos,
+// which logmon reads; taskscope's streamer stands between, so logmon still
+// gets every line and journald gets them too, placed under the task's
+// scope by journald itself, at PRIORITY 6 (stdout) and 3 (stderr).
+func journalJob(s *session, a alloc) {
+	if !system() {
+		skip("log_journal", "the bus tier has no journald")
+		return
+	}
+	ctx, cancel := rpcCtx()
+	defer cancel()
+	const name = "jcopy"
+	a.taskDir(name)
+	out := readFifo(a.fifo(name, "stdout"))
+	errs := readFifo(a.fifo(name, "stderr"))
+	cfg := taskConfig(s, a, name, "", map[string]interface{}{"command": "/bin/sh",
+		"args": []string{"-c", "echo jcopy-out-$NOMAD_TASK_NAME; echo jcopy-err >&2"}, "log_journal": true})
+	_, err := s.driver.StartTask(ctx, &drivers.StartTaskRequest{Task: cfg})
+	must(err, "log_journal")
+	w, err := s.driver.WaitTask(ctx, &drivers.WaitTaskRequest{TaskId: cfg.Id})
+	must(err, "log_journal")
+	check(w.Result.GetExitCode() == 0, "log_journal", "exit %d", w.Result.GetExitCode())
+	text, found := out.waitFor("jcopy-out-jcopy\n", 30*time.Second)
+	check(found, "log_journal", "logmon's stdout fifo: %q", text)
+	etext, found := errs.waitFor("jcopy-err\n", 30*time.Second)
+	check(found, "log_journal", "logmon's stderr fifo: %q", etext)
+	unit := a.id + "-" + name + ".scope"
+	var seen []string
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_ = exec.Command("journalctl", "--sync").Run()
+		b, err := exec.Command("journalctl", "-o", "json", "--no-pager", "SYSLOG_IDENTIFIER="+name,
+			"--output-fields=MESSAGE,PRIORITY,_SYSTEMD_UNIT").Output()
+		must(err, "log_journal")
+		seen = nil
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var e map[string]interface{}
+			if json.Unmarshal([]byte(line), &e) == nil && e["_SYSTEMD_UNIT"] == unit {
+				seen = append(seen, fmt.Sprintf("%v %v", e["MESSAGE"], e["PRIORITY"]))
+			}
+		}
+		sort.Strings(seen)
+		if len(seen) >= 2 || time.Now().After(end) {
+			break
+		}
+	}
+	check(strings.Join(seen, ",") == "jcopy-err 3,jcopy-out-jcopy 6", "log_journal",
+		"journalctl entries of %s: %q", unit, seen)
+	_, err = s.driver.DestroyTask(ctx, &drivers.DestroyTaskRequest{TaskId: cfg.Id})
+	must(err, "log_journal")
+	ok("log_journal", "logmon's fifos got the lines, and journalctl -u %s: %s", unit, strings.Join(seen, ", "))
+}
+
 // execJobs runs all of the above.
 func execJobs(s *session, a alloc) {
 	oomKilledJob(s, a)
+	journalJob(s, a)
 	readmeExamples(s)
 	execStyleJobs(s, a)
 	nodeOptionsJob(s, a)

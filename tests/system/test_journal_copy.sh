@@ -7,8 +7,10 @@
 # with the task's name and PRIORITY 6/3; a line the task wrote in two parts
 # is one entry; so is a task in its own root. Two tasks are rate-limited apart. A stopped journald never
 # blocks a task nor costs its files a line, and what the copy dropped is
-# counted; a restarted journald gets the copy again. The switch with no
-# journal socket is a clear error at the start.
+# counted; a restarted journald gets the copy again. A task with Nomad's
+# log fifos (stdout_path/stderr_path) gets the same copy while logmon still
+# reads every line, and a stopped logmon holds the task, not its lines. The
+# switch with no journal socket is a clear error at the start.
 source "$(dirname "$0")/lib.sh"
 
 A=jc$$
@@ -18,6 +20,11 @@ JDROPIN=/etc/taskscope/manager.json.d/60-journal-test.json
 cleanup() {
     kill -CONT "$(systemctl show -p MainPID --value systemd-journald)" 2>/dev/null || true
     rm -f "$JDROPIN"
+    if [ -n "${AD:-}" ]; then
+        pkill -CONT -f "$AD" 2>/dev/null || true
+        pkill -f "$AD" 2>/dev/null || true
+        rm -rf "$AD"
+    fi
     streamer_off
 }
 trap cleanup EXIT
@@ -114,6 +121,54 @@ wait_until "the streamer to complete slow's logs" 300 complete slow
 assert_eq "$(cat /var/lib/taskscope/logs/$A/slow.stdout.0 | wc -l)" 40 "slow's lines in its files"
 last=$(messages $A-slow.scope slow | tail -n 1)
 assert_eq "$last" "slow 40" "slow's last line in the journal, after the restart"
+
+# --- output for Nomad's log fifos (stdout_path/stderr_path) ---------------
+# The streamer goes between the task and the fifos Nomad gives: logmon
+# (here a reader of each fifo into a file, as logmon's fifo reader) gets
+# every line, the journal a copy, and taskscope keeps no files of it.
+AD=$(mktemp -d /tmp/jc-alloc-XXXXXX)
+mkdir -p "$AD/alloc/logs"
+fifo() { echo "$AD/alloc/logs/.$1.$2.fifo"; }
+for t in nomadt held; do for s in stdout stderr; do mkfifo "$(fifo $t $s)"; done; done
+cat "$(fifo nomadt stdout)" >"$AD/nomadt.stdout" &
+cat "$(fifo nomadt stderr)" >"$AD/nomadt.stderr" &
+paths() { echo '"stdout_path":"'"$(fifo $1 stdout)"'","stderr_path":"'"$(fifo $1 stderr)"'"'; }
+$CTL run --spec '{"log_journal":true,"user":"nobody",'"$(paths nomadt)"'}' $A nomadt -- /bin/sh -c \
+    'echo "to nomad one"; echo "to nomad err" >&2; printf "to nomad "; sleep 0.3; echo "two"' >/dev/null
+$CTL wait $A nomadt >/dev/null || fail "the task with Nomad's fifos failed"
+wait_until "the streamer to complete nomadt's logs" 300 complete nomadt
+wait
+assert_eq "$(cat "$AD/nomadt.stdout")" $'to nomad one\nto nomad two' "what logmon read from the stdout fifo"
+assert_eq "$(cat "$AD/nomadt.stderr")" "to nomad err" "what logmon read from the stderr fifo"
+got=$(entries $A-nomadt.scope | jq -r 'select(.SYSLOG_IDENTIFIER == "nomadt") | [.MESSAGE, .PRIORITY, ._SYSTEMD_UNIT, ._UID] | join(" ")' | sort)
+assert_eq "$got" $'to nomad err 3 '"$A-nomadt.scope"$' 65534\nto nomad one 6 '"$A-nomadt.scope"$' 65534\nto nomad two 6 '"$A-nomadt.scope"' 65534' \
+    "the lines of a task with Nomad's fifos in journalctl -u $A-nomadt.scope"
+assert_eq "$(journal_copy nomadt)" "true 37 0 0" "GetJournalCopy of nomadt"
+[ ! -e /var/lib/taskscope/logs/$A/nomadt.stdout.0 ] || fail "taskscope kept a file of output Nomad's logmon collects"
+if out=$($CTL logs $A nomadt 2>&1); then fail "taskscopectl logs read a task whose output went to Nomad's fifos: $out"; fi
+grep -q "LogsDisabled" <<<"$out" || fail "not LogsDisabled: $out"
+ok "taskscopectl logs of it: LogsDisabled"
+
+# A logmon that stops reading (a Nomad client restarting): the task's
+# writes wait, as they would on the fifo itself, and nothing is dropped.
+cat "$(fifo held stdout)" >"$AD/held.stdout" &
+logmon=$!
+cat "$(fifo held stderr)" >/dev/null &
+kill -STOP $logmon
+$CTL run --spec '{"log_journal":true,'"$(paths held)"'}' $A held -- /usr/bin/awk 'BEGIN { for (i = 1; i <= 200000; i++) print "held " i }' >/dev/null
+held_blocked() { [ "$(task_field $A held state)" = running ] && (($(stat -c %s /proc/$logmon/fd/1 2>/dev/null || echo 0) == 0)); }
+sleep 3
+held_blocked || fail "the task with a stopped logmon is not running and waiting ($(task_field $A held state))"
+ok "with logmon stopped the task waits (still running after 3 s)"
+kill -CONT $logmon
+$CTL wait $A held >/dev/null || fail "the held task failed"
+wait_until "the streamer to complete held's logs" 300 complete held
+wait
+seq 1 200000 | sed 's/^/held /' | cmp - "$AD/held.stdout" || fail "logmon did not get held's 200000 lines in order"
+ok "logmon got all 200000 lines in order once it read again"
+read -r enabled sent lines bytes <<<"$(journal_copy held)"
+ok "the journal's copy of held: $sent bytes sent, $lines lines dropped"
+rm -rf "$AD"
 
 # --- no journal socket: a clear error at the start ------------------------
 echo '{"journal_socket":"/run/taskscope-test-no-journal"}' >"$JDROPIN"

@@ -12,7 +12,8 @@
 #   namespaces per mode, work_dir, nobody without a user, a dynamic
 #   workload user owning its files, a denied UID refused, denied_envvars,
 #   NOMAD_UNIX_ADDR on the host's root, memory.max for Nomad's three
-#   memory shapes, and bad values refused naming the key;
+#   memory shapes, bad values refused naming the key, and log_journal
+#   (logmon still reads every line through the fifos; journald has them);
 # - the raw client (tests/nomad) for the rest: ExecTask past its deadline,
 #   TaskEvents, an allocation network with a task in its own root joining
 #   it, Shutdown;

@@ -46,8 +46,14 @@ common::Result<void> LogSpool::add(const std::string& unit, const std::string& a
             return common::errnoError("mkfifo " + fifo, err);
         }
     }
-    wire::SpoolDescription d{allocId, task, s.logDir, s.maxFiles, s.maxFileSizeMb};
+    wire::SpoolDescription d;
+    d.allocId = allocId;
+    d.task = task;
+    d.logDir = s.logDir;
+    d.maxFiles = s.maxFiles;
+    d.maxFileSizeMb = s.maxFileSizeMb;
     d.journal = s.journal;
+    d.forward = s.forward;
     if (auto r = common::writeFileAtomic(description(unit), wire::describe(d)); !r) {
         remove(unit);
         return r.error();

@@ -39,6 +39,9 @@ struct LogSettings {
     int maxFileSizeMb = 10;
     /// Copied to the journal too (the spec's log_journal, else the node's).
     bool journal = false;
+    /// The output goes to the spec's stdout_path/stderr_path through the
+    /// streamer, which copies it to the journal on the way (wire/spool.hpp).
+    std::optional<wire::SpoolDescription::Forward> forward;
 };
 
 /// journald's stream socket is there (a socket at `path`); else

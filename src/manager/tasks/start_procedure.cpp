@@ -257,14 +257,28 @@ void StartProcedure::begin() {
         paths.netns = *netns;
     }
     std::optional<LogSettings> spooled;
-    if (spec.logs && !config.streamer) {
+    // Output for the caller's paths (Nomad's log fifos) that the journal
+    // should copy too: the streamer goes between, reading the spool's fifos
+    // and writing those paths, as it would write files (issue 59). The
+    // node's default counts, unless the spec says otherwise.
+    const bool toPaths = !spec.stdoutPath.empty() || !spec.stderrPath.empty();
+    const bool forward = toPaths && config.streamer && spec.logJournal.value_or(config.logJournal);
+    if (forward) {
+        spooled = LogSettings{logDir, config.logMaxFiles, config.logMaxFileSizeMb, true, std::nullopt};
+        spooled->forward = wire::SpoolDescription::Forward{spec.stdoutPath, spec.stderrPath, 0};
+        paths.stdoutFile = ctx_.spool.stdoutFifo(unit);
+        paths.stderrFile = ctx_.spool.stderrFifo(unit);
+        paths.releaseFifo = ctx_.spool.releaseFifo(unit);
+        paths.keepTaskZombie = true;
+        journal_ = true;
+    } else if (spec.logs && !config.streamer) {
         // The streamer's names, its first file (wire/log_files.hpp).
         paths.stdoutFile = logDir + "/" + wire::logFileBase(task, "stdout") + ".0";
         paths.stderrFile = logDir + "/" + wire::logFileBase(task, "stderr") + ".0";
     } else if (spec.logs) {
         spooled = LogSettings{logDir, spec.logMaxFiles ? spec.logMaxFiles : config.logMaxFiles,
                               spec.logMaxFileSizeMb ? spec.logMaxFileSizeMb : config.logMaxFileSizeMb,
-                              spec.logJournal.value_or(config.logJournal)};
+                              spec.logJournal.value_or(config.logJournal), std::nullopt};
         paths.stdoutFile = ctx_.spool.stdoutFifo(unit);
         paths.stderrFile = ctx_.spool.stderrFifo(unit);
         paths.releaseFifo = ctx_.spool.releaseFifo(unit);
@@ -357,7 +371,7 @@ Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, spec::Task
     // Only a task whose output is kept gets the directory: the streamer
     // removes it with the allocation's last task it knows, and never learns
     // of a task with logs off.
-    if (spec.logs)
+    if (spec.logs && !(spooled && spooled->forward))
         if (auto r = common::makeDirs(logDir, common::kPrivateDirMode); !r)
             return r.error().context("create log directory");
     // Left by an earlier task of this name (a failed start's mark, an exit
@@ -375,8 +389,13 @@ Result<Launch> StartProcedure::prepareLaunch(const StartContext& ctx, spec::Task
         }
     if (spooled && spooled->journal)
         if (auto r = journalSocketReady(ctx.config.journalSocket); !r) return r.error();
-    if (spooled)
-        if (auto added = ctx.spool.add(unit, allocId, task, *spooled); !added)
+    auto settings = spooled;
+    // The paths are the task's to name: the streamer writes them as root,
+    // so it takes only what root or the task's own user owns, as the shim
+    // does when it opens them itself. The uid is known once resolved.
+    if (settings && settings->forward) settings->forward->uid = spec.uid;
+    if (settings)
+        if (auto added = ctx.spool.add(unit, allocId, task, *settings); !added)
             return added.error().context("prepare logs");
     auto launch = spawnShim(ctx.config.shimPath, spec, paths);
     if (!launch && spooled) ctx.spool.remove(unit);

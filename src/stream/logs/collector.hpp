@@ -15,35 +15,24 @@
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "stream/logs/output_collector.hpp"
 #include "stream/logs/rotator.hpp"
 
 namespace taskscope::stream::logs {
 
-class StreamCollector {
+class StreamCollector : public OutputCollector {
 public:
-    using Clock = std::chrono::steady_clock;
-
     StreamCollector(common::UniqueFd fifo, Rotator rotator) : fifo_(std::move(fifo)), rotator_(std::move(rotator)) {}
 
     /// Opens the current log file.
     common::Result<void> open() { return rotator_.open(); }
 
-    struct Drained {
-        uint64_t moved = 0;                   ///< bytes written to files
-        bool empty = false;                   ///< the fifo had no more (EAGAIN)
-        std::optional<common::Error> failed;  ///< writing just started failing: data is dropped from now on
-        uint64_t recoveredAfterDropping = 0;  ///< writing works again; that many bytes were dropped
-    };
+    /// Moves at most budget bytes; call again while !empty. The tee gets
+    /// the bytes read back from the page cache, since splice moved them
+    /// without us.
+    Drained drain(uint64_t budget, Clock::time_point now = Clock::now()) override;
 
-    /// Moves at most budget bytes; call again while !empty.
-    Drained drain(uint64_t budget, Clock::time_point now = Clock::now());
-
-    /// Also hands every byte taken from the fifo to `tee` (the journal's
-    /// copy), after the file has it; the bytes read back from the page
-    /// cache, since splice moved them without us. Unset: no cost at all.
-    void setTee(std::function<void(const char*, size_t)> tee) { tee_ = std::move(tee); }
-
-    int fifoFd() const { return fifo_.get(); }
+    int fifoFd() const override { return fifo_.get(); }
     const Rotator& rotator() const { return rotator_; }
     bool dropping() const { return dropping_; }
 
@@ -56,7 +45,6 @@ private:
     void teeFromFile(uint64_t offset, size_t size);
 
     common::UniqueFd fifo_;
-    std::function<void(const char*, size_t)> tee_;
     Rotator rotator_;
     bool useSplice_ = true;
     bool dropping_ = false;

@@ -149,8 +149,10 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
     }
     auto task = std::make_unique<Task>();
     task->info = *info;
-    if (auto r = common::makeDirs(info->logDir, common::kPrivateDirMode); !r)
-        spdlog::error("Failed to create the log directory of {}: {}", unit, r.error().message);
+    // Output forwarded to the task's own paths has no files of ours.
+    if (!info->forward)
+        if (auto r = common::makeDirs(info->logDir, common::kPrivateDirMode); !r)
+            spdlog::error("Failed to create the log directory of {}: {}", unit, r.error().message);
     for (size_t i = 0; i < 2; ++i) {
         const auto name = fdName(unit, i);
         common::UniqueFd fd;
@@ -175,21 +177,32 @@ void Streamer::addTask(const std::string& unit, std::map<std::string, common::Un
             }
         }
         (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeSize);
-        Rotator rotator(info->logDir, wire::logFileBase(info->task, kStreams[i]), info->maxFiles,
-                        static_cast<uint64_t>(info->maxFileSizeMb) << 20);
         auto& s = task->streams[i];
         s.stored = wasStored;
-        s.collector = std::make_unique<StreamCollector>(std::move(fd), std::move(rotator));
-        if (auto r = s.collector->open(); !r)
-            spdlog::error("Failed to open the log of {} {}: {}; retrying while its output is dropped", unit,
-                          kStreams[i], r.error().message);
+        if (info->forward) {
+            const auto& to = i == 0 ? info->forward->stdoutPath : info->forward->stderrPath;
+            s.collector =
+                std::make_unique<ForwardCollector>(std::move(fd), to, static_cast<uid_t>(info->forward->uid));
+        } else {
+            Rotator rotator(info->logDir, wire::logFileBase(info->task, kStreams[i]), info->maxFiles,
+                            static_cast<uint64_t>(info->maxFileSizeMb) << 20);
+            auto files = std::make_unique<StreamCollector>(std::move(fd), std::move(rotator));
+            if (auto r = files->open(); !r)
+                spdlog::error("Failed to open the log of {} {}: {}; retrying while its output is dropped", unit,
+                              kStreams[i], r.error().message);
+            s.collector = std::move(files);
+        }
         s.watch = loop_.addFd(s.collector->fifoFd(), POLLIN, [this, unit, i](short) { onFifoReadable(unit, i); });
     }
     if (info->journal) startJournal(*task);
     done_.erase(unit);
     journalDone_.erase(unit);
     ::unlink(doneRecord(unit).c_str());
-    spdlog::debug("Collecting the logs of {} into {}", unit, info->logDir);
+    if (info->forward)
+        spdlog::debug("Forwarding the output of {} to '{}' and '{}'", unit, info->forward->stdoutPath,
+                      info->forward->stderrPath);
+    else
+        spdlog::debug("Collecting the logs of {} into {}", unit, info->logDir);
     tasks_[unit] = std::move(task);
     if (events_) events_->tasksChanged();
     if (info->exited) maybeComplete(unit);
@@ -309,6 +322,7 @@ void Streamer::dropTask(std::string unit) {
     for (size_t i = 0; i < 2; ++i) {
         auto& s = it->second->streams[i];
         if (s.watch) loop_.removeFd(s.watch);
+        if (s.outWatch) loop_.removeFd(s.outWatch);
         if (s.journalWatch) loop_.removeFd(s.journalWatch);
         if (s.stored) common::unstoreFd(fdName(unit, i));
     }
@@ -329,6 +343,64 @@ void Streamer::drainStream(Task& t, size_t i) {
                      d.recoveredAfterDropping);
     if (d.moved) notifySessions(t.info.unit, false);
     if (s.journal) syncJournalWatch(t, i);
+    if (d.blocked) awaitRoom(t, i);
+}
+
+void Streamer::awaitRoom(Task& t, size_t i) {
+    auto& s = t.streams[i];
+    const int out = s.collector->blockedOn();
+    if (out < 0 || s.outWatch) return;
+    // Level-triggered: the fifo's POLLIN would wake us for every byte the
+    // task adds while we cannot move one.
+    if (s.watch) loop_.removeFd(s.watch);
+    s.watch = 0;
+    s.outWatch = loop_.addFd(out, POLLOUT, [this, unit = t.info.unit, i](short) {
+        auto it = tasks_.find(unit);
+        if (it == tasks_.end()) return;
+        auto& st = it->second->streams[i];
+        loop_.removeFd(st.outWatch);
+        st.outWatch = 0;
+        st.watch = loop_.addFd(st.collector->fifoFd(), POLLIN, [this, unit, i](short) { onFifoReadable(unit, i); });
+        onFifoReadable(unit, i);
+    });
+}
+
+bool Streamer::forwardSettled(Task& t) {
+    bool blocked = false;
+    for (const auto& s : t.streams) blocked = blocked || s.outWatch;
+    if (!blocked) {
+        t.blockedSince.reset();
+        return true;
+    }
+    const auto now = common::EventLoop::Clock::now();
+    if (!t.blockedSince) t.blockedSince = now;
+    if (now - *t.blockedSince < options_.forwardSettleLimit) {
+        if (!t.blockedRetry) {
+            t.blockedRetry = true;
+            loop_.addTimer(*t.blockedSince + options_.forwardSettleLimit, [this, unit = t.info.unit] {
+                auto it = tasks_.find(unit);
+                if (it == tasks_.end()) return;
+                it->second->blockedRetry = false;
+                maybeComplete(unit);
+            });
+        }
+        return false;
+    }
+    for (size_t i = 0; i < 2; ++i) {
+        auto& s = t.streams[i];
+        if (!s.outWatch) continue;
+        s.collector->giveUp();
+        loop_.removeFd(s.outWatch);
+        s.outWatch = 0;
+        s.watch = loop_.addFd(s.collector->fifoFd(), POLLIN, [this, unit = t.info.unit, i](short) {
+            onFifoReadable(unit, i);
+        });
+        spdlog::warn("{} ended, and nothing took the last of its {} for {} ms; the rest is dropped", t.info.unit,
+                     kStreams[i], options_.forwardSettleLimit.count());
+        for (int round = 0; round < kCompleteRounds && !s.empty; ++round) drainStream(t, i);
+    }
+    t.blockedSince.reset();
+    return true;
 }
 
 void Streamer::onFifoReadable(const std::string& unit, size_t i) {
@@ -345,10 +417,17 @@ void Streamer::maybeComplete(std::string unit) {
     // The task has exited and its scope is emptied, so once a read finds a
     // fifo empty no writer is left to add more.
     for (size_t i = 0; i < 2; ++i) {
-        t.streams[i].empty = false;
-        for (int round = 0; round < kCompleteRounds && !t.streams[i].empty; ++round) drainStream(t, i);
-        if (!t.streams[i].empty) return;  // a straggler still writes: the next POLLIN tries again
+        auto& s = t.streams[i];
+        s.empty = false;
+        for (int round = 0; round < kCompleteRounds && !s.empty && !s.outWatch; ++round) drainStream(t, i);
     }
+    if (!forwardSettled(t)) return;  // room, or the timer, tries again
+    for (const auto& s : t.streams)
+        if (!s.empty) return;  // a straggler still writes: the next POLLIN tries again
+    for (size_t i = 0; i < 2; ++i)
+        if (auto* f = dynamic_cast<ForwardCollector*>(t.streams[i].collector.get()); f && f->dropped())
+            spdlog::warn("{} bytes of the {} of {} did not reach {}", f->dropped(), kStreams[i], t.info.unit,
+                         f->path());
     if (!journalSettled(t)) return;  // a timer tries again
     const TaskLogs info = t.info;
     if (t.streams[0].journal) {
@@ -461,6 +540,10 @@ common::Result<common::UniqueFd> Streamer::readLogs(const std::string& allocId, 
     if (!info)
         return common::makeError(common::errors::kNoSuchTask,
                                  "no logs are collected for task '" + task + "' of allocation '" + allocId + "'");
+    if (info->forward)
+        return common::makeError("LogsDisabled", "task '" + task + "' of allocation '" + allocId +
+                                                     "' writes its output to its stdout_path and stderr_path "
+                                                     "(Nomad's log fifos); taskscope keeps no files of it");
     if (sessions_.size() >= options_.maxSessions)
         return common::makeError(common::errors::kBusy, "too many log readers (" + std::to_string(sessions_.size()) + ")");
     const auto base = wire::logFileBase(info->task, stream);

@@ -15,6 +15,7 @@
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
 #include "stream/logs/collector.hpp"
+#include "stream/logs/forward_collector.hpp"
 #include "stream/logs/journal_copy.hpp"
 #include "stream/logs/log_session.hpp"
 #include "stream/logs/spool.hpp"
@@ -38,6 +39,10 @@ struct StreamerOptions {
     /// How long a task's end waits for journald to read its last lines
     /// while the task's pid still names it; past it they are dropped.
     std::chrono::milliseconds journalSettleLimit{2000};
+    /// How long an ended task's last output waits for its stdout_path or
+    /// stderr_path (a Nomad log fifo nobody reads) to take it; past it the
+    /// rest is dropped, counted, so that the task's logs complete.
+    std::chrono::milliseconds forwardSettleLimit{30000};
 };
 
 /// The journal's copy of a task's output (log_journal), both streams together.
@@ -92,8 +97,9 @@ public:
 
 private:
     struct Stream {
-        std::unique_ptr<StreamCollector> collector;
-        uint64_t watch = 0;
+        std::unique_ptr<OutputCollector> collector;  ///< into files, or to the task's stdout_path/stderr_path
+        uint64_t watch = 0;                           ///< POLLIN on the fifo (none while blocked)
+        uint64_t outWatch = 0;                        ///< POLLOUT on the way out while it is full
         bool empty = false;
         bool stored = false;  ///< its fifo end is in systemd's fd store (kept there by a streamer before 0.2)
         std::unique_ptr<JournalCopy> journal;  ///< log_journal: the journal's copy
@@ -106,6 +112,9 @@ private:
         /// The end waits for journald to read the last lines (since then).
         std::optional<std::chrono::steady_clock::time_point> journalWaitSince;
         bool journalRetry = false;  ///< a timer will try to complete it again
+        /// Ended, with output its way out does not take (since then).
+        std::optional<std::chrono::steady_clock::time_point> blockedSince;
+        bool blockedRetry = false;  ///< a timer will give up on it
     };
 
     void onSpoolEvents();
@@ -118,6 +127,12 @@ private:
     void dropTask(std::string unit);
     void onFifoReadable(const std::string& unit, size_t stream);
     void drainStream(Task& t, size_t stream);
+    /// A full way out: the fifo's watch gives way to one for room there.
+    void awaitRoom(Task& t, size_t stream);
+    /// Whether no way out is full; false: room, or a timer, tries again.
+    /// Past forwardSettleLimit after the task's end, what is left is
+    /// dropped (counted) instead, and it is true.
+    bool forwardSettled(Task& t);
     void startJournal(Task& t);
     /// Watches a copy's socket for room while bytes wait for it.
     void syncJournalWatch(Task& t, size_t stream);

@@ -31,7 +31,7 @@ struct Spool {
         return *d;
     }
     void add(const std::string& unit, bool journal) const {
-        manager::LogSettings s{dir.path + "/logs", 3, 5, journal};
+        manager::LogSettings s{dir.path + "/logs", 3, 5, journal, std::nullopt};
         BOOST_REQUIRE(spool.add(unit, "a1", "web", s));
     }
 };

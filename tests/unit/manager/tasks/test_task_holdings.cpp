@@ -120,7 +120,7 @@ BOOST_FIXTURE_TEST_CASE(dirs_never_made_are_not_removed, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(a_spool_entry_handed_to_the_streamer_is_not_removed, Fixture) {
-    manager::LogSettings settings{dir.path + "/logs", 1, 1};
+    manager::LogSettings settings{dir.path + "/logs", 1, 1, false, std::nullopt};
     BOOST_REQUIRE(spool.add("a-t.scope", "a", "t", settings));
     TaskHoldings h("a-t.scope");
     h.tookSpoolEntry();

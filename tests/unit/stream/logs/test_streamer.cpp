@@ -242,3 +242,92 @@ BOOST_FIXTURE_TEST_CASE(a_journal_tasks_end_waits_until_journald_has_read_its_li
     BOOST_TEST(state->counts.linesDropped == 0u);
     BOOST_TEST(readAll(logs + "/a7", "web.stdout") == "hello\nworld\n");  // the files have them all the same
 }
+
+// A task started with stdout_path/stderr_path (Nomad's log fifos) whose
+// output the journal copies (issue 59): the streamer writes the fifo that
+// logmon reads, sends the same lines to journald, keeps no files of its
+// own, and says so to a reader of its logs.
+BOOST_FIXTURE_TEST_CASE(forwarded_output_reaches_nomads_fifo_and_the_journal, Fixture) {
+    const std::string journal = tmp.path + "/journal.sock";
+    taskscope::common::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    journal.copy(sa.sun_path, journal.size());
+    BOOST_REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+    BOOST_REQUIRE(::listen(listener.get(), 8) == 0);
+    options.journalSocket = journal;
+
+    const auto nomad = tmp.path + "/.web.stdout.fifo";
+    BOOST_REQUIRE(::mkfifo(nomad.c_str(), 0600) == 0);
+    taskscope::common::UniqueFd logmon(::open(nomad.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    auto t = task("a8", "web");
+    t.journal = true;
+    t.taskPid = ::getpid();
+    t.forward = taskscope::wire::SpoolDescription::Forward{nomad, "", 0};
+    for (const char* s : kStreams)
+        BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
+    const auto description = options.spoolDir + "/" + t.unit + ".json";
+    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    taskscope::common::UniqueFd out(::open((options.spoolDir + "/" + t.unit + ".stdout").c_str(), O_WRONLY | O_CLOEXEC));
+    taskscope::common::UniqueFd err(::open((options.spoolDir + "/" + t.unit + ".stderr").c_str(), O_WRONLY | O_CLOEXEC));
+    BOOST_REQUIRE(::write(out.get(), "hello\n", 6) == 6);
+    BOOST_REQUIRE(::write(err.get(), "oops\n", 5) == 5);  // stderr_path "": nowhere, as /dev/null
+    turn(100ms);
+    char buf[4096];
+    ssize_t n = ::read(logmon.get(), buf, sizeof buf);
+    BOOST_REQUIRE(n > 0);
+    BOOST_TEST(std::string(buf, static_cast<size_t>(n)) == "hello\n");
+    taskscope::common::UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    BOOST_REQUIRE(peer);
+    n = ::read(peer.get(), buf, sizeof buf);
+    BOOST_REQUIRE(n > 0);
+    BOOST_TEST(std::string(buf, static_cast<size_t>(n)) == "web\na8-web.scope\n6\n0\n0\n0\n0\nhello\n");
+    BOOST_TEST(!fs::exists(logs + "/a8"));  // no files of ours
+    auto r = s.readLogs("a8", "web", "stdout", "start", 0, false);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST(r.error().name == "LogsDisabled");
+    BOOST_TEST(r.error().message.find("stdout_path") != std::string::npos, r.error().message);
+}
+
+// Nobody reads Nomad's fifo once the task has ended (logmon gone with its
+// allocation): its logs complete after forwardSettleLimit, the rest
+// dropped, rather than holding the task's shim forever. Until then, a full
+// fifo costs nothing: it waits.
+BOOST_FIXTURE_TEST_CASE(an_ended_tasks_output_nobody_takes_is_dropped_after_the_limit, Fixture) {
+    options.forwardSettleLimit = 400ms;
+    const auto nomad = tmp.path + "/.job.stdout.fifo";
+    BOOST_REQUIRE(::mkfifo(nomad.c_str(), 0600) == 0);
+    // A logmon that holds the fifo and reads nothing (stopped).
+    taskscope::common::UniqueFd logmon(::open(nomad.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    BOOST_REQUIRE(logmon);
+    auto t = task("a9", "job");
+    t.forward = taskscope::wire::SpoolDescription::Forward{nomad, tmp.path + "/job.stderr", 0};
+    for (const char* s : kStreams)
+        BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
+    const auto description = options.spoolDir + "/" + t.unit + ".json";
+    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    Streamer s(loop, options);
+    BOOST_REQUIRE(s.start().ok());
+    taskscope::common::UniqueFd out(::open((options.spoolDir + "/" + t.unit + ".stdout").c_str(), O_WRONLY | O_CLOEXEC));
+    taskscope::common::UniqueFd err(::open((options.spoolDir + "/" + t.unit + ".stderr").c_str(), O_WRONLY | O_CLOEXEC));
+    const std::string chunk(100 * 1024, 'x');  // past the fifo's 64 KiB; the spool's holds 1 MiB
+    BOOST_REQUIRE(::write(out.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
+    BOOST_REQUIRE(::write(err.get(), "to a file\n", 10) == 10);
+    turn(100ms);
+    t.exited = true;
+    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    turn(200ms);
+    BOOST_TEST(s.taskCount() == 1u);  // still waiting for a reader
+    turn(500ms);
+    BOOST_TEST(s.taskCount() == 0u);
+    BOOST_TEST(fs::exists(record(t.unit)));
+    BOOST_TEST(taskscope::test::slurp(tmp.path + "/job.stderr") == "to a file\n");
+    // What the fifo did take is there for logmon when it reads again.
+    char buf[65536];
+    size_t got = 0;
+    for (ssize_t n; (n = ::read(logmon.get(), buf, sizeof buf)) > 0;) got += static_cast<size_t>(n);
+    BOOST_TEST(got > 0u);
+    BOOST_TEST(got < chunk.size());
+}

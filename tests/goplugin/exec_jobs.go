@@ -446,7 +446,8 @@ func oomKilledJob(s *session, a alloc) {
 // log_journal from a job (issue 59): Nomad gives the task its log fifos,
 // which logmon reads; taskscope's streamer stands between, so logmon still
 // gets every line and journald gets them too, placed under the task's
-// scope by journald itself, at PRIORITY 6 (stdout) and 3 (stderr).
+// scope by journald itself, at PRIORITY 6 (stdout) and 3 (stderr), with
+// the task's uid (a dynamic workload user's).
 func journalJob(s *session, a alloc) {
 	if !system() {
 		skip("log_journal", "the bus tier has no journald")
@@ -460,6 +461,10 @@ func journalJob(s *session, a alloc) {
 	errs := readFifo(a.fifo(name, "stderr"))
 	cfg := taskConfig(s, a, name, "", map[string]interface{}{"command": "/bin/sh",
 		"args": []string{"-c", "echo jcopy-out-$NOMAD_TASK_NAME; echo jcopy-err >&2"}, "log_journal": true})
+	// As a dynamic workload user (in no user database): journald reads
+	// the uid from the task's pid like everything else.
+	const uid = 81236
+	cfg.User = fmt.Sprintf("nomad-%d", uid)
 	_, err := s.driver.StartTask(ctx, &drivers.StartTaskRequest{Task: cfg})
 	must(err, "log_journal")
 	w, err := s.driver.WaitTask(ctx, &drivers.WaitTaskRequest{TaskId: cfg.Id})
@@ -474,13 +479,13 @@ func journalJob(s *session, a alloc) {
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		_ = exec.Command("journalctl", "--sync").Run()
 		b, err := exec.Command("journalctl", "-o", "json", "--no-pager", "SYSLOG_IDENTIFIER="+name,
-			"--output-fields=MESSAGE,PRIORITY,_SYSTEMD_UNIT").Output()
+			"--output-fields=MESSAGE,PRIORITY,_SYSTEMD_UNIT,_UID").Output()
 		must(err, "log_journal")
 		seen = nil
 		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			var e map[string]interface{}
 			if json.Unmarshal([]byte(line), &e) == nil && e["_SYSTEMD_UNIT"] == unit {
-				seen = append(seen, fmt.Sprintf("%v %v", e["MESSAGE"], e["PRIORITY"]))
+				seen = append(seen, fmt.Sprintf("%v %v %v", e["MESSAGE"], e["PRIORITY"], e["_UID"]))
 			}
 		}
 		sort.Strings(seen)
@@ -488,7 +493,8 @@ func journalJob(s *session, a alloc) {
 			break
 		}
 	}
-	check(strings.Join(seen, ",") == "jcopy-err 3,jcopy-out-jcopy 6", "log_journal",
+	want := fmt.Sprintf("jcopy-err 3 %d,jcopy-out-jcopy 6 %d", uid, uid)
+	check(strings.Join(seen, ",") == want, "log_journal",
 		"journalctl entries of %s: %q", unit, seen)
 	_, err = s.driver.DestroyTask(ctx, &drivers.DestroyTaskRequest{TaskId: cfg.Id})
 	must(err, "log_journal")

@@ -2,7 +2,9 @@
 # Log throughput through taskscope against `cat fifo > file` of the same
 # data in the same place, and the streamer's CPU time per MB; then the same
 # task with log_journal on (issue 59): what the journal's copy costs in
-# throughput and in the streamer's CPU per MB, and journald's CPU beside it.
+# throughput and in the streamer's CPU per MB, and journald's CPU beside it;
+# and a task writing Nomad's log fifo itself against the streamer between
+# it and the fifo, copying to the journal.
 # The writer prints 100-byte lines, as a task's log does (the journal's
 # stream takes lines; NULs would be empty entries). Run in the guest as
 # root with the build installed (see bench/README.md):
@@ -77,6 +79,32 @@ run_task() {  # NAME SPEC
     $CTL forget $A "$1" >/dev/null || true
     rm -rf "${logdir:?}"/"$1".*
 }
+# A task Nomad starts writes Nomad's log fifo, which logmon reads (here
+# cat into a file). Without the journal the task writes the fifo itself;
+# with it the streamer stands between and copies (issue 59). Prints
+# "MB/s streamer-ms/MB journald-ms/MB".
+run_fifo_task() {  # NAME JOURNAL(true|false)
+    rm -f "$DIR/go" "$DIR/nomad.fifo" "$DIR/nomad.err" "$DIR/nomad.out" && mkfifo "$DIR/go" "$DIR/nomad.fifo"
+    cat "$DIR/nomad.fifo" >"$DIR/nomad.out" &
+    local logmon=$! c0 c1 j0 j1 t0 t1
+    $CTL run --spec '{"log_journal":'"$2"',"stdout_path":"'"$DIR/nomad.fifo"'","stderr_path":"'"$DIR/nomad.err"'"}' \
+        $A "$1" -- /bin/sh -c "read x < $DIR/go; exec cat $DIR/data" >/dev/null
+    c0=$(cpu_ticks "$spid") j0=$(cpu_ticks "$jpid") t0=$(now)
+    echo go >"$DIR/go"
+    wait_bytes "$DIR" nomad.out
+    t1=$(now)
+    c1=$(cpu_ticks "$spid")
+    $CTL wait $A "$1" >/dev/null || true
+    for ((i = 0; i < 600; i++)); do
+        [[ -e /run/taskscope/logs/$A-$1.scope.json ]] || break
+        sleep 0.1
+    done
+    j1=$(cpu_ticks "$jpid")
+    kill $logmon 2>/dev/null || true
+    wait $logmon 2>/dev/null || true
+    echo "$(rate "$t0" "$t1") $(ms_per_mb "$c0" "$c1") $(ms_per_mb "$j0" "$j1")"
+    $CTL forget $A "$1" >/dev/null || true
+}
 floor() {
     cat "$DIR/fifo" >"$DIR/floor.out" &
     local t0 t1
@@ -100,4 +128,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
     echo "  with log_journal   : $on MB/s, streamer CPU $on_cpu ms/MB, journald $on_j ms/MB"
     echo "$on $off $on_cpu $off_cpu" | awk '{ printf "  journal on vs off  : %.2fx throughput, %+.2f ms/MB streamer CPU\n", $1 / $2, $3 - $4 }'
     echo "  the journal's copy : bytes sent/lines dropped/bytes dropped $copy"
+    read -r direct direct_cpu _ <<<"$(run_fifo_task fifo$r false)"
+    read -r fwd fwd_cpu fwd_j <<<"$(run_fifo_task fwd$r true)"
+    echo "  Nomad's fifo, task : $direct MB/s (the task writes it; streamer CPU $direct_cpu ms/MB)"
+    echo "  Nomad's fifo, copy : $fwd MB/s through the streamer, streamer CPU $fwd_cpu ms/MB, journald $fwd_j ms/MB"
+    echo "$fwd $direct" | awk '{ printf "  fifo copy vs task  : %.2fx throughput\n", $1 / $2 }'
 done

@@ -34,8 +34,11 @@ Streamer::Streamer(common::EventLoop& loop, StreamerOptions options)
 Streamer::~Streamer() {
     sessions_.clear();
     for (auto& [unit, t] : tasks_)
-        for (auto& s : t->streams)
+        for (auto& s : t->streams) {
             if (s.watch) loop_.removeFd(s.watch);
+            if (s.outWatch) loop_.removeFd(s.outWatch);
+            if (s.journalWatch) loop_.removeFd(s.journalWatch);
+        }
     if (watcherHandle_) loop_.removeFd(watcherHandle_);
 }
 

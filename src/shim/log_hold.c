@@ -14,9 +14,15 @@
 
 int hold_logs(const struct opts *o, struct log_hold *h)
 {
-    h->out = h->err = h->release = -1;
+    h->out = h->err = h->release = h->fwd_out = h->fwd_err = -1;
     if (!o->release_fifo)
         return 0;
+    /* Where the streamer forwards the output: checked and held as the
+     * task's own output would be (a fifo read-write, a file appended to). */
+    if (o->forward_stdout && (h->fwd_out = open_stream(o->forward_stdout, STREAM_OUT, o->uid)) < 0)
+        return -1;
+    if (o->forward_stderr && (h->fwd_err = open_stream(o->forward_stderr, STREAM_OUT, o->uid)) < 0)
+        return -1;
     /* Fifos only, opened the safe way (safe_open.h). Read-write: the open
      * never waits for the other side. */
     if (o->stdout_path && (h->out = open_stream(o->stdout_path, STREAM_HOLD, o->uid)) < 0)
@@ -68,4 +74,8 @@ void linger_until_released(struct log_hold *h, int sfd, pid_t spare)
         close(h->err);
     if (h->release >= 0)
         close(h->release);
+    if (h->fwd_out >= 0)
+        close(h->fwd_out);
+    if (h->fwd_err >= 0)
+        close(h->fwd_err);
 }

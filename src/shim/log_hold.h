@@ -16,6 +16,7 @@
 
 struct log_hold {
     int out, err, release;
+    int fwd_out, fwd_err; /* --forward-stdout/--forward-stderr, held alike */
 };
 
 /* Opens the holds when --release-fifo is given (nothing otherwise).

@@ -37,6 +37,8 @@ static int take(struct opts *o, const char *a, char *v)
     else if (strcmp(a, SHIM_OPT_STDOUT) == 0) o->stdout_path = v;
     else if (strcmp(a, SHIM_OPT_STDERR) == 0) o->stderr_path = v;
     else if (strcmp(a, SHIM_OPT_RELEASE_FIFO) == 0) o->release_fifo = v;
+    else if (strcmp(a, SHIM_OPT_FORWARD_STDOUT) == 0) o->forward_stdout = v;
+    else if (strcmp(a, SHIM_OPT_FORWARD_STDERR) == 0) o->forward_stderr = v;
     else if (strcmp(a, SHIM_OPT_CGROUP_ROOT) == 0) o->cgroup_root = v;
     else if (strcmp(a, SHIM_OPT_GROUPS) == 0) o->groups = v;
     else if (strcmp(a, SHIM_OPT_NETNS) == 0) o->netns = v;
@@ -98,7 +100,7 @@ int shim_parse_command(int argc, char **argv, struct opts *o)
         return -1;
     if (i + 1 >= argc || !o->exit_file || !*o->exit_file)
         return -1;
-    if (o->keep_task_zombie && !o->release_fifo)
+    if ((o->keep_task_zombie || o->forward_stdout || o->forward_stderr) && !o->release_fifo)
         return -1;
     o->prog = argv[i];
     o->argv = &argv[i + 1];

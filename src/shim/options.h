@@ -32,6 +32,10 @@ struct opts {
     /* --keep-task-zombie (needs --release-fifo): the ended task is reaped
      * only after the release (task_zombie.h) */
     int keep_task_zombie;
+    /* --forward-stdout/--forward-stderr (need --release-fifo): held with
+     * the fifos (log_hold.h) */
+    const char *forward_stdout;
+    const char *forward_stderr;
     const char *cgroup_root;
     const char *netns; /* --netns: a network namespace file to join first */
     const char *groups; /* raw comma-separated list, NULL = no groups */

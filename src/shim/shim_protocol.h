@@ -117,7 +117,7 @@ struct shim_exec_report {
  * The task's shim (taskscope_shim.c) as the manager's launcher drives it:
  *   taskscope-shim --exit-file PATH --uid N --gid N [--groups G,...] --cwd DIR
  *       [--stdin PATH] [--stdout PATH] [--stderr PATH] [--release-fifo PATH
- *       [--keep-task-zombie]]
+ *       [--keep-task-zombie] [--forward-stdout PATH] [--forward-stderr PATH]]
  *       [--cgroup-root DIR] [--join-cgroup PROCS_FILE]... [--netns PATH]
  *       [isolation options above] -- PROGRAM ARGV0 [ARGS...]
  *   taskscope-shim --hold   (the placeholder that keeps the shims' scope alive)
@@ -133,6 +133,13 @@ struct shim_exec_report {
  * for every line the streamer copies to the journal with the task's pid
  * as its credentials; a reaped pid makes that send fail. The exit file is
  * written at the exit all the same.
+ * --forward-stdout/--forward-stderr PATH (only with --release-fifo): where
+ * the streamer forwards the task's output from the --stdout/--stderr fifos
+ * (a Nomad log fifo: log_journal with stdout_path, issue 59). Opened as the
+ * task's own output would be (safe_open.h: a missing file is made) and
+ * held until the release: a start with a path the task may not have fails,
+ * and the fifo's reader (Nomad's logmon, which reads until every writer
+ * has gone, once) never sees the end while the streamer restarts.
  */
 #define SHIM_OPT_EXIT_FILE "--exit-file"
 #define SHIM_OPT_STDIN "--stdin"
@@ -140,6 +147,8 @@ struct shim_exec_report {
 #define SHIM_OPT_STDERR "--stderr"
 #define SHIM_OPT_RELEASE_FIFO "--release-fifo"
 #define SHIM_OPT_KEEP_TASK_ZOMBIE "--keep-task-zombie"
+#define SHIM_OPT_FORWARD_STDOUT "--forward-stdout"
+#define SHIM_OPT_FORWARD_STDERR "--forward-stderr"
 #define SHIM_OPT_CGROUP_ROOT "--cgroup-root"
 #define SHIM_OPT_JOIN_CGROUP "--join-cgroup"
 #define SHIM_OPT_NETNS "--netns"

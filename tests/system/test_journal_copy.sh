@@ -143,7 +143,7 @@ assert_eq "$(cat "$AD/nomadt.stderr")" "to nomad err" "what logmon read from the
 got=$(entries $A-nomadt.scope | jq -r 'select(.SYSLOG_IDENTIFIER == "nomadt") | [.MESSAGE, .PRIORITY, ._SYSTEMD_UNIT, ._UID] | join(" ")' | sort)
 assert_eq "$got" $'to nomad err 3 '"$A-nomadt.scope"$' 65534\nto nomad one 6 '"$A-nomadt.scope"$' 65534\nto nomad two 6 '"$A-nomadt.scope"' 65534' \
     "the lines of a task with Nomad's fifos in journalctl -u $A-nomadt.scope"
-assert_eq "$(journal_copy nomadt)" "true 37 0 0" "GetJournalCopy of nomadt"
+assert_eq "$(journal_copy nomadt)" "true 39 0 0" "GetJournalCopy of nomadt"
 [ ! -e /var/lib/taskscope/logs/$A/nomadt.stdout.0 ] || fail "taskscope kept a file of output Nomad's logmon collects"
 if out=$($CTL logs $A nomadt 2>&1); then fail "taskscopectl logs read a task whose output went to Nomad's fifos: $out"; fi
 grep -q "LogsDisabled" <<<"$out" || fail "not LogsDisabled: $out"

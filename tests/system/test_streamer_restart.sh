@@ -2,7 +2,9 @@
 # variants: deb13-v2 (deb12-v2) (deb12-v1)
 # Restarts of taskscope-streamer lose nothing the user holds, killed the way
 # operators do (systemctl kill -s KILL, systemctl restart):
-# - `taskscopectl logs -f` follows across them: every numbered line once;
+# - `taskscopectl logs -f` follows across them: every numbered line once,
+#   with the task's output copied to the journal as well (log_journal,
+#   issue 59: the copy costs the files and the follower nothing);
 # - a forgotten task leaves no file of it (record, logs, spool), also when
 #   forgotten while the streamer was down; an allocation's logs stay until
 #   its last task is forgotten;
@@ -62,7 +64,7 @@ H=25000
 # Two gates in the shell, one in the middle of awk's burst: each restart
 # below happens while the task lives, and lines are written while the
 # streamer is down.
-$CTL run $A lines -- /bin/sh -c "
+$CTL run --spec '{"log_journal":true}' $A lines -- /bin/sh -c "
     i=1; while [ \$i -le 1000 ]; do echo \$i; i=\$((i + 1)); done
     read x < $W-go1
     while [ \$i -le 2000 ]; do echo \$i; i=\$((i + 1)); done

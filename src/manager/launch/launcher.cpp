@@ -95,6 +95,8 @@ common::Result<Launch> spawnShim(const std::string& shimPath, const spec::TaskSp
     if (!paths.releaseFifo.empty()) {
         argv.insert(argv.end(), {SHIM_OPT_RELEASE_FIFO, paths.releaseFifo});
         if (paths.keepTaskZombie) argv.push_back(SHIM_OPT_KEEP_TASK_ZOMBIE);
+        if (!paths.forwardStdout.empty()) argv.insert(argv.end(), {SHIM_OPT_FORWARD_STDOUT, paths.forwardStdout});
+        if (!paths.forwardStderr.empty()) argv.insert(argv.end(), {SHIM_OPT_FORWARD_STDERR, paths.forwardStderr});
     }
     for (const auto& procs : paths.joinCgroups) argv.insert(argv.end(), {SHIM_OPT_JOIN_CGROUP, procs});
     if (!paths.netns.empty()) argv.insert(argv.end(), {SHIM_OPT_NETNS, paths.netns});

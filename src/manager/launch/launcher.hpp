@@ -37,6 +37,11 @@ struct LaunchPaths {
     /// zombie keeps its pid and cgroup): journald attributes each line the
     /// streamer copies by the task's pid (log_journal). Needs releaseFifo.
     bool keepTaskZombie = false;
+    /// Where the streamer forwards the output (the spec's stdout_path and
+    /// stderr_path with log_journal): the shim checks and holds them with
+    /// the fifos. Need releaseFifo.
+    std::string forwardStdout;
+    std::string forwardStderr;
     /// cgroup.procs files the shim moves itself into once it has reported
     /// the task's pid (its home outside the manager's cgroup); empty: it
     /// stays.

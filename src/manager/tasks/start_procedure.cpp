@@ -270,6 +270,10 @@ void StartProcedure::begin() {
         paths.stderrFile = ctx_.spool.stderrFifo(unit);
         paths.releaseFifo = ctx_.spool.releaseFifo(unit);
         paths.keepTaskZombie = true;
+        // Held by the shim: logmon reads its fifo until every writer has
+        // gone, once, and the streamer's restarts must not look like that.
+        paths.forwardStdout = spec.stdoutPath;
+        paths.forwardStderr = spec.stderrPath;
         journal_ = true;
     } else if (spec.logs && !config.streamer) {
         // The streamer's names, its first file (wire/log_files.hpp).

@@ -323,6 +323,43 @@ zombie_case() { # NAME CODE SIGNAL -- PROGRAM ARGV...
 zombie_case zombie_exit3 3 0 -- /bin/sh sh -c '(sleep 0.2) & echo $! >orphan; echo out; exit 3'
 zombie_case zombie_sigterm 143 15 -- /bin/sh sh -c 'kill -TERM $$'
 
+# --- --forward-stdout/--forward-stderr (issue 59): Nomad's log fifo, which
+# the streamer writes, is held by the shim until the release: logmon reads
+# until every writer has gone, once, and must not see that while the
+# streamer restarts. A missing file is made, as for --stdout. ---
+before=$FAILS
+D=$T/fwd; mkdir -p "$D"; mkfifo "$D/out" "$D/err" "$D/release" "$D/nomad.fifo"
+cat "$D/nomad.fifo" >"$D/logmon.out" &
+logmon=$!
+start fwd --stdout "$D/out" --stderr "$D/err" --release-fifo "$D/release" \
+  --forward-stdout "$D/nomad.fifo" --forward-stderr "$D/nomad.err" -- /bin/sh sh -c 'exit 0'
+go started
+for _ in $(seq 200); do [[ -f $D/exit ]] && break; sleep 0.05; done
+check_exit 0 0 0 ""
+# The streamer writes a line and goes (killed): logmon still has a writer.
+exec {X}<>"$D/nomad.fifo"; echo before-restart >&"$X"; exec {X}>&-
+sleep 0.3
+kill -0 "$logmon" 2>/dev/null || fail "logmon saw the end of its fifo while the shim held it"
+[[ -f $D/nomad.err && $(stat -c %a "$D/nomad.err") == 600 ]] || fail "--forward-stderr's missing file was not made 0600"
+exec {X}<>"$D/release"; printf r >&"$X"; exec {X}>&-
+finish 0
+for _ in $(seq 200); do kill -0 "$logmon" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$logmon" 2>/dev/null && { fail "logmon did not see the end after the release"; kill "$logmon"; }
+wait "$logmon" 2>/dev/null || true
+[[ $(cat "$D/logmon.out") == before-restart ]] || fail "logmon got '$(cat "$D/logmon.out")'"
+((FAILS == before)) && ok
+# A forward path planted as a symlink: the start fails at the holds.
+before=$FAILS
+CASE=fwd_symlink; D=$T/fwd_symlink; mkdir -p "$D"; mkfifo "$D/out" "$D/err" "$D/release"
+ln -s "$T/victim.fwd" "$D/nomad.fifo"
+"$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd "$D" --cgroup-root "$NOCG" \
+  --stdout "$D/out" --stderr "$D/err" --release-fifo "$D/release" --forward-stdout "$D/nomad.fifo" \
+  -- /bin/true true 3>"$D/report" 4</dev/null 2>/dev/null
+rc=$?
+[[ $rc == 1 && $(cat "$D/report") == "error 40 hold-logs" ]] || fail "rc=$rc report '$(cat "$D/report")'"
+[[ ! -e $T/victim.fwd ]] || fail "the shim made a file through a symlink"
+((FAILS == before)) && ok
+
 # --- a task that never ran wrote nothing: its shim does not wait ---
 before=$FAILS
 mkdir -p "$T/heldfail"; mkfifo "$T/heldfail/out" "$T/heldfail/err" "$T/heldfail/release"
@@ -513,8 +550,10 @@ if ((UIDN != 0)); then
 fi
 before=$FAILS
 CASE=badlimits; D=$T/badlimits; mkdir -p "$D"
-# --keep-task-zombie without --release-fifo: nothing would ever reap the task.
-for bad in "--rlimit 7 200 100" "--rlimit 99 1 1" "--rlimit 7 x 1" "--oom-score-adj 1001" "--oom-score-adj -" "--keep-task-zombie"; do
+# --keep-task-zombie without --release-fifo: nothing would ever reap the task;
+# --forward-stdout without it: nothing would ever let go of the path.
+for bad in "--rlimit 7 200 100" "--rlimit 99 1 1" "--rlimit 7 x 1" "--oom-score-adj 1001" "--oom-score-adj -" "--keep-task-zombie" \
+  "--forward-stdout /tmp/x"; do
   # shellcheck disable=SC2086 # the words of one bad option
   out=$("$SHIM" --exit-file "$D/exit" --uid "$UIDN" --gid "$GIDN" --cwd / $bad -- /bin/true true 3>&1 4</dev/null 2>/dev/null)
   rc=$?

@@ -5,7 +5,8 @@
 # task's scope and of its allocation's slice shows its lines, placed by
 # journald itself (_SYSTEMD_UNIT, _SYSTEMD_SLICE, _UID from the task's pid),
 # with the task's name and PRIORITY 6/3; a line the task wrote in two parts
-# is one entry; so is a task in its own root. Two tasks are rate-limited apart. A stopped journald never
+# is one entry, and one past LineMax is cut by journald into several (the
+# file keeps it whole); so is a task in its own root. Two tasks are rate-limited apart. A stopped journald never
 # blocks a task nor costs its files a line, and what the copy dropped is
 # counted; a restarted journald gets the copy again. A task with Nomad's
 # log fifos (stdout_path/stderr_path) gets the same copy while logmon still
@@ -56,6 +57,21 @@ assert_eq "$(jq -r 'select(.MESSAGE == "split ")' <<<"$e" | wc -l)" 0 "entries o
 assert_eq "$(messages "$slice" web | grep -c 'one$')" 2 "web's lines in journalctl -u $slice"
 assert_eq "$(cat /var/lib/taskscope/logs/$A/web.stdout.0)" $'out one\nsplit line\nout two' "web's stdout file"
 assert_eq "$(journal_copy web)" "true 35 0 0" "GetJournalCopy (enabled, bytes sent, lines and bytes dropped)"
+
+# A line past journald's LineMax (48K by default) is cut by journald as it
+# cuts any service's, into entries marked _LINE_BREAK=line-max; the file
+# keeps it whole. (-o json --all: journalctl nulls fields past 4 KiB else.)
+$CTL run --spec '{"log_journal":true}' $A long -- /bin/sh -c 'head -c 100000 /dev/zero | tr "\\0" x; echo' >/dev/null
+$CTL wait $A long >/dev/null || fail "the long line's task failed"
+wait_until "the streamer to complete long's logs" 300 complete long
+journalctl --sync 2>/dev/null || true
+got=$(journalctl -u $A-long.scope -o json --all --no-pager --output-fields=MESSAGE,SYSLOG_IDENTIFIER,_LINE_BREAK |
+    jq -r 'select(.SYSLOG_IDENTIFIER == "long") | "\(.MESSAGE | length) \(._LINE_BREAK // "-")"')
+echo "$got"
+assert_eq "$(awk '{ n += $1 } END { print n }' <<<"$got")" 100000 "bytes of the long line in the journal"
+assert_eq "$(awk 'NR == 1 { print $2 }' <<<"$got")" line-max "the first entry's _LINE_BREAK"
+(($(wc -l <<<"$got") >= 2)) || fail "journald did not cut a 100000-byte line"
+assert_eq "$(wc -L </var/lib/taskscope/logs/$A/long.stdout.0) $(wc -l </var/lib/taskscope/logs/$A/long.stdout.0)" "100000 1" "the long line in its file (length, lines)"
 
 # A task in its own root (isolation: a chroot of its own, as nobody):
 # journald places it by its pid as well.
@@ -156,7 +172,7 @@ logmon=$!
 cat "$(fifo held stderr)" >/dev/null &
 kill -STOP $logmon
 $CTL run --spec '{"log_journal":true,'"$(paths held)"'}' $A held -- /usr/bin/awk 'BEGIN { for (i = 1; i <= 200000; i++) print "held " i }' >/dev/null
-held_blocked() { [ "$(task_field $A held state)" = running ] && (($(stat -c %s /proc/$logmon/fd/1 2>/dev/null || echo 0) == 0)); }
+held_blocked() { [ "$(task_field $A held state)" = running ] && (($(stat -L -c %s /proc/$logmon/fd/1 2>/dev/null || echo 0) == 0)); }
 sleep 3
 held_blocked || fail "the task with a stopped logmon is not running and waiting ($(task_field $A held state))"
 ok "with logmon stopped the task waits (still running after 3 s)"

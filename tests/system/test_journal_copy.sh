@@ -172,7 +172,8 @@ logmon=$!
 cat "$(fifo held stderr)" >/dev/null &
 kill -STOP $logmon
 $CTL run --spec '{"log_journal":true,'"$(paths held)"'}' $A held -- /usr/bin/awk 'BEGIN { for (i = 1; i <= 200000; i++) print "held " i }' >/dev/null
-held_blocked() { [ "$(task_field $A held state)" = running ] && (($(stat -L -c %s /proc/$logmon/fd/1 2>/dev/null || echo 0) == 0)); }
+# (Its file, not its fd 1: stopped before its redirection, it has none yet.)
+held_blocked() { [ "$(task_field $A held state)" = running ] && (($(stat -c %s "$AD/held.stdout" 2>/dev/null || echo 0) == 0)); }
 sleep 3
 held_blocked || fail "the task with a stopped logmon is not running and waiting ($(task_field $A held state))"
 ok "with logmon stopped the task waits (still running after 3 s)"

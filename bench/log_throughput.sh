@@ -28,6 +28,13 @@ wait_bytes() {  # dir glob: until the files hold all the bytes (bounded: 10 min)
     echo "timed out: $(sum_sizes "$1" "$2") of $BYTES bytes" >&2
     exit 1
 }
+wait_complete() {  # NAME: the task ended and its logs complete (bounded: 60 s)
+    $CTL wait $A "$1" >/dev/null || true
+    for ((i = 0; i < 600; i++)); do
+        [[ -e /run/taskscope/logs/$A-$1.scope.json ]] || break
+        sleep 0.1
+    done
+}
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 rate() { echo "$1 $2" | awk -v mb="$MB" '{ printf "%.1f", mb / ($2 - $1) }'; }
@@ -67,11 +74,7 @@ run_task() {  # NAME SPEC
     c1=$(cpu_ticks "$spid")
     # The journal's copy may still be on its way: journald's CPU is
     # counted until the task's logs are complete (the copy drained).
-    $CTL wait $A "$1" >/dev/null || true
-    for ((i = 0; i < 600; i++)); do
-        [[ -e /run/taskscope/logs/$A-$1.scope.json ]] || break
-        sleep 0.1
-    done
+    wait_complete "$1"
     j1=$(cpu_ticks "$jpid")
     copy=$(busctl --json=short call org.taskscope.Streamer1 /org/taskscope/Streamer1 org.taskscope.Streamer1 \
         GetJournalCopy ss $A "$1" | jq -r '.data[1:] | map(tostring) | join("/")')
@@ -94,11 +97,7 @@ run_fifo_task() {  # NAME JOURNAL(true|false)
     wait_bytes "$DIR" nomad.out
     t1=$(now)
     c1=$(cpu_ticks "$spid")
-    $CTL wait $A "$1" >/dev/null || true
-    for ((i = 0; i < 600; i++)); do
-        [[ -e /run/taskscope/logs/$A-$1.scope.json ]] || break
-        sleep 0.1
-    done
+    wait_complete "$1"
     j1=$(cpu_ticks "$jpid")
     kill $logmon 2>/dev/null || true
     wait $logmon 2>/dev/null || true

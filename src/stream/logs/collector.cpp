@@ -94,15 +94,6 @@ StreamCollector::Step StreamCollector::moveSome(uint64_t budget, uint64_t& moved
     return Step::WriteFailed;
 }
 
-StreamCollector::Step StreamCollector::discardSome(uint64_t budget, uint64_t& dropped) {
-    static char buf[kCopyBuf];
-    const ssize_t n = ::read(fifo_.get(), buf, static_cast<size_t>(std::min<uint64_t>(budget, sizeof buf)));
-    if (n <= 0) return Step::Empty;
-    if (tee_) tee_(buf, static_cast<size_t>(n));  // the file cannot have them; the journal still may
-    dropped += static_cast<uint64_t>(n);
-    return Step::Moved;
-}
-
 StreamCollector::Drained StreamCollector::drain(uint64_t budget, Clock::time_point now) {
     Drained d;
     uint64_t spent = 0;  // moved or dropped: both count, for fairness between tasks
@@ -122,11 +113,7 @@ StreamCollector::Drained StreamCollector::drain(uint64_t budget, Clock::time_poi
     }
     while (spent < budget) {
         if (dropping_) {
-            uint64_t dropped = 0;
-            const auto step = discardSome(budget - spent, dropped);
-            dropped_ += dropped;
-            spent += dropped;
-            if (step == Step::Empty) {
+            if (discardUpTo(fifo_.get(), budget, spent, dropped_)) {
                 d.empty = true;
                 return d;
             }

@@ -40,7 +40,6 @@ private:
     enum class Step { Moved, Empty, WriteFailed };
     Step moveSome(uint64_t budget, uint64_t& moved, int& err);
     Step copySome(size_t len, uint64_t& moved, int& err);
-    Step discardSome(uint64_t budget, uint64_t& dropped);
 
     void teeFromFile(uint64_t offset, size_t size);
 

@@ -139,15 +139,6 @@ ForwardCollector::Step ForwardCollector::copySome(size_t len, uint64_t& moved, i
     return Step::Moved;
 }
 
-ForwardCollector::Step ForwardCollector::discardSome(uint64_t budget, uint64_t& dropped) {
-    static char buf[kForwardChunk];
-    const ssize_t n = ::read(fifo_.get(), buf, static_cast<size_t>(std::min<uint64_t>(budget, sizeof buf)));
-    if (n <= 0) return Step::Empty;
-    if (tee_) tee_(buf, static_cast<size_t>(n));  // the way out cannot have them; the journal still may
-    dropped += static_cast<uint64_t>(n);
-    return Step::Moved;
-}
-
 void ForwardCollector::giveUp() {
     gaveUp_ = true;
     dropping_ = true;
@@ -174,11 +165,7 @@ ForwardCollector::Drained ForwardCollector::drain(uint64_t budget, Clock::time_p
     uint64_t spent = 0;  // moved or dropped: both count, for fairness between tasks
     while (spent < budget) {
         if (dropping_) {
-            uint64_t dropped = 0;
-            const auto step = discardSome(budget - spent, dropped);
-            dropped_ += dropped;
-            spent += dropped;
-            if (step == Step::Empty) {
+            if (discardUpTo(fifo_.get(), budget, spent, dropped_)) {
                 d.empty = true;
                 return d;
             }

@@ -43,7 +43,6 @@ private:
     common::Result<void> openOut();
     Step pipeSome(size_t len, uint64_t& moved, int& err);
     Step copySome(size_t len, uint64_t& moved, int& err);
-    Step discardSome(uint64_t budget, uint64_t& dropped);
     /// EAGAIN from a move: the fifo empty, or the way out full?
     Step emptyOrBlocked() const;
 

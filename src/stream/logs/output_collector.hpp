@@ -49,6 +49,11 @@ public:
     void setTee(std::function<void(const char*, size_t)> tee) { tee_ = std::move(tee); }
 
 protected:
+    /// Reads and drops what `fifo` holds until `spent` reaches budget; the
+    /// tee still gets it (the journal may take what the way out cannot).
+    /// Adds what it read to spent and to dropped; true once it is empty.
+    bool discardUpTo(int fifo, uint64_t budget, uint64_t& spent, uint64_t& dropped);
+
     std::function<void(const char*, size_t)> tee_;
 };
 

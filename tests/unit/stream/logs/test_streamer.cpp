@@ -66,6 +66,35 @@ struct Fixture {
         BOOST_REQUIRE(taskscope::common::writeFileAtomic(options.spoolDir + "/" + t.unit + ".json", describe(t)).ok());
     }
     std::string record(const std::string& unit) const { return options.stateDir + "/done/" + unit + ".json"; }
+    // A running task's spool entry (its fifos, its description); the
+    // description's path, to write again.
+    std::string spooledWithFifos(const TaskLogs& t) const {
+        for (const char* s : kStreams)
+            BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
+        const auto description = options.spoolDir + "/" + t.unit + ".json";
+        BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+        return description;
+    }
+    // The task's end of a spool fifo (once the streamer holds the other).
+    taskscope::common::UniqueFd taskEnd(const TaskLogs& t, const char* stream) const {
+        taskscope::common::UniqueFd fd(
+            ::open((options.spoolDir + "/" + t.unit + "." + stream).c_str(), O_WRONLY | O_CLOEXEC));
+        BOOST_REQUIRE(fd);
+        return fd;
+    }
+    // journald's stream socket, as a plain listening socket (what journald
+    // makes of the lines is the system tier's); the streamer is pointed at it.
+    taskscope::common::UniqueFd journald() {
+        const std::string path = tmp.path + "/journal.sock";
+        taskscope::common::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        sockaddr_un sa{};
+        sa.sun_family = AF_UNIX;
+        path.copy(sa.sun_path, path.size());
+        BOOST_REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+        BOOST_REQUIRE(::listen(listener.get(), 8) == 0);
+        options.journalSocket = path;
+        return listener;
+    }
     void turn(std::chrono::milliseconds d) {
         loop.addTimer(taskscope::common::EventLoop::Clock::now() + d, [this] { loop.quit(); });
         loop.run();
@@ -199,14 +228,7 @@ BOOST_FIXTURE_TEST_CASE(a_scan_reads_the_new_fifos_of_a_task_run_again, Fixture)
 // system tier's), and a task's end waits until journald has read them,
 // since the task's pid names it only until its shim is released.
 BOOST_FIXTURE_TEST_CASE(a_journal_tasks_end_waits_until_journald_has_read_its_lines, Fixture) {
-    const std::string journal = tmp.path + "/journal.sock";
-    taskscope::common::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    journal.copy(sa.sun_path, journal.size());
-    BOOST_REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
-    BOOST_REQUIRE(::listen(listener.get(), 8) == 0);
-    options.journalSocket = journal;
+    auto listener = journald();
     options.journalSettleLimit = 5s;
 
     auto t = task("a7", "web");
@@ -248,14 +270,7 @@ BOOST_FIXTURE_TEST_CASE(a_journal_tasks_end_waits_until_journald_has_read_its_li
 // logmon reads, sends the same lines to journald, keeps no files of its
 // own, and says so to a reader of its logs.
 BOOST_FIXTURE_TEST_CASE(forwarded_output_reaches_nomads_fifo_and_the_journal, Fixture) {
-    const std::string journal = tmp.path + "/journal.sock";
-    taskscope::common::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    journal.copy(sa.sun_path, journal.size());
-    BOOST_REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
-    BOOST_REQUIRE(::listen(listener.get(), 8) == 0);
-    options.journalSocket = journal;
+    auto listener = journald();
 
     const auto nomad = tmp.path + "/.web.stdout.fifo";
     BOOST_REQUIRE(::mkfifo(nomad.c_str(), 0600) == 0);
@@ -264,14 +279,10 @@ BOOST_FIXTURE_TEST_CASE(forwarded_output_reaches_nomads_fifo_and_the_journal, Fi
     t.journal = true;
     t.taskPid = ::getpid();
     t.forward = taskscope::wire::SpoolDescription::Forward{nomad, "", 0};
-    for (const char* s : kStreams)
-        BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
-    const auto description = options.spoolDir + "/" + t.unit + ".json";
-    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    const auto description = spooledWithFifos(t);
     Streamer s(loop, options);
     BOOST_REQUIRE(s.start().ok());
-    taskscope::common::UniqueFd out(::open((options.spoolDir + "/" + t.unit + ".stdout").c_str(), O_WRONLY | O_CLOEXEC));
-    taskscope::common::UniqueFd err(::open((options.spoolDir + "/" + t.unit + ".stderr").c_str(), O_WRONLY | O_CLOEXEC));
+    auto out = taskEnd(t, "stdout"), err = taskEnd(t, "stderr");
     BOOST_REQUIRE(::write(out.get(), "hello\n", 6) == 6);
     BOOST_REQUIRE(::write(err.get(), "oops\n", 5) == 5);  // stderr_path "": nowhere, as /dev/null
     turn(100ms);
@@ -304,14 +315,10 @@ BOOST_FIXTURE_TEST_CASE(an_ended_tasks_output_nobody_takes_is_dropped_after_the_
     BOOST_REQUIRE(logmon);
     auto t = task("a9", "job");
     t.forward = taskscope::wire::SpoolDescription::Forward{nomad, tmp.path + "/job.stderr", 0};
-    for (const char* s : kStreams)
-        BOOST_REQUIRE(::mkfifo((options.spoolDir + "/" + t.unit + "." + s).c_str(), 0600) == 0);
-    const auto description = options.spoolDir + "/" + t.unit + ".json";
-    BOOST_REQUIRE(taskscope::common::writeFileAtomic(description, describe(t)).ok());
+    const auto description = spooledWithFifos(t);
     Streamer s(loop, options);
     BOOST_REQUIRE(s.start().ok());
-    taskscope::common::UniqueFd out(::open((options.spoolDir + "/" + t.unit + ".stdout").c_str(), O_WRONLY | O_CLOEXEC));
-    taskscope::common::UniqueFd err(::open((options.spoolDir + "/" + t.unit + ".stderr").c_str(), O_WRONLY | O_CLOEXEC));
+    auto out = taskEnd(t, "stdout"), err = taskEnd(t, "stderr");
     const std::string chunk(100 * 1024, 'x');  // past the fifo's 64 KiB; the spool's holds 1 MiB
     BOOST_REQUIRE(::write(out.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
     BOOST_REQUIRE(::write(err.get(), "to a file\n", 10) == 10);

@@ -194,6 +194,9 @@ int run(const Options& opts) {
 
     // The node's default copy to the journal, with no journald to take it:
     // the daemon runs, and says once here what each such start will say.
+    if (config->logJournal && !config->streamer)
+        spdlog::error("log_journal is on, but this manager hands task output to no streamer (\"streamer\": false): "
+                      "nothing is copied to the journal, and tasks asking for it (log_journal true) will be refused");
     if (config->logJournal && config->streamer)
         if (auto r = manager::journalSocketReady(config->journalSocket); !r)
             spdlog::error("{}; tasks asking for the journal (log_journal, this node's default) will be refused",

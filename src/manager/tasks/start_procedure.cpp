@@ -256,6 +256,12 @@ void StartProcedure::begin() {
         if (!netns) return fail(netns.error().context("task " + label()));
         paths.netns = *netns;
     }
+    // The copy is the streamer's: on a node without it ("streamer": false)
+    // a task that asks for it would silently get none.
+    if (!config.streamer && spec.logJournal.value_or(false))
+        return fail(makeError(common::errors::kJournalUnavailable,
+                              "log_journal needs taskscope-streamer, and this manager hands task output to none "
+                              "(\"streamer\": false in its configuration): turn the streamer on, or log_journal off"));
     std::optional<LogSettings> spooled;
     // Output for the caller's paths (Nomad's log fifos) that the journal
     // should copy too: the streamer goes between, reading the spool's fifos

@@ -572,6 +572,42 @@ BOOST_FIXTURE_TEST_CASE(a_start_without_the_journal_writes_no_pid, Fixture) {
     BOOST_TEST(cmdlineOf(heard.last.shimPid).find("--keep-task-zombie") == std::string::npos);
 }
 
+// A task with Nomad's log fifos (stdout_path/stderr_path) and the journal:
+// the shim gets the spool's fifos and holds Nomad's paths (logmon reads
+// until its last writer goes), and the description tells the streamer
+// where to forward, and as whose (the task's uid may own the paths).
+BOOST_FIXTURE_TEST_CASE(a_journal_start_with_nomads_fifos_forwards_through_the_streamer, Fixture) {
+    config.journalSocket = dir.path + "/journal.socket";
+    auto journald = socketAt(config.journalSocket);
+    const auto out = dir.path + "/.web.stdout.fifo", err = dir.path + "/.web.stderr.fifo";
+    BOOST_REQUIRE(::mkfifo(out.c_str(), 0600) == 0 && ::mkfifo(err.c_str(), 0600) == 0);
+    auto r = run(spec("/bin/sleep", {{"args", {"1000"}}, {"stdout_path", out}, {"stderr_path", err},
+                                     {"log_journal", true}}));
+    BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+    auto d = wire::parseSpoolDescription(test::slurp(spool->description("a1-web.scope")));
+    BOOST_REQUIRE(d);
+    BOOST_TEST(d->journal);
+    BOOST_REQUIRE(d->forward.has_value());
+    BOOST_TEST(d->forward->stdoutPath == out);
+    BOOST_TEST(d->forward->stderrPath == err);
+    BOOST_TEST(d->forward->uid == static_cast<int64_t>(::getuid()));
+    const auto cmdline = cmdlineOf(heard.last.shimPid);
+    BOOST_TEST(cmdline.find(" --stdout " + spool->stdoutFifo("a1-web.scope") + " ") != std::string::npos, cmdline);
+    BOOST_TEST(cmdline.find(" --forward-stdout " + out + " ") != std::string::npos, cmdline);
+    BOOST_TEST(cmdline.find(" --forward-stderr " + err + " ") != std::string::npos, cmdline);
+}
+
+// Asked for on a node whose manager hands output to no streamer: refused
+// by name rather than silently not copied.
+BOOST_FIXTURE_TEST_CASE(a_journal_start_without_the_streamer_fails_by_name, Fixture) {
+    config.streamer = false;
+    auto r = run(spec("/bin/true", {{"log_journal", true}}));
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error().name == common::errors::kJournalUnavailable);
+    BOOST_TEST(r.error().message.find("\"streamer\": false") != std::string::npos, r.error().message);
+    leftNothing();
+}
+
 // Asked for, with no journald to take it: refused by name, saying what to
 // do, before anything is spawned; nothing is left.
 BOOST_FIXTURE_TEST_CASE(a_journal_start_without_journald_fails_by_name, Fixture) {

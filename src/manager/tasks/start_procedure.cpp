@@ -270,17 +270,12 @@ void StartProcedure::begin() {
     const bool toPaths = !spec.stdoutPath.empty() || !spec.stderrPath.empty();
     const bool forward = toPaths && config.streamer && spec.logJournal.value_or(config.logJournal);
     if (forward) {
-        spooled = LogSettings{logDir, config.logMaxFiles, config.logMaxFileSizeMb, true, std::nullopt};
-        spooled->forward = wire::SpoolDescription::Forward{spec.stdoutPath, spec.stderrPath, 0};
-        paths.stdoutFile = ctx_.spool.stdoutFifo(unit);
-        paths.stderrFile = ctx_.spool.stderrFifo(unit);
-        paths.releaseFifo = ctx_.spool.releaseFifo(unit);
-        paths.keepTaskZombie = true;
+        spooled = LogSettings{logDir, config.logMaxFiles, config.logMaxFileSizeMb, true,
+                              wire::SpoolDescription::Forward{spec.stdoutPath, spec.stderrPath, 0}};
         // Held by the shim: logmon reads its fifo until every writer has
         // gone, once, and the streamer's restarts must not look like that.
         paths.forwardStdout = spec.stdoutPath;
         paths.forwardStderr = spec.stderrPath;
-        journal_ = true;
     } else if (spec.logs && !config.streamer) {
         // The streamer's names, its first file (wire/log_files.hpp).
         paths.stdoutFile = logDir + "/" + wire::logFileBase(task, "stdout") + ".0";
@@ -289,6 +284,11 @@ void StartProcedure::begin() {
         spooled = LogSettings{logDir, spec.logMaxFiles ? spec.logMaxFiles : config.logMaxFiles,
                               spec.logMaxFileSizeMb ? spec.logMaxFileSizeMb : config.logMaxFileSizeMb,
                               spec.logJournal.value_or(config.logJournal), std::nullopt};
+    } else {
+        paths.stdoutFile = spec.stdoutPath;
+        paths.stderrFile = spec.stderrPath;
+    }
+    if (spooled) {
         paths.stdoutFile = ctx_.spool.stdoutFifo(unit);
         paths.stderrFile = ctx_.spool.stderrFifo(unit);
         paths.releaseFifo = ctx_.spool.releaseFifo(unit);
@@ -296,9 +296,6 @@ void StartProcedure::begin() {
         // must name it until the streamer has sent its last one.
         paths.keepTaskZombie = spooled->journal;
         journal_ = spooled->journal;
-    } else {
-        paths.stdoutFile = spec.stdoutPath;
-        paths.stderrFile = spec.stderrPath;
     }
     properties_ = baseProperties(slices_ ? draft_.slice : config.slice, label(), spec.delegate,
                                  !ctx_.node || ctx_.node->unified);

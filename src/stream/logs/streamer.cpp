@@ -257,20 +257,8 @@ bool Streamer::journalSettled(Task& t) {
     if (!waiting) return true;
     // Released, the shim reaps the task and its pid names nothing: journald
     // must have read the last lines first. A slow journald gets a bound.
-    const auto now = common::EventLoop::Clock::now();
-    if (!t.journalWaitSince) t.journalWaitSince = now;
-    if (now - *t.journalWaitSince < options_.journalSettleLimit) {
-        if (!t.journalRetry) {
-            t.journalRetry = true;
-            loop_.addTimer(now + std::chrono::milliseconds(20), [this, unit = t.info.unit] {
-                auto it = tasks_.find(unit);
-                if (it == tasks_.end()) return;
-                it->second->journalRetry = false;
-                maybeComplete(unit);
-            });
-        }
-        return false;
-    }
+    // (Polled: journald's reading raises no event on our socket.)
+    if (keepWaiting(t, &Task::journalWait, options_.journalSettleLimit, std::chrono::milliseconds(20))) return false;
     for (size_t i = 0; i < 2; ++i) {
         auto& s = t.streams[i];
         if (!s.journal || s.journal->settled()) continue;
@@ -372,23 +360,11 @@ bool Streamer::forwardSettled(Task& t) {
     bool blocked = false;
     for (const auto& s : t.streams) blocked = blocked || s.outWatch;
     if (!blocked) {
-        t.blockedSince.reset();
+        t.forwardWait.since.reset();
         return true;
     }
-    const auto now = common::EventLoop::Clock::now();
-    if (!t.blockedSince) t.blockedSince = now;
-    if (now - *t.blockedSince < options_.forwardSettleLimit) {
-        if (!t.blockedRetry) {
-            t.blockedRetry = true;
-            loop_.addTimer(*t.blockedSince + options_.forwardSettleLimit, [this, unit = t.info.unit] {
-                auto it = tasks_.find(unit);
-                if (it == tasks_.end()) return;
-                it->second->blockedRetry = false;
-                maybeComplete(unit);
-            });
-        }
-        return false;
-    }
+    // (Room wakes the stream by itself: the timer is only for the limit.)
+    if (keepWaiting(t, &Task::forwardWait, options_.forwardSettleLimit, std::chrono::milliseconds(0))) return false;
     for (size_t i = 0; i < 2; ++i) {
         auto& s = t.streams[i];
         if (!s.outWatch) continue;
@@ -402,7 +378,25 @@ bool Streamer::forwardSettled(Task& t) {
                      kStreams[i], options_.forwardSettleLimit.count());
         for (int round = 0; round < kCompleteRounds && !s.empty; ++round) drainStream(t, i);
     }
-    t.blockedSince.reset();
+    t.forwardWait.since.reset();
+    return true;
+}
+
+bool Streamer::keepWaiting(Task& t, EndWait Task::*which, std::chrono::milliseconds limit,
+                           std::chrono::milliseconds poll) {
+    auto& w = t.*which;
+    const auto now = common::EventLoop::Clock::now();
+    if (!w.since) w.since = now;
+    if (now - *w.since >= limit) return false;
+    if (!w.timerSet) {
+        w.timerSet = true;
+        loop_.addTimer(poll.count() ? now + poll : *w.since + limit, [this, which, unit = t.info.unit] {
+            auto it = tasks_.find(unit);
+            if (it == tasks_.end()) return;
+            (*it->second.*which).timerSet = false;
+            maybeComplete(unit);
+        });
+    }
     return true;
 }
 

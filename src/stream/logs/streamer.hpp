@@ -106,15 +106,16 @@ private:
         uint64_t journalWatch = 0;             ///< POLLOUT on its socket while it waits for room
         int journalWatchFd = -1;               ///< the socket that watch is on
     };
+    /// An ended task's bounded wait for something outside it.
+    struct EndWait {
+        std::optional<std::chrono::steady_clock::time_point> since;
+        bool timerSet = false;  ///< a timer will try to complete the task again
+    };
     struct Task {
         TaskLogs info;
         std::array<Stream, 2> streams;
-        /// The end waits for journald to read the last lines (since then).
-        std::optional<std::chrono::steady_clock::time_point> journalWaitSince;
-        bool journalRetry = false;  ///< a timer will try to complete it again
-        /// Ended, with output its way out does not take (since then).
-        std::optional<std::chrono::steady_clock::time_point> blockedSince;
-        bool blockedRetry = false;  ///< a timer will give up on it
+        EndWait journalWait;  ///< for journald to read the last lines
+        EndWait forwardWait;  ///< for its stdout_path/stderr_path to take the rest
     };
 
     void onSpoolEvents();
@@ -133,6 +134,11 @@ private:
     /// Past forwardSettleLimit after the task's end, what is left is
     /// dropped (counted) instead, and it is true.
     bool forwardSettled(Task& t);
+    /// Whether t's wait (`which`, begun now if not yet) is still within
+    /// limit; then a timer, after `poll` or at the limit's end when poll is
+    /// 0, tries to complete t again. False once past the limit.
+    bool keepWaiting(Task& t, EndWait Task::*which, std::chrono::milliseconds limit,
+                     std::chrono::milliseconds poll);
     void startJournal(Task& t);
     /// Watches a copy's socket for room while bytes wait for it.
     void syncJournalWatch(Task& t, size_t stream);

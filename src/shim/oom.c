@@ -45,22 +45,35 @@ static long long oom_read(int fd)
     return -1;
 }
 
-/* Stops watching the scope's counter (its cgroup is gone, or the end). */
+/* Stops watching the scope's counter (its cgroup is gone, or the end).
+ * On v1 the eventfds stay open until oom_close: oom_finish may still need
+ * what they count after the cgroup went. */
 static void oom_close_scope(struct oom *w)
 {
     if (w->fd >= 0)
         close(w->fd);
-    if (w->evfd >= 0)
-        close(w->evfd);
-    w->fd = w->evfd = -1;
+    w->fd = -1;
 }
 
 void oom_close(struct oom *w)
 {
     oom_close_scope(w);
+    if (w->evfd >= 0)
+        close(w->evfd);
+    if (w->gonefd >= 0)
+        close(w->gonefd);
     if (w->parent_fd >= 0)
         close(w->parent_fd);
-    w->parent_fd = -1;
+    w->evfd = w->gonefd = w->parent_fd = -1;
+}
+
+/* What the v1 eventfd counted since the last read, or 0. */
+static uint64_t evfd_take(int fd)
+{
+    uint64_t cnt = 0;
+    if (fd < 0 || read(fd, &cnt, sizeof cnt) != (ssize_t)sizeof cnt)
+        return 0;
+    return cnt;
 }
 
 /* Re-read after a wakeup; once the cgroup is gone kernfs keeps reporting
@@ -68,25 +81,63 @@ void oom_close(struct oom *w)
  * kept for oom_finish). */
 void oom_refresh(struct oom *w)
 {
-    uint64_t cnt = 0;
-    if (w->evfd >= 0 && read(w->evfd, &cnt, sizeof cnt) != (ssize_t)sizeof cnt)
-        cnt = 0;
-    long long v = oom_read(w->fd);
-    if (v < 0) { /* the cgroup is gone: its removal also signals the eventfd */
+    uint64_t cnt = evfd_take(w->evfd);
+    long long v = w->fd >= 0 ? oom_read(w->fd) : -1;
+    if (v < 0) {
+        /* The cgroup is gone. On v1 what the eventfd counted may hold
+         * notifications not yet seen besides the removal's own signal;
+         * oom_finish tells them apart. */
+        w->unseen += (long long)cnt;
         oom_close_scope(w);
         return;
     }
+    /* The counter was readable after the eventfd's read, so the cgroup
+     * was not removed yet and cnt holds notifications only. */
     if (cnt > 0)
         w->notified = 1;
     if (v > w->max)
         w->max = v;
 }
 
-void oom_finish(struct oom *w)
+/* v1, the scope's cgroup gone before a notification was seen: the kernel
+ * signals each registered eventfd once more when the cgroup goes
+ * (memcg_event_remove, "Notify userspace the event is going away", in
+ * mm/memcontrol-v1.c of torvalds/linux; mm/memcontrol.c before 6.10). So a
+ * count of 2 or more is a notification, and a count of 1 is one only
+ * while the removal's signal has not come. The witness eventfd, which only
+ * the removal signals, says it has: the kernel queues both removals in one
+ * loop over the cgroup's event list at its offline (memcg1_css_offline),
+ * evfd's first, since it was registered last and the list is added to at
+ * its head, and evfd's removal takes no sleeping lock. */
+static void oom_settle_v1(struct oom *w)
+{
+    if (w->gonefd >= 0) {
+        struct pollfd p = { w->gonefd, POLLIN, 0 };
+        int r;
+        do
+            r = poll(&p, 1, OOM_REMOVAL_WAIT_MS);
+        while (r < 0 && errno == EINTR);
+    }
+    w->unseen += (long long)evfd_take(w->evfd);
+    if (w->unseen >= 2)
+        w->notified = 1;
+}
+
+static int died_of_sigkill(int status, int have_status)
+{
+    return have_status && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+void oom_finish(struct oom *w, int status, int have_status)
 {
     if (w->fd >= 0)
         oom_refresh(w);
-    if (w->fd >= 0 || w->parent_fd < 0)
+    if (w->fd >= 0)
+        return;
+    /* Only a death by SIGKILL can be the OOM killer's: no wait otherwise. */
+    if (w->evfd >= 0 && !w->notified && died_of_sigkill(status, have_status))
+        oom_settle_v1(w);
+    if (w->parent_fd < 0)
         return;
     /* The scope's cgroup went before its last read: the parent's counter
      * says whether an OOM kill happened below it meanwhile. */
@@ -97,8 +148,11 @@ void oom_finish(struct oom *w)
 
 int oom_poll_fd(const struct oom *w, short *events)
 {
-    /* kernfs signals changes of memory.events with POLLPRI */
+    /* kernfs signals changes of memory.events with POLLPRI; nothing is
+     * watched once the counter is gone */
     *events = w->evfd >= 0 ? POLLIN : POLLPRI;
+    if (w->fd < 0)
+        return -1;
     return w->evfd >= 0 ? w->evfd : w->fd;
 }
 
@@ -109,7 +163,7 @@ int oom_killed(const struct oom *w, int status, int have_status)
      * parent's counter, read because the scope's no longer could be, with
      * the same death. (The kernel counts an OOM kill before it sends the
      * SIGKILL: mm/oom_kill.c, __oom_kill_process.) */
-    int killed = have_status && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    int killed = died_of_sigkill(status, have_status);
     return w->max > w->initial || ((w->notified || w->parent_rose) && killed);
 }
 
@@ -191,10 +245,30 @@ static int open_in_cgroup(int dirfd, char *cg, size_t cap, const char *name,
     return fd;
 }
 
+/* Registers a new eventfd for "<eventfd> <control fd><args>" through
+ * cgroup.event_control (ec); returns it, or -1. */
+static int register_event(int ec, int control, const char *args)
+{
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (efd < 0)
+        return -1;
+    char m[64];
+    struct buf r = { m, 0, sizeof m, 0 };
+    b_u64(&r, (unsigned)efd);
+    b_str(&r, " ");
+    b_u64(&r, (unsigned)control);
+    b_str(&r, args);
+    if (r.overflow || write_all(ec, m, r.len) != 0) {
+        close(efd);
+        return -1;
+    }
+    return efd;
+}
+
 void oom_open(struct oom *w, const char *root, pid_t pid)
 {
-    w->fd = w->evfd = w->parent_fd = -1;
-    w->initial = w->max = w->parent_initial = 0;
+    w->fd = w->evfd = w->gonefd = w->parent_fd = -1;
+    w->initial = w->max = w->parent_initial = w->unseen = 0;
     w->notified = w->parent_rose = 0;
 
     char cg[4096];
@@ -240,23 +314,26 @@ void oom_open(struct oom *w, const char *root, pid_t pid)
 
     /* v1 files do not poll; the kernel notifies OOM through an eventfd
      * registered as "<eventfd> <oom_control fd>" in cgroup.event_control.
-     * Without it we still read the counter once at the end. */
+     * Without it we still read the counter once at the end. The witness
+     * (oom_settle_v1) is registered first, as a threshold on
+     * memory.usage_in_bytes at "-1", the most a counter holds, which no
+     * usage reaches; "-1" is the kernel's word for that limit
+     * (page_counter_memparse, mm/page_counter.c). */
     int ec = open_in_cgroup(dirfd, cg, sizeof cg, "cgroup.event_control",
                             O_WRONLY);
+    int usage = open_in_cgroup(dirfd, cg, sizeof cg, "memory.usage_in_bytes",
+                               O_RDONLY);
     close(dirfd);
-    if (ec < 0)
-        return;
-    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (efd >= 0) {
-        char m[48];
-        struct buf r = { m, 0, sizeof m, 0 };
-        b_u64(&r, (unsigned)efd);
-        b_str(&r, " ");
-        b_u64(&r, (unsigned)w->fd);
-        if (write_all(ec, m, r.len) == 0)
-            w->evfd = efd;
-        else
-            close(efd);
+    if (ec >= 0 && usage >= 0)
+        w->gonefd = register_event(ec, usage, " -1");
+    if (usage >= 0)
+        close(usage);
+    if (ec >= 0)
+        w->evfd = register_event(ec, w->fd, "");
+    if (w->evfd < 0 && w->gonefd >= 0) {
+        close(w->gonefd);
+        w->gonefd = -1;
     }
-    close(ec);
+    if (ec >= 0)
+        close(ec);
 }

@@ -19,6 +19,15 @@ struct oom {
      * oom_kill counts it; by the time the task's exit is seen systemd may
      * have removed the cgroup, and the counter with it. */
     int notified;
+    /* v1: a second eventfd that only the cgroup's removal signals (a usage
+     * threshold no usage reaches), and what evfd counted once the counter
+     * could no longer be read: notifications not yet seen, and the
+     * removal's own signal (oom_settle_v1 in oom.c). Seen in the v1 guest:
+     * the shim first read evfd after the removal, so its notification was
+     * taken for the removal's (one of the 14 kills of test_oom_reporting
+     * in stop 65's CI). */
+    int gonefd;
+    long long unseen;
     /* v2: the parent cgroup's memory.events (the task's slice), whose
      * oom_kill counts every OOM kill below it. The task's scope empties
      * when the task dies, before the shim reaps it, and systemd removes its
@@ -42,9 +51,15 @@ int oom_poll_fd(const struct oom *w, short *events);
 /* Re-reads the counter after a wakeup. */
 void oom_refresh(struct oom *w);
 
-/* The last read, once the task is reaped: the scope's counter, or, when
- * its cgroup is gone already, the parent's. */
-void oom_finish(struct oom *w);
+/* The longest the last read waits for the kernel's removal signal (v1,
+ * the cgroup gone, the task dead of SIGKILL): it comes within an RCU grace
+ * period of the cgroup's rmdir, so this is only a bound. */
+#define OOM_REMOVAL_WAIT_MS 2000
+
+/* The last read, once the task is reaped with `status`: the scope's
+ * counter, or, when its cgroup is gone already, the v1 eventfd's count or
+ * the v2 parent's counter. */
+void oom_finish(struct oom *w, int status, int have_status);
 
 /* Whether the task that ended with `status` was OOM killed. */
 int oom_killed(const struct oom *w, int status, int have_status);

@@ -359,7 +359,7 @@ static void await_exit(struct shim *s)
 
 static int record_exit(struct shim *s)
 {
-    oom_finish(&s->oom);
+    oom_finish(&s->oom, s->status, s->have_status);
     int oom_killed_now = oom_killed(&s->oom, s->status, s->have_status);
     oom_close(&s->oom);
     if (write_exit_file(s->o.exit_file, s->status, s->have_status, oom_killed_now, s->exec_err,

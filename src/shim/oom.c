@@ -99,16 +99,17 @@ void oom_refresh(struct oom *w)
         w->max = v;
 }
 
-/* v1, the scope's cgroup gone before a notification was seen: the kernel
+/* v1, the scope's cgroup gone before a notification was seen. The kernel
  * signals each registered eventfd once more when the cgroup goes
- * (memcg_event_remove, "Notify userspace the event is going away", in
- * mm/memcontrol-v1.c of torvalds/linux; mm/memcontrol.c before 6.10). So a
- * count of 2 or more is a notification, and a count of 1 is one only
- * while the removal's signal has not come. The witness eventfd, which only
- * the removal signals, says it has: the kernel queues both removals in one
- * loop over the cgroup's event list at its offline (memcg1_css_offline),
- * evfd's first, since it was registered last and the list is added to at
- * its head, and evfd's removal takes no sleeping lock. */
+ * (memcg_event_remove, "Notify userspace the event is going away": in
+ * mm/memcontrol-v1.c of torvalds/linux today, in mm/memcontrol.c in older
+ * kernels such as Debian 12's 6.1). So a count of 2 or more holds a
+ * notification, and a count of 1 is one only while the removal's signal
+ * has not come. The witness eventfd, which only the removal signals, says
+ * it has: at the cgroup's offline the kernel queues both removals in one
+ * loop over its event list (memcg1_css_offline; mem_cgroup_css_offline in
+ * 6.1), evfd's first, since it was registered last and the list is added
+ * to at its head, and evfd's removal takes no sleeping lock. */
 static void oom_settle_v1(struct oom *w)
 {
     if (w->gonefd >= 0) {

@@ -11,11 +11,11 @@
 
 namespace taskscope::stream::logs {
 
-common::Result<size_t> removeLogDir(const std::string& dir) {
+common::Result<std::optional<size_t>> removeLogDir(const std::string& dir) {
     // O_NOFOLLOW: a symlink put in place of the directory must not lead us elsewhere.
     common::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {
-        if (errno == ENOENT) return size_t{0};
+        if (errno == ENOENT) return std::optional<size_t>{};
         return common::errnoError("open " + dir, errno);
     }
     // Names first, then unlink: unlinking while readdir runs may skip entries.
@@ -39,7 +39,7 @@ common::Result<size_t> removeLogDir(const std::string& dir) {
         return common::errnoError("remove " + dir + "/" + name, errno);
     }
     if (::rmdir(dir.c_str()) < 0 && errno != ENOENT) return common::errnoError("remove " + dir, errno);
-    return removed;
+    return std::optional<size_t>{removed};
 }
 
 }  // namespace taskscope::stream::logs

@@ -504,7 +504,8 @@ void Streamer::pruneLogDir(const std::string& logDir) {
         spdlog::warn("Failed to remove the log directory {}: {}, ignoring", logDir, r.error().message);
         return;
     }
-    spdlog::info("Removed the log directory {} ({} files): its allocation's last task was forgotten", logDir, *r);
+    if (!*r) return;  // never made: its tasks' output went to Nomad's paths
+    spdlog::info("Removed the log directory {} ({} files): its allocation's last task was forgotten", logDir, **r);
 }
 
 void Streamer::notifySessions(const std::string& unit, bool complete) {
